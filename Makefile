@@ -1,0 +1,45 @@
+# Lesson Pile Review: `make run` to try it, `make test` to check it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DEBUG ?= 1
+
+.PHONY: run test test-fast lint bench chromium clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo
+	@echo "Serving on http://127.0.0.1:8000 (Ctrl-C stops it)"
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+# Headless Chromium comes from Debian (never a browser a tool downloads).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	    || echo "warning: could not install chromium; browser tests will be skipped"; \
+	  else echo "note: chromium is not installed (apt-get install chromium); browser tests will be skipped"; fi; }
+
+test: $(STAMP) chromium
+	$(BIN)/python manage.py check --fail-level WARNING
+	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not browser"
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: $(STAMP)
+	$(BIN)/python bench/recurrence_bench.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles

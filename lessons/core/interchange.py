@@ -1,0 +1,543 @@
+"""Parsing and validating interchange records (JSON Lines) into plain dataclasses.
+
+Pure: no ORM. One line in, one record or a list of ``FieldError`` out. References between
+records (a verdict naming a lesson) are resolved later, against the batch and the database.
+spec: interchange.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .text import TimestampError, lesson_hash, normalize, parse_timestamp, text_hash
+
+HOST_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+LESSON_STATUSES = ("live", "retracted", "superseded")
+LESSON_KINDS = ("lesson", "consolidation")
+ORIGINS = ("builtin", "llm", "human", "command")
+GATE_RESULTS = ("pass", "fail")
+KNOWN_VERDICTS = ("held", "regressed", "drifted", "held_costlier", "unmeasured")
+RECORD_TYPES = ("host", "lesson", "verdict", "exposure", "correction", "draft")
+DEFAULT_MAX_ACTIVE = 8
+MAX_ACTIVE_MIN, MAX_ACTIVE_MAX = 1, 10_000
+MAX_TEXT = 1000
+MAX_SHORT = 200  # ids, sessions, metrics, labels: long enough for any real id, bounded for the database
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem with one field of one record: ``field`` is a dotted name such as ``lesson.created_at``."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+class RecordError(ValueError):
+    """A line that is not a valid record; ``errors`` names each field and what was expected."""
+
+    def __init__(self, errors: list[FieldError]):
+        super().__init__("; ".join(str(e) for e in errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class LessonRef:
+    """A reference to a lesson: by ``hash``, or by ``store`` + ``lesson_id``."""
+
+    hash: str | None = None
+    store: str | None = None
+    lesson_id: str | None = None
+
+    def describe(self) -> str:
+        if self.hash:
+            return f"lesson {self.hash}"
+        return f"lesson {self.store}/{self.lesson_id}"
+
+
+@dataclass(frozen=True)
+class HostRecord:
+    name: str
+    max_active: int | None
+    budget_enabled: bool | None
+    description: str | None
+    type: str = "host"
+
+
+@dataclass(frozen=True)
+class LessonRecord:
+    host: str
+    namespace: str
+    subject: str
+    text: str  # normalized
+    created_at_ms: int
+    hash: str
+    status: str = "live"
+    kind: str = "lesson"
+    lesson_id: str | None = None
+    store: str | None = None
+    origin: str | None = None
+    superseded_by: str | None = None
+    consolidates: tuple[str, ...] = ()
+    confidence: float | None = None
+    helpful: int | None = None
+    harmful: int | None = None
+    applied: int | None = None
+    tags: tuple[str, ...] = ()
+    type: str = "lesson"
+
+
+@dataclass(frozen=True)
+class VerdictRecord:
+    host: str
+    lesson: LessonRef
+    verdict: str
+    measured_at_ms: int
+    metric: str | None = None
+    baseline: float | None = None
+    current: float | None = None
+    horizon_ms: int | None = None
+    type: str = "verdict"
+
+
+@dataclass(frozen=True)
+class ExposureRecord:
+    host: str
+    session: str
+    lesson: LessonRef
+    shown_at_ms: int
+    text: str | None = None  # normalized
+    text_hash: str | None = None
+    tier: str | None = None
+    type: str = "exposure"
+
+
+@dataclass(frozen=True)
+class CorrectionRecord:
+    host: str
+    session: str
+    kind: str
+    text: str
+    corrected_at_ms: int
+    turn_started_at_ms: int | None = None
+    id: str | None = None
+    type: str = "correction"
+
+    @property
+    def identity(self) -> str:
+        """``id`` when given, else a digest of session, time and text. spec: interchange.md, "correction"."""
+        if self.id:
+            return f"id:{self.id}"
+        return f"auto:{self.session}\u001f{self.corrected_at_ms}\u001f{text_hash(self.text)}"
+
+
+@dataclass(frozen=True)
+class DraftRecord:
+    host: str
+    namespace: str
+    subject: str
+    text: str  # normalized
+    supersedes: tuple[str, ...]
+    drafted_by: str
+    gate_ground: str
+    gate_verify: str
+    created_at_ms: int
+    triggered_by: str | None = None
+    confidence: float | None = None
+    id: str | None = None
+    type: str = "draft"
+
+    @property
+    def identity(self) -> str:
+        """``id`` when given, else a digest of the text and the sorted supersedes."""
+        if self.id:
+            return self.id
+        return "auto-" + text_hash(normalize(self.text) + "\u001f" + "\u001f".join(sorted(self.supersedes)))[:16]
+
+
+Record = HostRecord | LessonRecord | VerdictRecord | ExposureRecord | CorrectionRecord | DraftRecord
+
+_ALLOWED = {
+    "host": {"type", "name", "max_active", "budget_enabled", "description"},
+    "lesson": {
+        "type", "host", "namespace", "subject", "text", "created_at", "hash", "status", "kind",
+        "lesson_id", "store", "origin", "superseded_by", "consolidates", "confidence", "helpful",
+        "harmful", "applied", "tags",
+    },
+    "verdict": {
+        "type", "host", "lesson", "lesson_id", "store", "verdict", "metric", "baseline", "current",
+        "horizon_ms", "measured_at",
+    },
+    "exposure": {"type", "host", "session", "lesson", "store", "lesson_id", "text", "text_hash", "shown_at", "tier"},
+    "correction": {"type", "host", "session", "id", "kind", "text", "corrected_at", "turn_started_at"},
+    "draft": {
+        "type", "host", "id", "namespace", "subject", "text", "supersedes", "drafted_by", "triggered_by",
+        "gates", "confidence", "created_at",
+    },
+}
+
+
+@dataclass
+class _Reader:
+    """Collects every error of one object instead of stopping at the first."""
+
+    obj: dict[str, Any]
+    kind: str
+    errors: list[FieldError] = field(default_factory=list)
+
+    def fail(self, name: str, message: str) -> None:
+        self.errors.append(FieldError(f"{self.kind}.{name}", message))
+
+    def present(self, name: str) -> bool:
+        return self.obj.get(name) is not None
+
+    def string(self, name: str, *, required: bool, empty_ok: bool = False, max_len: int = MAX_SHORT) -> str | None:
+        if name not in self.obj or self.obj[name] is None:
+            if required:
+                self.fail(name, "required")
+            return None
+        value = self.obj[name]
+        if not isinstance(value, str):
+            self.fail(name, f"expected a string, got {_json_type(value)}")
+            return None
+        if not value.strip() and not empty_ok:
+            self.fail(name, "must not be empty")
+            return None
+        if len(value) > max_len:
+            self.fail(name, f"at most {max_len} characters, got {len(value)}")
+            return None
+        return value
+
+    def integer(self, name: str, *, required: bool, lo: int | None = None, hi: int | None = None) -> int | None:
+        if not self.present(name):
+            if required:
+                self.fail(name, "required")
+            return None
+        value = self.obj[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                self.fail(name, f"expected an integer, got {_json_type(value)}")
+                return None
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            bounds = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            self.fail(name, f"expected an integer in {bounds}, got {value}")
+            return None
+        return value
+
+    def number(self, name: str, *, lo: float | None = None, hi: float | None = None) -> float | None:
+        if not self.present(name):
+            return None
+        value = self.obj[name]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            self.fail(name, f"expected a number, got {_json_type(value)}")
+            return None
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            self.fail(name, f"expected a number in {lo}..{hi}, got {value}")
+            return None
+        return float(value)
+
+    def boolean(self, name: str) -> bool | None:
+        if not self.present(name):
+            return None
+        value = self.obj[name]
+        if not isinstance(value, bool):
+            self.fail(name, f"expected true or false, got {_json_type(value)}")
+            return None
+        return value
+
+    def timestamp(self, name: str, *, required: bool) -> int | None:
+        if not self.present(name):
+            if required:
+                self.fail(name, "required")
+            return None
+        try:
+            return parse_timestamp(self.obj[name])
+        except TimestampError as exc:
+            self.fail(name, str(exc))
+            return None
+
+    def choice(self, name: str, choices: tuple[str, ...], *, default: str | None) -> str | None:
+        if not self.present(name):
+            return default
+        value = self.obj[name]
+        if value not in choices:
+            self.fail(name, f"expected one of {', '.join(choices)}, got {json.dumps(value)}")
+            return None
+        return value
+
+    def hex64(self, name: str, *, required: bool = False) -> str | None:
+        value = self.string(name, required=required)
+        if value is not None and not HEX64.match(value):
+            self.fail(name, "expected 64 lowercase hex digits")
+            return None
+        return value
+
+    def hash_list(self, name: str, *, required: bool) -> tuple[str, ...] | None:
+        if not self.present(name):
+            if required:
+                self.fail(name, "required")
+            return None if required else ()
+        value = self.obj[name]
+        if not isinstance(value, list):
+            self.fail(name, f"expected an array of hashes, got {_json_type(value)}")
+            return None
+        bad = [i for i, h in enumerate(value) if not isinstance(h, str) or not HEX64.match(h)]
+        if bad:
+            self.fail(f"{name}[{bad[0]}]", "expected 64 lowercase hex digits")
+            return None
+        return tuple(dict.fromkeys(value))
+
+    def text(self, name: str) -> str | None:
+        raw = self.string(name, required=True, max_len=100_000)
+        if raw is None:
+            return None
+        text = normalize(raw)
+        if not 1 <= len(text) <= MAX_TEXT:
+            self.fail(name, f"expected 1..{MAX_TEXT} characters after normalization, got {len(text)}")
+            return None
+        return text
+
+    def host(self, default_host: str | None) -> str | None:
+        if "host" in self.obj and self.obj["host"] is not None:
+            name = self.string("host", required=True, max_len=64)
+        else:
+            name = default_host
+            if name is None:
+                self.fail("host", "required (or give a default host with --host)")
+                return None
+        if name is not None and not HOST_NAME.match(name):
+            self.fail("host", f"expected a host name matching {HOST_NAME.pattern}, got {json.dumps(name)}")
+            return None
+        return name
+
+    def lesson_ref(self) -> LessonRef | None:
+        if self.present("lesson"):
+            value = self.hex64("lesson")
+            for extra in ("store", "lesson_id"):
+                if self.present(extra) and self.kind == "verdict":
+                    self.fail(extra, "give either lesson or store + lesson_id, not both")
+                    return None
+            return LessonRef(hash=value) if value else None
+        store = self.string("store", required=False)
+        lesson_id = self.string("lesson_id", required=False)
+        if store and lesson_id:
+            return LessonRef(store=store, lesson_id=lesson_id)
+        if not any(e.field.endswith((".store", ".lesson_id")) for e in self.errors):
+            self.fail("lesson", "required: the lesson's hash, or store + lesson_id")
+        return None
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def parse_line(line: str, *, default_host: str | None = None) -> Record | None:
+    """Parse one JSON Lines line into a record; ``None`` for a blank line.
+
+    Raises ``RecordError`` listing every invalid field (``type.field: what was expected``).
+    Unknown types, unknown keys and wrong JSON types are errors. spec: interchange.md.
+    """
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise RecordError([FieldError("json", f"not valid JSON ({exc.msg} at column {exc.colno})")]) from None
+    if not isinstance(obj, dict):
+        raise RecordError([FieldError("json", f"expected a JSON object, got {_json_type(obj)}")])
+    return parse_object(obj, default_host=default_host)
+
+
+def parse_object(obj: dict[str, Any], *, default_host: str | None = None) -> Record:
+    """Validate one decoded JSON object; see ``parse_line``."""
+    rtype = obj.get("type")
+    if rtype not in RECORD_TYPES:
+        got = "missing" if rtype is None else json.dumps(rtype)
+        raise RecordError([FieldError("type", f"expected one of {', '.join(RECORD_TYPES)}, got {got}")])
+    reader = _Reader(obj, rtype)
+    unknown = sorted(set(obj) - _ALLOWED[rtype])
+    for key in unknown:
+        reader.fail(key, "unknown key")
+    record = _PARSERS[rtype](reader, default_host)
+    if reader.errors:
+        raise RecordError(reader.errors)
+    assert record is not None
+    return record
+
+
+def _parse_host(r: _Reader, _default: str | None) -> HostRecord | None:
+    name = r.string("name", required=True, max_len=64)
+    if name is not None and not HOST_NAME.match(name):
+        r.fail("name", f"expected a host name matching {HOST_NAME.pattern}, got {json.dumps(name)}")
+    max_active = r.integer("max_active", required=False, lo=MAX_ACTIVE_MIN, hi=MAX_ACTIVE_MAX)
+    enabled = r.boolean("budget_enabled")
+    description = r.string("description", required=False, empty_ok=True, max_len=1000)
+    if r.errors:
+        return None
+    return HostRecord(name=name, max_active=max_active, budget_enabled=enabled, description=description)
+
+
+def _parse_lesson(r: _Reader, default_host: str | None) -> LessonRecord | None:
+    host = r.host(default_host)
+    namespace = r.string("namespace", required=True, empty_ok=True)
+    subject = r.string("subject", required=True)
+    text = r.text("text")
+    created = r.timestamp("created_at", required=True)
+    given_hash = r.hex64("hash")
+    status = r.choice("status", LESSON_STATUSES, default="live")
+    kind = r.choice("kind", LESSON_KINDS, default="lesson")
+    lesson_id = r.string("lesson_id", required=False)
+    store = r.string("store", required=False)
+    origin = r.choice("origin", ORIGINS, default=None)
+    superseded_by = r.hex64("superseded_by")
+    consolidates = r.hash_list("consolidates", required=False)
+    confidence = r.number("confidence", lo=0.0, hi=1.0)
+    counters = {c: r.integer(c, required=False, lo=0) for c in ("helpful", "harmful", "applied")}
+    tags = _string_list(r, "tags")
+    if superseded_by and status != "superseded":
+        r.fail("superseded_by", 'only with "status": "superseded"')
+    if consolidates and kind != "consolidation":
+        r.fail("consolidates", 'only with "kind": "consolidation"')
+    if r.errors:
+        return None
+    return LessonRecord(
+        host=host,
+        namespace=namespace,
+        subject=subject,
+        text=text,
+        created_at_ms=created,
+        hash=given_hash or lesson_hash(namespace, subject, text),
+        status=status,
+        kind=kind,
+        lesson_id=lesson_id,
+        store=store,
+        origin=origin,
+        superseded_by=superseded_by,
+        consolidates=consolidates or (),
+        confidence=confidence,
+        tags=tags,
+        **counters,
+    )
+
+
+def _string_list(r: _Reader, name: str) -> tuple[str, ...]:
+    if not r.present(name):
+        return ()
+    value = r.obj[name]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        r.fail(name, "expected an array of strings")
+        return ()
+    return tuple(value)
+
+
+def _parse_verdict(r: _Reader, default_host: str | None) -> VerdictRecord | None:
+    host = r.host(default_host)
+    ref = r.lesson_ref()
+    verdict = r.string("verdict", required=True, max_len=64)
+    metric = r.string("metric", required=False)
+    baseline = r.number("baseline")
+    current = r.number("current")
+    horizon = r.integer("horizon_ms", required=False, lo=0)
+    measured = r.timestamp("measured_at", required=True)
+    if r.errors:
+        return None
+    return VerdictRecord(
+        host=host, lesson=ref, verdict=verdict.strip(), measured_at_ms=measured, metric=metric,
+        baseline=baseline, current=current, horizon_ms=horizon,
+    )
+
+
+def _parse_exposure(r: _Reader, default_host: str | None) -> ExposureRecord | None:
+    host = r.host(default_host)
+    session = r.string("session", required=True)
+    ref = r.lesson_ref()
+    shown = r.timestamp("shown_at", required=True)
+    text = r.text("text") if r.present("text") else None
+    given_hash = r.hex64("text_hash")
+    tier = r.string("tier", required=False, empty_ok=True)
+    if text is not None and given_hash is not None and text_hash(text) != given_hash:
+        r.fail("text_hash", "does not match the hash of text")
+    if r.errors:
+        return None
+    return ExposureRecord(
+        host=host, session=session, lesson=ref, shown_at_ms=shown, text=text,
+        text_hash=text_hash(text) if text is not None else given_hash, tier=tier,
+    )
+
+
+def _parse_correction(r: _Reader, default_host: str | None) -> CorrectionRecord | None:
+    host = r.host(default_host)
+    session = r.string("session", required=True)
+    cid = r.string("id", required=False)
+    kind = r.string("kind", required=True, max_len=64)
+    text = r.text("text")
+    corrected = r.timestamp("corrected_at", required=True)
+    turn = r.timestamp("turn_started_at", required=False)
+    if r.errors:
+        return None
+    return CorrectionRecord(
+        host=host, session=session, kind=kind, text=text, corrected_at_ms=corrected,
+        turn_started_at_ms=turn, id=cid,
+    )
+
+
+def _parse_draft(r: _Reader, default_host: str | None) -> DraftRecord | None:
+    host = r.host(default_host)
+    did = r.string("id", required=False)
+    namespace = r.string("namespace", required=True, empty_ok=True)
+    subject = r.string("subject", required=True)
+    text = r.text("text")
+    supersedes = r.hash_list("supersedes", required=True)
+    if supersedes is not None and not supersedes:
+        r.fail("supersedes", "expected at least one lesson hash")
+    drafted_by = r.string("drafted_by", required=True)
+    triggered_by = r.string("triggered_by", required=False)
+    confidence = r.number("confidence", lo=0.0, hi=1.0)
+    created = r.timestamp("created_at", required=True)
+    gates = r.obj.get("gates")
+    ground = verify = None
+    if not isinstance(gates, dict):
+        r.fail("gates", 'required: {"ground": "pass"|"fail", "verify": "pass"|"fail"}')
+    else:
+        for key in sorted(set(gates) - {"ground", "verify"}):
+            r.fail(f"gates.{key}", "unknown key")
+        ground, verify = gates.get("ground"), gates.get("verify")
+        for key, value in (("ground", ground), ("verify", verify)):
+            if value not in GATE_RESULTS:
+                r.fail(f"gates.{key}", f'expected "pass" or "fail", got {json.dumps(value)}')
+    if r.errors:
+        return None
+    return DraftRecord(
+        host=host, namespace=namespace, subject=subject, text=text, supersedes=supersedes,
+        drafted_by=drafted_by, triggered_by=triggered_by, gate_ground=ground, gate_verify=verify,
+        created_at_ms=created, confidence=confidence, id=did,
+    )
+
+
+_PARSERS = {
+    "host": _parse_host,
+    "lesson": _parse_lesson,
+    "verdict": _parse_verdict,
+    "exposure": _parse_exposure,
+    "correction": _parse_correction,
+    "draft": _parse_draft,
+}

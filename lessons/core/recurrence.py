@@ -1,0 +1,375 @@
+"""Recurrence: was a session still corrected on a lesson's topic after it was shown the lesson?
+
+The pure core: plain functions over frozen dataclasses, no ORM, no clock, no model calls. Services map
+stored exposures, corrections and lesson versions to these dataclasses and store or render the result.
+All times are integer milliseconds since the Unix epoch (UTC). spec: recurrence.md.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from lessons.core.tokens import (
+    STOP_WORDS,
+    anchors,
+    content_tokens,
+    correction_tokens,
+    correction_topics,
+    runs,
+    text_matches,
+    tokens_match,
+)
+
+__all__ = [
+    "AMBIGUOUS",
+    "DURING",
+    "EARLIER_VERSION",
+    "NOT_ATTRIBUTED",
+    "OUTCOMES",
+    "RECURRED",
+    "STOP_WORDS",
+    "UNKNOWN",
+    "UNMATCHED",
+    "USER_CORRECTION",
+    "Attribution",
+    "Correction",
+    "Counts",
+    "Exposure",
+    "LessonKey",
+    "LessonVersion",
+    "RecurrenceResult",
+    "anchors",
+    "attribute",
+    "content_tokens",
+    "correction_tokens",
+    "correction_topics",
+    "lesson_key",
+    "runs",
+    "text_matches",
+    "unmatched_topics",
+]
+
+LessonKey = str
+
+USER_CORRECTION = "user_correction"
+
+RECURRED = "recurred"
+DURING = "during"
+UNKNOWN = "unknown"
+EARLIER_VERSION = "earlier_version"
+AMBIGUOUS = "ambiguous"
+UNMATCHED = "unmatched"
+NOT_ATTRIBUTED = "not_attributed"
+OUTCOMES = (RECURRED, DURING, UNKNOWN, EARLIER_VERSION, AMBIGUOUS, UNMATCHED, NOT_ATTRIBUTED)
+# Outcomes that charge exactly one lesson's current version.
+SINGLE_OUTCOMES = (RECURRED, DURING, UNKNOWN, EARLIER_VERSION)
+
+UNMATCHED_TOPICS_LIMIT = 5
+UNMATCHED_TOPIC_MIN_SESSIONS = 2
+RECURRING_MIN_SESSIONS = 2
+
+_KEY_SEPARATOR = "\x1f"
+
+
+def lesson_key(*, hash: str, store: str | None, lesson_id: str | None) -> LessonKey:  # noqa: A002
+    """A lesson's recurrence key: ``"id:{store}\\x1f{lesson_id}"`` when it has a ``lesson_id``, else
+    ``"hash:{hash}"``.
+
+    All versions of one ``(store, lesson_id)`` share a key; the same id in another store does not. A
+    missing store with a ``lesson_id`` is the empty store. spec: recurrence.md, "Lesson keys and versions".
+    """
+    if lesson_id:
+        return f"id:{store or ''}{_KEY_SEPARATOR}{lesson_id}"
+    return f"hash:{hash}"
+
+
+@dataclass(frozen=True)
+class LessonVersion:
+    """One text of a lesson key. ``is_current``: this is the key's current text (live, else newest).
+
+    ``text_hash`` is ``sha256_hex(normalize(text))`` (interchange.md); every key that has versions must
+    have exactly one current ``text_hash``.
+    """
+
+    key: LessonKey
+    hash: str
+    text: str
+    text_hash: str
+    is_current: bool
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """Session ``session`` was shown the text ``text_hash`` of lesson ``key`` at ``shown_at_ms``."""
+
+    session: str
+    key: LessonKey
+    text_hash: str
+    shown_at_ms: int
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A correction signal; ``turn_started_at_ms`` is ``None`` when the turn's start is unknown."""
+
+    session: str
+    id: str
+    kind: str
+    text: str
+    corrected_at_ms: int
+    turn_started_at_ms: int | None
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Recurrence evidence of one current lesson version. spec: recurrence.md, "Per-lesson counts"."""
+
+    sessions_shown: int = 0
+    recurred: int = 0
+    recurred_sessions: int = 0
+    during: int = 0
+    unknown: int = 0
+    ambiguous: int = 0
+    earlier_version: int = 0
+
+    @property
+    def recurring(self) -> bool:
+        """Shown, and still corrected on its topic, in two or more sessions."""
+        return self.recurred_sessions >= RECURRING_MIN_SESSIONS
+
+    def as_dict(self) -> dict[str, int]:
+        """The seven counts, in declaration order."""
+        return {
+            "sessions_shown": self.sessions_shown,
+            "recurred": self.recurred,
+            "recurred_sessions": self.recurred_sessions,
+            "during": self.during,
+            "unknown": self.unknown,
+            "ambiguous": self.ambiguous,
+            "earlier_version": self.earlier_version,
+        }
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """What one correction was attributed to; ``keys`` are the matching candidates, sorted."""
+
+    correction_id: str
+    session: str
+    outcome: str
+    keys: tuple[LessonKey, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecurrenceResult:
+    """``counts`` per current ``(key, text_hash)`` (every current version, zeros included, in sorted
+    order), one ``Attribution`` per correction, and the coverage report."""
+
+    counts: dict[tuple[LessonKey, str], Counts]
+    attributions: tuple[Attribution, ...]
+    coverage: dict = field(default_factory=dict)
+
+
+def _current_hashes(versions: Iterable[LessonVersion]) -> dict[LessonKey, str]:
+    current: dict[LessonKey, set[str]] = defaultdict(set)
+    keys: set[LessonKey] = set()
+    for version in versions:
+        keys.add(version.key)
+        if version.is_current:
+            current[version.key].add(version.text_hash)
+    result: dict[LessonKey, str] = {}
+    for key in sorted(keys):
+        hashes = current.get(key, set())
+        # Evidence is keyed by the current (key, text_hash): with none or two, there is nowhere
+        # unambiguous to put it, and guessing would make the result depend on input order.
+        if len(hashes) != 1:
+            raise ValueError(f"lesson key {key!r} has {len(hashes)} current texts; expected exactly 1")
+        result[key] = next(iter(hashes))
+    return result
+
+
+def _correction_order(correction: Correction) -> tuple:
+    # Ends in every field so equal sort keys mean equal corrections: output never depends on input order.
+    started = correction.turn_started_at_ms
+    return (
+        correction.session,
+        correction.corrected_at_ms,
+        correction.id,
+        correction.kind,
+        correction.text,
+        started is not None,
+        started or 0,
+    )
+
+
+def attribute(
+    *,
+    versions: Iterable[LessonVersion],
+    exposures: Iterable[Exposure],
+    corrections: Iterable[Correction],
+) -> RecurrenceResult:
+    """Attribute every ``user_correction`` to the lesson the session was shown on its topic.
+
+    For a correction in session ``s`` at ``k = corrected_at_ms`` with turn start ``t``: the candidates
+    are the keys with an exposure in ``s`` at or before ``k``; a candidate matches when the correction
+    matches (rules A/B) the text of any version ``s`` was shown at or before ``k`` (an exposure whose
+    ``text_hash`` is no version of its key cannot match). Two or more matches: ``ambiguous`` for each.
+    One match ``L``: when ``s`` was shown ``L``'s current text at or before ``k``, with ``e`` the earliest
+    such ``shown_at_ms``: ``t`` unknown gives ``unknown``, ``e <= t`` ``recurred``, ``t < e`` ``during``;
+    otherwise ``earlier_version``. Other kinds are only counted in ``coverage``.
+
+    Returns a ``RecurrenceResult``: ``counts`` keyed by every current ``(key, text_hash)``; one
+    ``Attribution`` per correction sorted by ``(session, corrected_at_ms, id)``; ``coverage`` with
+    ``sessions``, ``exposures``, ``corrections_by_kind``, ``attributed`` (one lesson charged),
+    ``ambiguous`` and ``unmatched``. Input order never changes the result.
+    Raises ``ValueError`` when a key with versions has no current text, or more than one.
+    spec: recurrence.md, "Attributing one correction", "Per-lesson counts" and "Coverage".
+    """
+    versions = list(versions)
+    exposures = list(exposures)
+    corrections = sorted(corrections, key=_correction_order)
+    current = _current_hashes(versions)
+
+    # Several versions of a key may share a text_hash (same normalized text); any of them may match.
+    profiles: dict[tuple[LessonKey, str], set[tuple[frozenset[str], frozenset[str]]]] = defaultdict(set)
+    for version in versions:
+        profiles[version.key, version.text_hash].add((content_tokens(version.text), anchors(version.text)[0]))
+
+    by_session: dict[str, list[Exposure]] = defaultdict(list)
+    shown_sessions: dict[LessonKey, set[str]] = defaultdict(set)
+    for exposure in exposures:
+        by_session[exposure.session].append(exposure)
+        if current.get(exposure.key) == exposure.text_hash:
+            shown_sessions[exposure.key].add(exposure.session)
+
+    tallies: dict[LessonKey, Counter[str]] = defaultdict(Counter)
+    recurred_in: dict[LessonKey, set[str]] = defaultdict(set)
+    attributions: list[Attribution] = []
+    for correction in corrections:
+        if correction.kind != USER_CORRECTION:
+            attributions.append(Attribution(correction.id, correction.session, NOT_ATTRIBUTED))
+            continue
+        outcome, keys = _attribute_one(correction, by_session.get(correction.session, ()), profiles, current)
+        attributions.append(Attribution(correction.id, correction.session, outcome, keys))
+        # Unmatched corrections have no keys; ambiguous ones charge each candidate (spec step 4).
+        for key in keys:
+            tallies[key][outcome] += 1
+        if outcome == RECURRED:
+            recurred_in[keys[0]].add(correction.session)
+
+    counts = {
+        (key, current[key]): Counts(
+            sessions_shown=len(shown_sessions[key]),
+            recurred=tallies[key][RECURRED],
+            recurred_sessions=len(recurred_in[key]),
+            during=tallies[key][DURING],
+            unknown=tallies[key][UNKNOWN],
+            ambiguous=tallies[key][AMBIGUOUS],
+            earlier_version=tallies[key][EARLIER_VERSION],
+        )
+        for key in sorted(current)
+    }
+    return RecurrenceResult(
+        counts=counts,
+        attributions=tuple(attributions),
+        coverage=_coverage(exposures, corrections, attributions),
+    )
+
+
+def _attribute_one(
+    correction: Correction,
+    session_exposures: Iterable[Exposure],
+    profiles: dict[tuple[LessonKey, str], set[tuple[frozenset[str], frozenset[str]]]],
+    current: dict[LessonKey, str],
+) -> tuple[str, tuple[LessonKey, ...]]:
+    k = correction.corrected_at_ms
+    # Candidates: keys this session saw at or before the correction (spec step 1); a lesson first
+    # shown later cannot have been ignored by the answer being corrected.
+    shown: dict[LessonKey, set[str]] = defaultdict(set)
+    for exposure in session_exposures:
+        if exposure.shown_at_ms <= k:
+            shown[exposure.key].add(exposure.text_hash)
+
+    tokens = correction_tokens(correction.text)
+    matching = tuple(
+        sorted(
+            key
+            for key, text_hashes in shown.items()
+            if any(
+                tokens_match(content=content, full_anchors=full, tokens=tokens)
+                for text_hash in text_hashes
+                for content, full in profiles.get((key, text_hash), ())
+            )
+        )
+    )
+    if not matching:
+        return UNMATCHED, ()
+    if len(matching) > 5:
+        # Several lessons the session saw fit the correction: charging any one of them would be a guess.
+        return AMBIGUOUS, matching
+
+    (key,) = matching
+    current_hash = current.get(key)
+    current_shown = [
+        exposure.shown_at_ms
+        for exposure in session_exposures
+        if exposure.key == key and exposure.text_hash == current_hash and exposure.shown_at_ms <= k
+    ]
+    if not current_shown:
+        return EARLIER_VERSION, matching
+    turn_started = correction.turn_started_at_ms
+    if turn_started is None:
+        return UNKNOWN, matching
+    # e <= t: the current text was in front of the agent before it began the corrected answer.
+    return (RECURRED if min(current_shown) <= turn_started else DURING), matching
+
+
+def _coverage(
+    exposures: list[Exposure], corrections: list[Correction], attributions: list[Attribution]
+) -> dict:
+    outcomes = Counter(attribution.outcome for attribution in attributions)
+    kinds = Counter(correction.kind for correction in corrections)
+    sessions = {exposure.session for exposure in exposures} | {c.session for c in corrections}
+    return {
+        "sessions": len(sessions),
+        "exposures": len(exposures),
+        "corrections_by_kind": {kind: kinds[kind] for kind in sorted(kinds)},
+        "attributed": sum(outcomes[outcome] for outcome in SINGLE_OUTCOMES),
+        "ambiguous": outcomes[AMBIGUOUS],
+        "unmatched": outcomes[UNMATCHED],
+    }
+
+
+def unmatched_topics(
+    *,
+    corrections: Iterable[Correction],
+    live_lesson_texts: Iterable[str],
+    limit: int = UNMATCHED_TOPICS_LIMIT,
+) -> list[tuple[str, int]]:
+    """Topics corrected in two or more sessions that no live lesson anchors, as ``(topic, sessions)``.
+
+    Pass one host's corrections and the texts of that host's live lessons. A topic is a full anchor of
+    a ``user_correction``'s own text; topics that are a full anchor of any live lesson text are left
+    out. Sorted by distinct sessions (descending), then topic; at most ``limit`` rows.
+    Raises ``ValueError`` for a negative ``limit``. spec: recurrence.md, "Unmatched topics".
+    """
+    if limit < 0:
+        raise ValueError("limit must be >= 0")
+    covered: set[str] = set()
+    for text in live_lesson_texts:
+        covered |= anchors(text)[0]
+    sessions_by_topic: dict[str, set[str]] = defaultdict(set)
+    for correction in corrections:
+        if correction.kind != USER_CORRECTION:
+            continue
+        for topic in correction_topics(correction.text) - covered:
+            sessions_by_topic[topic].add(correction.session)
+    rows = [
+        (topic, len(sessions))
+        for topic, sessions in sessions_by_topic.items()
+        if len(sessions) >= UNMATCHED_TOPIC_MIN_SESSIONS
+    ]
+    rows.sort(key=lambda row: (-row[1], row[0]))
+    return rows[:limit]

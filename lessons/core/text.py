@@ -1,0 +1,110 @@
+"""Text normalization, content hashes and timestamps of the interchange format.
+
+Pure functions, no ORM. spec: interchange.md, "Framing" and "Text normalization and hashes".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from datetime import UTC, datetime, timedelta
+
+_WHITESPACE = re.compile(r"\s+")
+_ISO_WITH_OFFSET = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}:?\d{2})$"
+)
+
+
+def normalize(text: str) -> str:
+    """Unicode NFKC, every whitespace run to one space, trimmed; case kept.
+
+    spec: interchange.md, "Text normalization and hashes".
+    """
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+
+
+def sha256_hex(text: str) -> str:
+    """Lowercase hex SHA-256 of the UTF-8 bytes of ``text``."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def text_hash(text: str) -> str:
+    """``sha256_hex(normalize(text))``: identifies a text independent of its lesson."""
+    return sha256_hex(normalize(text))
+
+
+def lesson_hash(namespace: str, subject: str, text: str) -> str:
+    """A lesson's content address when the source gives none.
+
+    ``sha256_hex(namespace + U+001F + subject + U+001F + normalize(text))``.
+    spec: interchange.md, "Text normalization and hashes".
+    """
+    return sha256_hex(f"{namespace}\u001f{subject}\u001f{normalize(text)}")
+
+
+class TimestampError(ValueError):
+    """A timestamp that is neither ISO 8601 with an offset nor integer epoch milliseconds."""
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MIN_MS = -62135596800000  # 0001-01-01T00:00:00Z
+MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+
+
+def parse_timestamp(value: object) -> int:
+    """Parse an interchange timestamp into integer milliseconds since the Unix epoch (UTC).
+
+    Accepts an ISO 8601 / RFC 3339 string with ``Z`` or an offset, or an integer number of
+    milliseconds. Raises ``TimestampError`` with a message naming what was expected: a string
+    without an offset is refused (no guessing of time zones). spec: interchange.md, "Framing".
+    """
+    if isinstance(value, bool):
+        raise TimestampError("expected a timestamp (ISO 8601 with Z or an offset, or epoch milliseconds)")
+    if isinstance(value, int):
+        if not MIN_MS <= value <= MAX_MS:
+            raise TimestampError("epoch milliseconds out of range")
+        return value
+    if isinstance(value, str):
+        if not _ISO_WITH_OFFSET.match(value):
+            if re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", value):
+                raise TimestampError(
+                    f"timestamp {value!r} has no time zone: add Z or an offset such as +02:00"
+                )
+            raise TimestampError(f"expected an ISO 8601 timestamp with Z or an offset, got {value!r}")
+        try:
+            parsed = datetime.fromisoformat(_trim_fraction(value.replace("z", "Z")))
+        except ValueError as exc:
+            raise TimestampError(f"invalid timestamp {value!r}: {exc}") from None
+        return to_ms(parsed)
+    raise TimestampError("expected a timestamp (ISO 8601 with Z or an offset, or epoch milliseconds)")
+
+
+def _trim_fraction(value: str) -> str:
+    # Python's fromisoformat takes at most 6 fraction digits; nanosecond stamps are cut,
+    # not rounded, because milliseconds are all the format keeps.
+    return re.sub(r"(\.\d{6})\d+", r"\1", value)
+
+
+def to_ms(moment: datetime) -> int:
+    """Milliseconds since the Unix epoch of an aware datetime (floor)."""
+    if moment.tzinfo is None:
+        raise ValueError("naive datetime")
+    delta = moment - _EPOCH
+    return delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000
+
+
+def from_ms(ms: int) -> datetime:
+    """An aware UTC datetime from epoch milliseconds."""
+    return _EPOCH + timedelta(milliseconds=ms)
+
+
+def format_ms(ms: int) -> str:
+    """UTC ISO 8601 with milliseconds and ``Z``, e.g. ``2026-01-15T00:00:00.000Z``."""
+    return format_datetime(from_ms(ms))
+
+
+def format_datetime(moment: datetime) -> str:
+    """UTC ISO 8601 with milliseconds and ``Z`` for an aware datetime. spec: interchange.md, "Framing"."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

@@ -1,0 +1,45 @@
+"""``manage.py demo``: load the project's demo corpus and demo users (idempotent). spec: cli.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib.auth.models import Group, User
+from django.db import transaction
+
+from lessons.management.base import Command as BaseCommand
+from lessons.services.ingest import ingest_sources
+from lessons.services.reading import file_source
+
+DEMO_CORPUS = Path(__file__).resolve().parents[2] / "demo" / "demo.jsonl"
+# Demo logins: (username, password, groups). "priya" triggered the demo drafts, so she may not
+# approve them; "reviewer" can.
+DEMO_USERS = (
+    ("viewer", "viewer-demo-pass", ["viewer"]),
+    ("reviewer", "reviewer-demo-pass", ["reviewer"]),
+    ("admin", "admin-demo-pass", ["admin"]),
+    ("priya", "priya-demo-pass", ["reviewer"]),
+)
+
+
+class Command(BaseCommand):
+    help = "Load the demo corpus and the demo users viewer, reviewer, admin (and priya); prints the logins."
+
+    def handle(self, *args, **options):
+        report = ingest_sources(sources=[file_source(str(DEMO_CORPUS))])
+        if not report.ok:
+            for line in report.error_lines():
+                self.stderr.write(line)
+            self.fail("the demo corpus did not load")
+        with transaction.atomic():
+            for username, password, groups in DEMO_USERS:
+                user, created = User.objects.get_or_create(username=username)
+                if created:
+                    user.set_password(password)
+                    user.is_staff = "admin" in groups
+                    user.save()
+                user.groups.set(Group.objects.filter(name__in=groups))
+        self.stdout.write(f"demo corpus: {report.summary_line()}")
+        self.stdout.write("demo logins (http://127.0.0.1:8000/):")
+        for username, password, groups in DEMO_USERS:
+            self.stdout.write(f"  {username:<9} password {password:<20} role {', '.join(groups)}")

@@ -1,0 +1,228 @@
+"""Data model of the domain. spec: interchange.md (fields), piles.md (entities), recurrence.md (counts).
+
+Every rule the specs state about a single row is also a database constraint, so that no code
+path (admin, shell, a future bug) can store a budget of 0 or a lesson status of "maybe".
+Timestamps are aware datetimes in UTC; the interchange's epoch milliseconds map to them exactly.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from lessons.core.interchange import DEFAULT_MAX_ACTIVE, MAX_ACTIVE_MAX, MAX_ACTIVE_MIN
+
+
+class Host(models.Model):
+    """An agent host: its name and its budget (``max_active``, applied only while ``budget_enabled``)."""
+
+    name = models.CharField(max_length=64, unique=True)
+    max_active = models.PositiveIntegerField(default=DEFAULT_MAX_ACTIVE)
+    budget_enabled = models.BooleanField(default=False)
+    description = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(max_active__gte=MAX_ACTIVE_MIN) & Q(max_active__lte=MAX_ACTIVE_MAX),
+                name="host_max_active_in_bounds",
+            ),
+            models.CheckConstraint(condition=Q(name__regex=r"^[a-z0-9][a-z0-9._-]{0,63}$"), name="host_name_format"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Lesson(models.Model):
+    """One version of a lesson: identity ``(host, hash)``. spec: interchange.md, "lesson"."""
+
+    class Status(models.TextChoices):
+        LIVE = "live"
+        RETRACTED = "retracted"
+        SUPERSEDED = "superseded"
+
+    class Kind(models.TextChoices):
+        LESSON = "lesson"
+        CONSOLIDATION = "consolidation"
+
+    class Origin(models.TextChoices):
+        BUILTIN = "builtin"
+        LLM = "llm"
+        HUMAN = "human"
+        COMMAND = "command"
+
+    host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="lessons")
+    hash = models.CharField(max_length=64)
+    namespace = models.CharField(max_length=200, blank=True)
+    subject = models.CharField(max_length=200)
+    text = models.TextField()
+    text_hash = models.CharField(max_length=64, db_index=True)
+    created_at = models.DateTimeField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.LIVE)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.LESSON)
+    lesson_id = models.CharField(max_length=200, null=True, blank=True)
+    store = models.CharField(max_length=200, null=True, blank=True)
+    origin = models.CharField(max_length=16, choices=Origin.choices, null=True, blank=True)
+    superseded_by = models.CharField(max_length=64, null=True, blank=True)
+    consolidates = models.JSONField(default=list, blank=True)
+    confidence = models.FloatField(null=True, blank=True)
+    helpful = models.PositiveIntegerField(null=True, blank=True)
+    harmful = models.PositiveIntegerField(null=True, blank=True)
+    applied = models.PositiveIntegerField(null=True, blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    # Denormalized from Verdict (interchange.md, "latest verdict") so the pile pages can count the
+    # verdict mix in SQL; kept current by lessons.services.verdicts in the same transaction.
+    latest_verdict = models.CharField(max_length=64, null=True, blank=True)
+    source_note = models.TextField(blank=True, default="")  # e.g. an altimate retirement reason
+    # Set when a reviewer's decision last changed the status: an import older than this
+    # never silently undoes it (interchange.md, "lesson").
+    decided_at = models.DateTimeField(null=True, blank=True)
+    ingested_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["host", "hash"], name="lesson_unique_host_hash"),
+            models.CheckConstraint(condition=Q(status__in=["live", "retracted", "superseded"]), name="lesson_status_valid"),
+            models.CheckConstraint(condition=Q(kind__in=["lesson", "consolidation"]), name="lesson_kind_valid"),
+            models.CheckConstraint(condition=Q(hash__regex=r"^[0-9a-f]{64}$"), name="lesson_hash_hex64"),
+        ]
+        indexes = [
+            models.Index(fields=["host", "namespace", "subject", "status"], name="lesson_entity_status"),
+            models.Index(fields=["host", "store", "lesson_id"], name="lesson_store_id"),
+            models.Index(fields=["status", "host"], name="lesson_status_host"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hash[:8]}… {self.text[:60]}"
+
+    @property
+    def is_live(self) -> bool:
+        return self.status == self.Status.LIVE
+
+
+class Verdict(models.Model):
+    """An outcome of the Verify gate for one lesson. spec: interchange.md, "verdict".
+
+    ``key`` digests the identity ``(metric, horizon_ms, measured_at)`` because NULLs are distinct
+    in unique constraints on both databases; a repeat of the same verdict is then a no-op.
+    """
+
+    host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="verdicts")
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="verdicts")
+    key = models.CharField(max_length=64)
+    verdict = models.CharField(max_length=64)
+    metric = models.CharField(max_length=200, null=True, blank=True)
+    baseline = models.FloatField(null=True, blank=True)
+    current = models.FloatField(null=True, blank=True)
+    horizon_ms = models.BigIntegerField(null=True, blank=True)
+    measured_at = models.DateTimeField()
+    ingested_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["lesson", "key"], name="verdict_unique_identity")]
+        indexes = [models.Index(fields=["lesson", "-measured_at", "-horizon_ms", "-id"], name="verdict_latest")]
+
+
+class Exposure(models.Model):
+    """A lesson shown to a session. ``lesson_key`` is recurrence.md's key; ``text_hash`` the text shown."""
+
+    host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="exposures")
+    session = models.CharField(max_length=200)
+    lesson_key = models.CharField(max_length=420)
+    lesson = models.ForeignKey(Lesson, on_delete=models.SET_NULL, null=True, blank=True, related_name="exposures")
+    text_hash = models.CharField(max_length=64, null=True, blank=True)
+    shown_at = models.DateTimeField()
+    tier = models.CharField(max_length=200, null=True, blank=True)
+    key = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["host", "key"], name="exposure_unique_identity")]
+        indexes = [
+            models.Index(fields=["host", "session"], name="exposure_session"),
+            models.Index(fields=["host", "lesson_key"], name="exposure_lesson_key"),
+        ]
+
+
+class Correction(models.Model):
+    """A user (or tool, review, CI) correction in a session. spec: interchange.md, "correction"."""
+
+    host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="corrections")
+    session = models.CharField(max_length=200)
+    ext_id = models.CharField(max_length=200, null=True, blank=True)
+    key = models.CharField(max_length=64)
+    kind = models.CharField(max_length=64)
+    text = models.TextField()
+    text_hash = models.CharField(max_length=64)
+    corrected_at = models.DateTimeField()
+    turn_started_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["host", "key"], name="correction_unique_identity")]
+        indexes = [models.Index(fields=["host", "session"], name="correction_session")]
+
+
+class Draft(models.Model):
+    """A drafted consolidating lesson for one entity. spec: interchange.md, "draft"; decisions.md.
+
+    ``status`` is what reviewers decided; "stale" is derived (a superseded member is no longer live).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        REJECTED = "rejected"
+
+    host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="drafts")
+    ext_id = models.CharField(max_length=200)
+    namespace = models.CharField(max_length=200, blank=True)
+    subject = models.CharField(max_length=200)
+    text = models.TextField()
+    supersedes = models.JSONField(default=list)
+    drafted_by = models.CharField(max_length=200)
+    triggered_by = models.CharField(max_length=200, null=True, blank=True)
+    gate_ground = models.CharField(max_length=8)
+    gate_verify = models.CharField(max_length=8)
+    confidence = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    created_lesson = models.ForeignKey(
+        Lesson, on_delete=models.SET_NULL, null=True, blank=True, related_name="approved_drafts"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    ingested_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["host", "ext_id"], name="draft_unique_identity"),
+            models.CheckConstraint(condition=Q(status__in=["pending", "approved", "rejected"]), name="draft_status_valid"),
+            models.CheckConstraint(
+                condition=Q(gate_ground__in=["pass", "fail"]) & Q(gate_verify__in=["pass", "fail"]),
+                name="draft_gates_valid",
+            ),
+        ]
+        indexes = [models.Index(fields=["host", "namespace", "subject", "status"], name="draft_entity_status")]
+
+    @property
+    def gates_pass(self) -> bool:
+        return self.gate_ground == "pass" and self.gate_verify == "pass"
+
+
+class RecurrenceCount(models.Model):
+    """Stored recurrence counts of one lesson version (its current text). spec: recurrence.md."""
+
+    lesson = models.OneToOneField(Lesson, on_delete=models.CASCADE, primary_key=True, related_name="recurrence")
+    sessions_shown = models.PositiveIntegerField(default=0)
+    recurred = models.PositiveIntegerField(default=0)
+    recurred_sessions = models.PositiveIntegerField(default=0)
+    during = models.PositiveIntegerField(default=0)
+    unknown = models.PositiveIntegerField(default=0)
+    ambiguous = models.PositiveIntegerField(default=0)
+    earlier_version = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["recurred_sessions"], name="recurrence_recurring")]

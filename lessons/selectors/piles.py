@@ -1,0 +1,223 @@
+"""Reading piles: over-budget entities counted in SQL, members and drafts. spec: piles.md.
+
+The rules themselves live in ``lessons.core.piles``; these selectors find the candidate entities
+with one aggregate query and hand members to the rules, so the JSON and the pages agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Count, F, IntegerField, Min, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from lessons.core.piles import Pile, PileMember, entity_pile, pile_summary, pile_target
+from lessons.core.text import format_datetime
+from lessons.models import Draft, Host, Lesson
+
+RECURRENCE_FIELDS = (
+    "sessions_shown", "recurred", "recurred_sessions", "during", "unknown", "ambiguous", "earlier_version",
+)
+KNOWN_MIX = ("held", "regressed", "drifted")
+
+
+def live_lessons() -> QuerySet[Lesson]:
+    return Lesson.objects.filter(status=Lesson.Status.LIVE)
+
+
+def pile_queue(*, host: str | None = None, namespace: str | None = None, text: str | None = None) -> QuerySet:
+    """Every over-budget entity as one row of aggregates, counted in SQL (one query).
+
+    Rows are dicts: ``host_name``, ``host_id``, ``namespace``, ``subject``, ``max_active``, ``count``,
+    ``overage``, ``held``, ``regressed``, ``drifted``, ``other``, ``not_applied``, ``oldest``
+    (datetime, UTC), ``recurring`` (members with recurred_sessions >= 2), ``pending_drafts``.
+    ``text`` filters on entities having a live lesson whose text, subject or namespace contains it.
+    spec: piles.md, rules 2-4.
+    """
+    lessons = live_lessons().filter(host__budget_enabled=True)
+    if host:
+        lessons = lessons.filter(host__name=host)
+    if namespace:
+        lessons = lessons.filter(namespace=namespace)
+    pending = (
+        Draft.objects.filter(
+            host_id=OuterRef("host_id"), namespace=OuterRef("namespace"), subject=OuterRef("subject"),
+            status=Draft.Status.PENDING,
+        )
+        .order_by()
+        .values("host_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    rows = (
+        lessons.values("host_id", "namespace", "subject")
+        .annotate(
+            host_name=F("host__name"),
+            max_active=F("host__max_active"),
+            count=Count("id"),
+            held=Count("id", filter=Q(latest_verdict="held")),
+            regressed=Count("id", filter=Q(latest_verdict="regressed")),
+            drifted=Count("id", filter=Q(latest_verdict="drifted")),
+            not_applied=Count("id", filter=Q(latest_verdict__isnull=True)),
+            oldest=Min("created_at"),
+            recurring=Count("id", filter=Q(recurrence__recurred_sessions__gte=2)),
+            pending_drafts=Coalesce(Subquery(pending, output_field=IntegerField()), Value(0)),
+        )
+        .filter(count__gt=F("host__max_active"))
+        .annotate(
+            overage=F("count") - F("max_active"),
+            other=F("count") - F("held") - F("regressed") - F("drifted") - F("not_applied"),
+        )
+        .order_by("host_name", "namespace", "subject")
+    )
+    if text:
+        matching = lessons.filter(Q(text__icontains=text) | Q(subject__icontains=text) | Q(namespace__icontains=text))
+        rows = rows.filter(
+            Q(subject__icontains=text)
+            | Q(namespace__icontains=text)
+            | Q(host__name__icontains=text)
+            | Q(id__in=Subquery(matching.values("id")))
+        )
+    return rows
+
+
+def entity_lessons(*, host: Host, namespace: str, subject: str) -> QuerySet[Lesson]:
+    """Every lesson of an entity (all statuses), oldest first, with recurrence counts joined."""
+    return (
+        Lesson.objects.filter(host=host, namespace=namespace, subject=subject)
+        .select_related("recurrence")
+        .order_by("created_at", "hash")
+    )
+
+
+def pile_version(lessons: list[Lesson]) -> str:
+    """The version a pile action carries: a digest of every lesson's hash and status on the entity.
+
+    Any retire, restore, approval or import that changes a status changes it. spec: decisions.md,
+    "Stale views are refused, not merged".
+    """
+    digest = hashlib.sha256()
+    for lesson in sorted(lessons, key=lambda x: x.hash):
+        digest.update(f"{lesson.hash}:{lesson.status}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def to_member(lesson: Lesson) -> PileMember:
+    return PileMember(
+        hash=lesson.hash, created_at_ms=int(lesson.created_at.timestamp() * 1000), status=lesson.status,
+        verdict=lesson.latest_verdict,
+    )
+
+
+def recurrence_dict(lesson: Lesson) -> dict[str, int]:
+    """The seven recurrence counts of a lesson (zeros before any analysis). spec: recurrence.md."""
+    counts = getattr(lesson, "recurrence", None) if _has_recurrence(lesson) else None
+    return {f: getattr(counts, f) if counts else 0 for f in RECURRENCE_FIELDS}
+
+
+def _has_recurrence(lesson: Lesson) -> bool:
+    try:
+        lesson.recurrence  # noqa: B018 - the reverse one-to-one raises when missing
+    except Lesson.recurrence.RelatedObjectDoesNotExist:
+        return False
+    return True
+
+
+def draft_status(draft: Draft, live_hashes: set[str]) -> str:
+    """``pending``, ``approved``, ``rejected``, or ``stale`` (pending while a superseded member is not live)."""
+    if draft.status == Draft.Status.PENDING and not set(draft.supersedes) <= live_hashes:
+        return "stale"
+    return draft.status
+
+
+@dataclass(frozen=True)
+class EntityPile:
+    """A pile with its rows: ``pile`` (the rules' view), the live ``lessons`` in order, ``drafts``."""
+
+    host: Host
+    pile: Pile
+    lessons: tuple[Lesson, ...]
+    drafts: tuple[Draft, ...]
+    live_hashes: frozenset[str]
+
+
+def piles_list(*, host: str | None = None) -> list[EntityPile]:
+    """Every pile, sorted by host, namespace, subject; members oldest first. Four queries in all."""
+    rows = list(pile_queue(host=host))
+    if not rows:
+        return []
+    entity_filter = Q()
+    for row in rows:
+        entity_filter |= Q(host_id=row["host_id"], namespace=row["namespace"], subject=row["subject"])
+    hosts = {h.id: h for h in Host.objects.filter(id__in={r["host_id"] for r in rows})}
+    members: dict[tuple, list[Lesson]] = defaultdict(list)
+    for lesson in live_lessons().filter(entity_filter).select_related("recurrence").order_by("created_at", "hash"):
+        members[(lesson.host_id, lesson.namespace, lesson.subject)].append(lesson)
+    drafts: dict[tuple, list[Draft]] = defaultdict(list)
+    for draft in Draft.objects.filter(entity_filter).order_by("created_at", "ext_id"):
+        drafts[(draft.host_id, draft.namespace, draft.subject)].append(draft)
+    result = []
+    for row in rows:
+        key = (row["host_id"], row["namespace"], row["subject"])
+        host_obj = hosts[row["host_id"]]
+        pile = entity_pile(
+            namespace=row["namespace"], subject=row["subject"], max_active=host_obj.max_active,
+            budget_enabled=host_obj.budget_enabled, lessons=[to_member(m) for m in members[key]],
+        )
+        if pile is None:  # changed between the two queries; the next read shows it
+            continue
+        result.append(
+            EntityPile(
+                host=host_obj, pile=pile, lessons=tuple(members[key]), drafts=tuple(drafts[key]),
+                live_hashes=frozenset(m.hash for m in members[key]),
+            )
+        )
+    return result
+
+
+def pile_as_json(entity: EntityPile) -> dict:
+    """One pile in the JSON shape of piles.md, "JSON output"."""
+    pile = entity.pile
+    return {
+        "host": entity.host.name,
+        "namespace": pile.namespace,
+        "subject": pile.subject,
+        "target": pile_target(pile.namespace, pile.subject),
+        "max_active": pile.max_active,
+        "count": pile.count,
+        "severity": pile.severity,
+        "summary": pile_summary(pile.subject, pile.max_active, pile.members),
+        "members": [
+            {
+                "hash": lesson.hash,
+                "lesson_id": lesson.lesson_id,
+                "store": lesson.store,
+                "kind": lesson.kind,
+                "text": lesson.text,
+                "created_at": format_datetime(lesson.created_at),
+                "verdict": member.verdict or "not applied by the loop",
+                "recurrence": recurrence_dict(lesson),
+            }
+            for lesson, member in zip(entity.lessons, pile.members, strict=True)
+        ],
+        "drafts": [
+            {
+                "id": d.ext_id,
+                "status": draft_status(d, set(entity.live_hashes)),
+                "text": d.text,
+                "supersedes": list(d.supersedes),
+                "gates": {"ground": d.gate_ground, "verify": d.gate_verify},
+                "drafted_by": d.drafted_by,
+                "triggered_by": d.triggered_by,
+                "confidence": d.confidence,
+            }
+            for d in entity.drafts
+        ],
+    }
+
+
+def piles_json(*, host: str | None = None) -> dict:
+    """``{"piles": [...]}`` for ``manage.py piles --format json`` and ``GET /api/v1/piles``."""
+    return {"piles": [pile_as_json(p) for p in piles_list(host=host)]}

@@ -1,0 +1,543 @@
+"""Ingesting interchange records into the database. spec: interchange.md; cli.md (``ingest``).
+
+Three streaming passes over the sources, inside one transaction:
+1. validate every line; write ``host`` records;
+2. write ``lesson`` records (in chunks);
+3. write ``verdict``, ``exposure``, ``correction`` and ``draft`` records, resolving their lesson
+   references against the batch (already written in pass 2) and the database.
+A batch is atomic: any invalid line rolls everything back unless ``skip_invalid``; ``dry_run``
+always rolls back. Memory stays bounded by the chunk size, not the input size.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from lessons.core.interchange import (
+    CorrectionRecord,
+    DraftRecord,
+    ExposureRecord,
+    HostRecord,
+    LessonRecord,
+    Record,
+    RecordError,
+    VerdictRecord,
+    parse_line,
+)
+from lessons.core.recurrence import lesson_key
+from lessons.core.text import from_ms, sha256_hex, text_hash, to_ms
+from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
+
+from .reading import Source, iter_lines
+from .verdicts import lesson_latest_verdict_refresh
+from .report import ImportReport, LineError
+
+CHUNK = 500
+Progress = Callable[[str, int], None]  # (phase, bytes read so far in this phase)
+
+_MUTABLE_LESSON_FIELDS = (
+    "kind", "lesson_id", "store", "origin", "superseded_by", "consolidates", "confidence",
+    "helpful", "harmful", "applied", "tags",
+)
+
+
+class _Rollback(Exception):
+    """Raised inside the transaction to undo a refused batch or a dry run."""
+
+
+@dataclass
+class _State:
+    report: ImportReport
+    default_host: str | None
+    hosts: dict[str, Host] = field(default_factory=dict)
+    created_in_batch: set[str] = field(default_factory=set)
+    bad_lines: set[tuple[int, int]] = field(default_factory=set)
+    affected_sessions: set[tuple[int, str]] = field(default_factory=set)
+    affected_hosts: set[int] = field(default_factory=set)
+
+
+@dataclass
+class IngestResult:
+    """The report, plus what changed: ``(host_id, session)`` pairs and host ids, for recurrence."""
+
+    report: ImportReport
+    affected_sessions: set[tuple[int, str]]
+    affected_hosts: set[int]
+
+
+def ingest_sources(
+    *,
+    sources: list[Source],
+    default_host: str | None = None,
+    skip_invalid: bool = False,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Ingest interchange JSON Lines from ``sources``; returns the ``ImportReport``.
+
+    Never raises for bad input: every invalid line is in ``report.errors`` (source, line, field,
+    message), and with any error and no ``skip_invalid`` nothing is written. spec: interchange.md.
+    """
+    return ingest_sources_detailed(
+        sources=sources, default_host=default_host, skip_invalid=skip_invalid, dry_run=dry_run, progress=progress
+    ).report
+
+
+def ingest_sources_detailed(
+    *,
+    sources: list[Source],
+    default_host: str | None = None,
+    skip_invalid: bool = False,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """``ingest_sources`` that also returns what changed (see ``IngestResult``)."""
+    state = _State(report=ImportReport(dry_run=dry_run, skip_invalid=skip_invalid), default_host=default_host)
+    try:
+        with transaction.atomic():
+            _pass_validate_hosts(state, sources, progress)
+            _pass_typed(state, sources, progress, phase="lessons", types=("lesson",), apply=_apply_lessons)
+            _pass_typed(
+                state, sources, progress, phase="references",
+                types=("verdict", "exposure", "correction", "draft"), apply=_apply_references,
+            )
+            if (state.report.error_count and not skip_invalid) or dry_run:
+                raise _Rollback
+            _after_write(state)
+            state.report.written = True
+    except _Rollback:
+        state.affected_sessions.clear()
+        state.affected_hosts.clear()
+    return IngestResult(state.report, state.affected_sessions, state.affected_hosts)
+
+
+def _after_write(state: _State) -> None:
+    """Keep derived data current in the same transaction (recurrence counts, when available)."""
+    try:
+        from lessons.services.recurrence import recurrence_refresh
+    except ImportError:  # the recurrence service is optional at this layer
+        return
+    recurrence_refresh(sessions=state.affected_sessions, host_ids=state.affected_hosts)
+
+
+def _records(state: _State, sources: list[Source], progress: Progress | None, phase: str) -> Iterator[
+    tuple[Source, int, Record | None, RecordError | None, str | None]
+]:
+    for index, source in enumerate(sources):
+        done = 0
+        for number, text, size in iter_lines(source):
+            done += size
+            if progress and number % 1000 == 0:
+                progress(phase, done)
+            if (index, number) in state.bad_lines:
+                continue
+            if text is None:
+                yield source, number, None, RecordError([]), None
+                continue
+            try:
+                record = parse_line(text, default_host=state.default_host)
+            except RecordError as exc:
+                yield source, number, None, exc, _peek_type(text)
+                continue
+            if record is not None:
+                yield source, number, record, None, record.type
+        if progress:
+            progress(phase, done)
+
+
+def _peek_type(text: str) -> str | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value.get("type") if isinstance(value, dict) and isinstance(value.get("type"), str) else None
+
+
+def _pass_validate_hosts(state: _State, sources: list[Source], progress: Progress | None) -> None:
+    report = state.report
+    for index, source in enumerate(sources):
+        for _src, number, record, error, rtype in _records(state, [source], progress, "validate"):
+            report.lines += 1
+            if error is not None:
+                state.bad_lines.add((index, number))
+                if not error.errors:
+                    report.add_error(LineError(source.name, number, "line", "not valid UTF-8"), None)
+                for position, fe in enumerate(error.errors):
+                    line_error = LineError(source.name, number, fe.field, fe.message)
+                    if position == 0:
+                        report.add_error(line_error, rtype)
+                    else:  # one rejected line with several problems: each listed, the line counted once
+                        report.add_detail(line_error)
+                continue
+            if isinstance(record, HostRecord):
+                _apply_host(state, record)
+
+
+def _pass_typed(
+    state: _State,
+    sources: list[Source],
+    progress: Progress | None,
+    *,
+    phase: str,
+    types: tuple[str, ...],
+    apply: Callable[[_State, list[tuple[Source, int, int, Record]]], None],
+) -> None:
+    chunk: list[tuple[Source, int, int, Record]] = []
+    for index, source in enumerate(sources):
+        for src, number, record, _error, rtype in _records(state, [source], progress, phase):
+            if record is None or rtype not in types:
+                continue
+            chunk.append((src, index, number, record))
+            if len(chunk) >= CHUNK:
+                apply(state, chunk)
+                chunk = []
+    if chunk:
+        apply(state, chunk)
+
+
+def _reject(state: _State, src: Source, index: int, number: int, rtype: str, fld: str, message: str) -> None:
+    state.bad_lines.add((index, number))
+    state.report.add_error(LineError(src.name, number, fld, message), rtype)
+
+
+# --- hosts -------------------------------------------------------------------------------------
+
+
+def _host(state: _State, name: str) -> Host:
+    """The host named ``name``, created with the defaults (budget off) when missing."""
+    host = state.hosts.get(name)
+    if host is None:
+        host = Host.objects.filter(name=name).first()
+        if host is None:
+            host = Host.objects.create(name=name)
+            state.created_in_batch.add(name)
+            state.report.notes.append(f"host {name} created with the defaults (budget off)")
+        state.hosts[name] = host
+    return host
+
+
+def _apply_host(state: _State, record: HostRecord) -> None:
+    report = state.report
+    existing = state.hosts.get(record.name) or Host.objects.filter(name=record.name).first()
+    if existing is None or record.name in state.created_in_batch:
+        host = existing or Host(name=record.name)
+        if record.max_active is not None:
+            host.max_active = record.max_active
+        if record.budget_enabled is not None:
+            host.budget_enabled = record.budget_enabled
+        if record.description is not None:
+            host.description = record.description
+        host.save()
+        state.hosts[record.name] = host
+        if existing is None:
+            state.created_in_batch.add(record.name)
+            report.count("host", "created")
+        else:
+            report.count("host", "unchanged")
+        return
+    state.hosts[record.name] = existing
+    budget_differs = (record.max_active is not None and record.max_active != existing.max_active) or (
+        record.budget_enabled is not None and record.budget_enabled != existing.budget_enabled
+    )
+    if budget_differs:
+        report.notes.append(
+            f"host {record.name} exists: its budget (max_active {existing.max_active}, "
+            f"{'enabled' if existing.budget_enabled else 'disabled'}) was kept; budgets belong to the dashboard's admins"
+        )
+    if record.description is not None and record.description != existing.description:
+        existing.description = record.description
+        existing.save(update_fields=["description"])
+        report.count("host", "updated")
+    else:
+        report.count("host", "unchanged")
+
+
+# --- lessons -----------------------------------------------------------------------------------
+
+
+def _lesson_values(record: LessonRecord) -> dict:
+    return {
+        "kind": record.kind,
+        "lesson_id": record.lesson_id,
+        "store": record.store,
+        "origin": record.origin,
+        "superseded_by": record.superseded_by,
+        "consolidates": list(record.consolidates),
+        "confidence": record.confidence,
+        "helpful": record.helpful,
+        "harmful": record.harmful,
+        "applied": record.applied,
+        "tags": list(record.tags),
+    }
+
+
+def _apply_lessons(state: _State, chunk: list[tuple[Source, int, int, Record]]) -> None:
+    report = state.report
+    by_host: dict[str, dict[str, LessonRecord]] = defaultdict(dict)
+    for _src, _index, _number, record in chunk:
+        assert isinstance(record, LessonRecord)
+        if record.hash in by_host[record.host]:
+            report.count("lesson", "unchanged")  # the same lesson twice in one chunk: the last wins
+        by_host[record.host][record.hash] = record
+    for host_name, records in by_host.items():
+        host = _host(state, host_name)
+        existing = {lesson.hash: lesson for lesson in Lesson.objects.filter(host=host, hash__in=list(records))}
+        new = []
+        for h, record in records.items():
+            lesson = existing.get(h)
+            if lesson is None:
+                new.append(
+                    Lesson(
+                        host=host, hash=h, namespace=record.namespace, subject=record.subject, text=record.text,
+                        text_hash=text_hash(record.text), created_at=from_ms(record.created_at_ms),
+                        status=record.status, **_lesson_values(record),
+                    )
+                )
+                continue
+            _update_lesson(state, lesson, record)
+        Lesson.objects.bulk_create(new, batch_size=CHUNK)
+        report.count("lesson", "created", len(new))
+        if new:
+            state.affected_hosts.add(host.id)
+
+
+def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> None:
+    report = state.report
+    changed = [f for f, v in _lesson_values(record).items() if getattr(lesson, f) != v]
+    held = False
+    if record.status != lesson.status:
+        # A reviewer's decision newer than the record wins (interchange.md, "lesson").
+        if lesson.decided_at is not None and to_ms(lesson.decided_at) >= record.created_at_ms:
+            held = True
+            report.held.append(
+                f"lesson {lesson.hash[:12]} on {record.host}: stays {lesson.status} "
+                f"(the source says {record.status}; a reviewer's decision is newer)"
+            )
+        else:
+            changed.append("status")
+    for f in changed:
+        setattr(lesson, f, record.status if f == "status" else _lesson_values(record)[f])
+    if changed:
+        lesson.save(update_fields=[*changed, "updated_at"])
+        state.affected_hosts.add(lesson.host_id)
+    report.count("lesson", "held" if held else "updated" if changed else "unchanged")
+
+
+# --- verdicts, exposures, corrections, drafts --------------------------------------------------
+
+
+class _Resolver:
+    """Looks up the lessons a chunk refers to, with one query per host and reference kind."""
+
+    def __init__(self, state: _State, records: Iterable[Record]):
+        hashes: dict[str, set[str]] = defaultdict(set)
+        ids: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        for r in records:
+            ref = getattr(r, "lesson", None)
+            if ref is not None:
+                if ref.hash:
+                    hashes[r.host].add(ref.hash)
+                else:
+                    ids[r.host].add((ref.store, ref.lesson_id))
+            if isinstance(r, DraftRecord):
+                hashes[r.host].update(r.supersedes)
+        self.by_hash: dict[tuple[str, str], Lesson] = {}
+        self.versions: dict[tuple[str, str, str], list[Lesson]] = defaultdict(list)
+        for host_name in set(hashes) | set(ids):
+            host = state.hosts.get(host_name) or Host.objects.filter(name=host_name).first()
+            if host is None:
+                continue
+            state.hosts[host_name] = host
+            for lesson in Lesson.objects.filter(host=host, hash__in=list(hashes[host_name])):
+                self.by_hash[(host_name, lesson.hash)] = lesson
+            pairs = ids[host_name]
+            if pairs:
+                lesson_ids = {lid for _store, lid in pairs}
+                for lesson in Lesson.objects.filter(host=host, lesson_id__in=list(lesson_ids)):
+                    if (lesson.store, lesson.lesson_id) in pairs:
+                        self.versions[(host_name, lesson.store, lesson.lesson_id)].append(lesson)
+        for versions in self.versions.values():
+            versions.sort(key=lambda v: (v.created_at, v.hash))
+
+    def lesson(self, host: str, ref) -> Lesson | None:
+        """The version a verdict names: by hash; by store + id the live version, else the newest."""
+        if ref.hash:
+            return self.by_hash.get((host, ref.hash))
+        versions = self.versions.get((host, ref.store, ref.lesson_id))
+        if not versions:
+            return None
+        live = [v for v in versions if v.status == Lesson.Status.LIVE]
+        return (live or versions)[-1]
+
+    def version_at(self, host: str, ref, shown_at_ms: int) -> Lesson | None:
+        """The version current at ``shown_at``: the newest created at or before it, else the current one."""
+        if ref.hash:
+            return self.by_hash.get((host, ref.hash))
+        versions = self.versions.get((host, ref.store, ref.lesson_id)) or []
+        earlier = [v for v in versions if to_ms(v.created_at) <= shown_at_ms]
+        return earlier[-1] if earlier else self.lesson(host, ref)
+
+    def same_key_with_text(self, host: str, anchor: Lesson, digest: str) -> Lesson | None:
+        if anchor.lesson_id is None:
+            return anchor if anchor.text_hash == digest else None
+        for v in self.versions.get((host, anchor.store, anchor.lesson_id), []):
+            if v.text_hash == digest:
+                return v
+        return anchor if anchor.text_hash == digest else None
+
+
+def _key_of(lesson: Lesson) -> str:
+    return lesson_key(hash=lesson.hash, store=lesson.store, lesson_id=lesson.lesson_id)
+
+
+def _digest(*parts: object) -> str:
+    return sha256_hex("\u001f".join("" if p is None else str(p) for p in parts))
+
+
+def _apply_references(state: _State, chunk: list[tuple[Source, int, int, Record]]) -> None:
+    resolver = _Resolver(state, [r for *_rest, r in chunk])
+    verdicts, exposures, corrections = [], [], []
+    for src, index, number, record in chunk:
+        if isinstance(record, VerdictRecord):
+            lesson = resolver.lesson(record.host, record.lesson)
+            if lesson is None:
+                _reject(state, src, index, number, "verdict", "verdict.lesson",
+                        f"no {record.lesson.describe()} on host {record.host} in this batch or the database")
+                continue
+            key = _digest(record.metric, record.horizon_ms, record.measured_at_ms)
+            verdicts.append((lesson, key, record))
+        elif isinstance(record, ExposureRecord):
+            lesson = resolver.version_at(record.host, record.lesson, record.shown_at_ms)
+            if lesson is None:
+                _reject(state, src, index, number, "exposure", "exposure.lesson",
+                        f"no {record.lesson.describe()} on host {record.host} in this batch or the database")
+                continue
+            digest = record.text_hash or lesson.text_hash
+            shown = resolver.same_key_with_text(record.host, lesson, digest)
+            lkey = _key_of(lesson)
+            key = _digest(record.session, lkey, digest, record.shown_at_ms)
+            exposures.append((lesson.host_id, shown, lkey, digest, key, record))
+        elif isinstance(record, CorrectionRecord):
+            corrections.append((_host(state, record.host), _digest(record.identity), record))
+        elif isinstance(record, DraftRecord):
+            _apply_draft(state, resolver, src, index, number, record)
+    _write_verdicts(state, verdicts)
+    _write_exposures(state, exposures)
+    _write_corrections(state, corrections)
+
+
+def _write_verdicts(state: _State, items: list[tuple[Lesson, str, VerdictRecord]]) -> None:
+    if not items:
+        return
+    existing = set(
+        Verdict.objects.filter(lesson__in={lesson.id for lesson, _k, _r in items}, key__in={k for _l, k, _r in items})
+        .values_list("lesson_id", "key")
+    )
+    new = []
+    for lesson, key, record in items:
+        if (lesson.id, key) in existing:
+            state.report.count("verdict", "unchanged")
+            continue
+        existing.add((lesson.id, key))
+        new.append(
+            Verdict(
+                host_id=lesson.host_id, lesson=lesson, key=key, verdict=record.verdict, metric=record.metric,
+                baseline=record.baseline, current=record.current, horizon_ms=record.horizon_ms,
+                measured_at=from_ms(record.measured_at_ms),
+            )
+        )
+    Verdict.objects.bulk_create(new, batch_size=CHUNK)
+    lesson_latest_verdict_refresh(lesson_ids=[v.lesson_id for v in new])
+    state.report.count("verdict", "created", len(new))
+
+
+def _write_exposures(state: _State, items: list) -> None:
+    if not items:
+        return
+    existing = set(
+        Exposure.objects.filter(host_id__in={i[0] for i in items}, key__in={i[4] for i in items}).values_list(
+            "host_id", "key"
+        )
+    )
+    new = []
+    for host_id, shown, lkey, digest, key, record in items:
+        if (host_id, key) in existing:
+            state.report.count("exposure", "unchanged")
+            continue
+        existing.add((host_id, key))
+        new.append(
+            Exposure(
+                host_id=host_id, session=record.session, lesson_key=lkey, lesson=shown, text_hash=digest,
+                shown_at=from_ms(record.shown_at_ms), tier=record.tier, key=key,
+            )
+        )
+        state.affected_sessions.add((host_id, record.session))
+    Exposure.objects.bulk_create(new, batch_size=CHUNK)
+    state.report.count("exposure", "created", len(new))
+
+
+def _write_corrections(state: _State, items: list[tuple[Host, str, CorrectionRecord]]) -> None:
+    if not items:
+        return
+    existing = set(
+        Correction.objects.filter(host__in={h.id for h, _k, _r in items}, key__in={k for _h, k, _r in items})
+        .values_list("host_id", "key")
+    )
+    new = []
+    for host, key, record in items:
+        if (host.id, key) in existing:
+            state.report.count("correction", "unchanged")
+            continue
+        existing.add((host.id, key))
+        new.append(
+            Correction(
+                host=host, session=record.session, ext_id=record.id, key=key, kind=record.kind, text=record.text,
+                text_hash=text_hash(record.text), corrected_at=from_ms(record.corrected_at_ms),
+                turn_started_at=from_ms(record.turn_started_at_ms) if record.turn_started_at_ms is not None else None,
+            )
+        )
+        state.affected_sessions.add((host.id, record.session))
+    Correction.objects.bulk_create(new, batch_size=CHUNK)
+    state.report.count("correction", "created", len(new))
+
+
+def _apply_draft(state: _State, resolver: _Resolver, src: Source, index: int, number: int, record: DraftRecord) -> None:
+    for position, h in enumerate(record.supersedes):
+        lesson = resolver.by_hash.get((record.host, h))
+        if lesson is None:
+            _reject(state, src, index, number, "draft", f"draft.supersedes[{position}]",
+                    f"no lesson {h} on host {record.host} in this batch or the database")
+            return
+        if (lesson.namespace, lesson.subject) != (record.namespace, record.subject):
+            _reject(state, src, index, number, "draft", f"draft.supersedes[{position}]",
+                    f"lesson {h[:12]} is on entity {lesson.namespace}/{lesson.subject}, "
+                    f"not the draft's {record.namespace}/{record.subject}")
+            return
+    host = _host(state, record.host)
+    values = {
+        "namespace": record.namespace, "subject": record.subject, "text": record.text,
+        "supersedes": list(record.supersedes), "drafted_by": record.drafted_by, "triggered_by": record.triggered_by,
+        "gate_ground": record.gate_ground, "gate_verify": record.gate_verify, "confidence": record.confidence,
+        "created_at": from_ms(record.created_at_ms),
+    }
+    draft = Draft.objects.filter(host=host, ext_id=record.identity).first()
+    if draft is None:
+        Draft.objects.create(host=host, ext_id=record.identity, **values)
+        state.report.count("draft", "created")
+        return
+    changed = [f for f, v in values.items() if getattr(draft, f) != v]
+    if not changed:
+        state.report.count("draft", "unchanged")
+    elif draft.status != Draft.Status.PENDING:
+        state.report.count("draft", "held")
+        state.report.held.append(f"draft {draft.ext_id} on {record.host}: kept as {draft.status} by a reviewer's decision")
+    else:
+        for f in changed:
+            setattr(draft, f, values[f])
+        draft.save(update_fields=changed)
+        state.report.count("draft", "updated")

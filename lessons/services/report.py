@@ -1,0 +1,107 @@
+"""The import report: per record type, how many were created, unchanged, updated, held, rejected.
+
+spec: interchange.md, "Errors and the import report".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lessons.core.interchange import RECORD_TYPES
+
+OUTCOMES = ("created", "unchanged", "updated", "held", "rejected")
+MAX_ERRORS_IN_FULL = 100
+
+
+@dataclass(frozen=True)
+class LineError:
+    """One invalid line: where (source, line) and what (field, message)."""
+
+    source: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: {self.field}: {self.message}"
+
+    def as_dict(self) -> dict:
+        return {"source": self.source, "line": self.line, "field": self.field, "message": self.message}
+
+
+@dataclass
+class ImportReport:
+    """What an ingest did (or, with ``dry_run``, would do). ``written`` is False when nothing was kept."""
+
+    dry_run: bool = False
+    skip_invalid: bool = False
+    lines: int = 0
+    counts: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {t: dict.fromkeys(OUTCOMES, 0) for t in (*RECORD_TYPES, "unknown")}
+    )
+    errors: list[LineError] = field(default_factory=list)
+    error_count: int = 0
+    notes: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    written: bool = False
+    extra: dict[str, int] = field(default_factory=dict)
+
+    def count(self, rtype: str, outcome: str, n: int = 1) -> None:
+        self.counts[rtype][outcome] += n
+
+    def add_error(self, error: LineError, rtype: str | None) -> None:
+        self.error_count += 1
+        if len(self.errors) < MAX_ERRORS_IN_FULL:
+            self.errors.append(error)
+        self.count(rtype if rtype in self.counts else "unknown", "rejected")
+
+    def add_detail(self, error: LineError) -> None:
+        """Another problem on a line already counted as rejected."""
+        if len(self.errors) < MAX_ERRORS_IN_FULL:
+            self.errors.append(error)
+
+    @property
+    def ok(self) -> bool:
+        return self.error_count == 0
+
+    def totals(self) -> dict[str, int]:
+        return {o: sum(c[o] for c in self.counts.values()) for o in OUTCOMES}
+
+    def summary_line(self) -> str:
+        t = self.totals()
+        if self.error_count and not self.skip_invalid:
+            head = f"refused: {self.error_count} invalid line(s), nothing written"
+        elif self.dry_run:
+            head = "dry run, nothing written"
+        else:
+            head = "imported"
+        body = ", ".join(f"{t[o]} {o}" for o in OUTCOMES)
+        return f"{head}: {self.lines} line(s); {body}"
+
+    def table(self) -> str:
+        """A small fixed-width table of the counts, one row per record type that occurred."""
+        rows = [f"{'type':<11}" + "".join(f"{o:>10}" for o in OUTCOMES)]
+        for rtype, c in self.counts.items():
+            if any(c.values()):
+                rows.append(f"{rtype:<11}" + "".join(f"{c[o]:>10}" for o in OUTCOMES))
+        return "\n".join(rows)
+
+    def error_lines(self) -> list[str]:
+        out = [str(e) for e in self.errors]
+        if self.error_count > len(self.errors):
+            out.append(f"... and {self.error_count - len(self.errors)} more invalid line(s)")
+        return out
+
+    def as_dict(self) -> dict:
+        """JSON shape used by the API and ``--format json``."""
+        return {
+            "ok": self.ok,
+            "dry_run": self.dry_run,
+            "written": self.written,
+            "lines": self.lines,
+            "counts": {k: v for k, v in self.counts.items() if any(v.values())},
+            "error_count": self.error_count,
+            "errors": [e.as_dict() for e in self.errors],
+            "held": self.held,
+            "notes": self.notes,
+        }

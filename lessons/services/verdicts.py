@@ -1,0 +1,40 @@
+"""Keeping each lesson's latest Verify-gate verdict current. spec: interchange.md, "verdict".
+
+The latest verdict is the one with the greatest ``measured_at``; on a tie the greater
+``horizon_ms`` (a missing horizon ranks lowest); then the one ingested later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import F
+
+from lessons.models import Lesson, Verdict
+
+
+def latest_verdict_order() -> list:
+    """The ORDER BY that puts a lesson's latest verdict first."""
+    return [F("measured_at").desc(), F("horizon_ms").desc(nulls_last=True), F("id").desc()]
+
+
+def lesson_latest_verdict_refresh(*, lesson_ids: Iterable[int]) -> int:
+    """Recompute ``Lesson.latest_verdict`` for ``lesson_ids``; returns how many rows changed."""
+    ids = list(set(lesson_ids))
+    if not ids:
+        return 0
+    latest: dict[int, str] = {}
+    for lesson_id, verdict in (
+        Verdict.objects.filter(lesson_id__in=ids).order_by("lesson_id", *latest_verdict_order()).values_list(
+            "lesson_id", "verdict"
+        )
+    ):
+        latest.setdefault(lesson_id, verdict)
+    changed = []
+    for lesson in Lesson.objects.filter(id__in=ids).only("id", "latest_verdict"):
+        value = latest.get(lesson.id)
+        if lesson.latest_verdict != value:
+            lesson.latest_verdict = value
+            changed.append(lesson)
+    Lesson.objects.bulk_update(changed, ["latest_verdict"], batch_size=500)
+    return len(changed)

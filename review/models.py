@@ -1,0 +1,123 @@
+"""Decisions, their hash chain, host acknowledgements and API tokens. spec: decisions.md.
+
+A ``Decision`` row is written once, in the same transaction as the change it records, and never
+updated or deleted (the admin shows it read-only). A host's acknowledgement is a separate row so
+the record and its hash stay untouched.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Action(models.TextChoices):
+    RETIRE = "retire"
+    RESTORE = "restore"
+    APPROVE = "approve_consolidation"
+    REJECT = "reject_consolidation"
+    ROLLBACK = "rollback_consolidation"
+    SET_BUDGET = "set_budget"
+
+
+class ReasonCode(models.TextChoices):
+    DUPLICATE = "duplicate"
+    RESTATES_ANOTHER = "restates_another"
+    REGRESSED = "regressed"
+    DRIFTED = "drifted"
+    RECURRING = "recurring"
+    OBSOLETE = "obsolete"
+    TOO_SPECIFIC = "too_specific"
+    OTHER = "other"
+
+
+class Decision(models.Model):
+    """One reviewer decision, hash-chained to the one before. spec: decisions.md, "The record"."""
+
+    seq = models.PositiveBigIntegerField(unique=True)
+    at = models.DateTimeField()
+    actor = models.CharField(max_length=150)
+    action = models.CharField(max_length=32, choices=Action.choices)
+    host = models.CharField(max_length=64)
+    namespace = models.CharField(max_length=200, null=True, blank=True)
+    subject = models.CharField(max_length=200, null=True, blank=True)
+    lesson_hash = models.CharField(max_length=64, null=True, blank=True)
+    lesson_id = models.CharField(max_length=200, null=True, blank=True)
+    store = models.CharField(max_length=200, null=True, blank=True)
+    draft_id = models.CharField(max_length=200, null=True, blank=True)
+    created_hash = models.CharField(max_length=64, null=True, blank=True)
+    batch = models.CharField(max_length=64)
+    reason_code = models.CharField(max_length=32, choices=ReasonCode.choices, null=True, blank=True)
+    reason = models.TextField()
+    evidence = models.JSONField(default=dict)
+    prev_hash = models.CharField(max_length=64, blank=True)
+    hash = models.CharField(max_length=64, unique=True)
+
+    class Meta:
+        ordering = ["seq"]
+        permissions = [
+            ("decide", "Can retire, restore and decide consolidations"),
+            ("set_budget", "Can change a host's budget"),
+            ("manage_tokens", "Can create and revoke API tokens"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(action__in=[a.value for a in Action]), name="decision_action_valid"
+            ),
+            models.CheckConstraint(condition=Q(seq__gte=1), name="decision_seq_positive"),
+        ]
+        indexes = [
+            models.Index(fields=["host", "seq"], name="decision_host_seq"),
+            models.Index(fields=["actor", "seq"], name="decision_actor_seq"),
+            models.Index(fields=["action", "seq"], name="decision_action_seq"),
+            models.Index(fields=["host", "lesson_hash"], name="decision_lesson"),
+            models.Index(fields=["host", "draft_id"], name="decision_draft"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.action} by {self.actor}"
+
+
+class ChainHead(models.Model):
+    """The single row every decision-writing transaction locks, so ``seq`` and ``prev_hash`` never race."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    seq = models.PositiveBigIntegerField(default=0)
+    hash = models.CharField(max_length=64, blank=True, default="")
+
+
+class DecisionAck(models.Model):
+    """A host's acknowledgement of one decision: applied, or failed with a detail. spec: decisions.md."""
+
+    class Status(models.TextChoices):
+        APPLIED = "applied"
+        FAILED = "failed"
+
+    decision = models.OneToOneField(Decision, on_delete=models.PROTECT, related_name="ack")
+    status = models.CharField(max_length=16, choices=Status.choices)
+    detail = models.TextField(blank=True, default="")
+    acked_at = models.DateTimeField()
+    token_name = models.CharField(max_length=100, blank=True, default="")
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(status__in=["applied", "failed"]), name="ack_status_valid")]
+
+
+class ApiToken(models.Model):
+    """A bearer token for the JSON API, stored as its SHA-256; scoped to one host (or all) and to scopes."""
+
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=12)
+    token_hash = models.CharField(max_length=64, unique=True)
+    host = models.ForeignKey("lessons.Host", on_delete=models.CASCADE, null=True, blank=True, related_name="tokens")
+    can_ingest = models.BooleanField(default=False)
+    can_read = models.BooleanField(default=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        scope = self.host.name if self.host_id else "all hosts"
+        return f"{self.name} ({self.prefix}…, {scope})"

@@ -1,0 +1,49 @@
+"""The three roles and the permissions each holds. spec: cli.md ("Roles are the Django groups
+viewer, reviewer and admin, created by a migration"); decisions.md ("who").
+
+A viewer reads; a reviewer also decides (retire, restore, consolidations); an admin also sets
+budgets, manages hosts, users and API tokens.
+"""
+
+VIEWER = "viewer"
+REVIEWER = "reviewer"
+ADMIN = "admin"
+ROLES = (VIEWER, REVIEWER, ADMIN)
+
+PERM_VIEW = "lessons.view_lesson"
+PERM_DECIDE = "review.decide"
+PERM_SET_BUDGET = "review.set_budget"
+PERM_MANAGE_TOKENS = "review.manage_tokens"
+
+_VIEW = [
+    ("lessons", "view_host"),
+    ("lessons", "view_lesson"),
+    ("lessons", "view_verdict"),
+    ("lessons", "view_exposure"),
+    ("lessons", "view_correction"),
+    ("lessons", "view_draft"),
+    ("lessons", "view_recurrencecount"),
+    ("review", "view_decision"),
+    ("review", "view_decisionack"),
+]
+_DECIDE = [("review", "decide")]
+_ADMIN = [
+    ("review", "set_budget"),
+    ("review", "manage_tokens"),
+    ("lessons", "change_host"),
+    ("lessons", "add_host"),
+    ("review", "view_apitoken"),
+    ("review", "add_apitoken"),
+    ("review", "change_apitoken"),
+    ("review", "delete_apitoken"),
+    ("auth", "view_user"),
+    ("auth", "add_user"),
+    ("auth", "change_user"),
+    ("auth", "view_group"),
+]
+
+ROLE_PERMISSIONS: dict[str, list[tuple[str, str]]] = {
+    VIEWER: _VIEW,
+    REVIEWER: _VIEW + _DECIDE,
+    ADMIN: _VIEW + _DECIDE + _ADMIN,
+}

@@ -1,0 +1,70 @@
+"""Shared fixtures: the personas (viewer, reviewer, admin, outsider) and small builders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+
+
+def _user(username: str, group: str | None):
+    from django.contrib.auth.models import Group, User
+
+    user = User.objects.create_user(username=username, password=f"{username}-pass")
+    if group:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def viewer(db):
+    return _user("vera", "viewer")
+
+
+@pytest.fixture
+def reviewer(db):
+    return _user("rita", "reviewer")
+
+
+@pytest.fixture
+def second_reviewer(db):
+    return _user("rob", "reviewer")
+
+
+@pytest.fixture
+def admin_user(db):
+    return _user("ada", "admin")
+
+
+@pytest.fixture
+def outsider(client):
+    """An anonymous visitor: the Django test client, signed in as nobody."""
+    return client
+
+
+@pytest.fixture
+def ingest(db):
+    """Ingest records (dicts or raw lines) through the real ingest service; returns the report."""
+    from lessons.services.ingest import ingest_sources
+    from lessons.services.reading import bytes_source
+
+    def run(records, **options):
+        lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
+        return ingest_sources(sources=[bytes_source("\n".join(lines).encode(), name="batch.jsonl")], **options)
+
+    return run
+
+
+@pytest.fixture
+def corpora(db):
+    """Ingest the three shared interchange corpora; returns the report."""
+    from lessons.services.ingest import ingest_sources
+    from lessons.services.reading import file_source
+
+    names = ("adbuy-desk.jsonl", "support-triage.jsonl", "warehouse-sql.jsonl")
+    report = ingest_sources(sources=[file_source(str(CORPORA / n)) for n in names])
+    assert report.ok, report.error_lines()
+    return report
