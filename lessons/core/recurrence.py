@@ -306,7 +306,7 @@ def _attribute_one(
     )
     if not matching:
         return UNMATCHED, ()
-    if len(matching) > 5:
+    if len(matching) > 1:
         # Several lessons the session saw fit the correction: charging any one of them would be a guess.
         return AMBIGUOUS, matching
 

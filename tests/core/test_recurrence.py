@@ -298,6 +298,16 @@ def test_recurring_needs_two_recurred_sessions():
     assert Counts(recurred=5, recurred_sessions=1).recurring is False
 
 
+def test_two_recurred_corrections_in_one_session_are_one_recurred_session():
+    corrections = [
+        corrected("s1", "10:01", ON_TOPIC, turn="10:00:30"),
+        corrected("s1", "10:03", ON_TOPIC, turn="10:02"),
+    ]
+    result = run([shown("s1", L1, "10:00")], corrections)
+    assert counts_of(result, L1) == Counts(sessions_shown=1, recurred=2, recurred_sessions=1)
+    assert counts_of(result, L1).recurring is False
+
+
 def test_shown_at_the_turn_start_is_recurred():
     result = run([shown("s1", L1, "10:00")], [corrected("s1", "10:01", ON_TOPIC, turn="10:00")])
     assert counts_of(result, L1) == Counts(sessions_shown=1, recurred=1, recurred_sessions=1)

@@ -182,6 +182,9 @@ def test_counts_partition_the_user_corrections(world):
         assert counts.recurred_sessions <= min(counts.recurred, counts.sessions_shown)
     for name in SINGLE:
         assert total[name] == outcomes[name]
+    for (key, _), counts in result.counts.items():
+        recurred = [a for a in result.attributions if a.outcome == "recurred" and a.keys == (key,)]
+        assert counts.recurred_sessions == len({a.session for a in recurred})
     ambiguous = [a for a in result.attributions if a.outcome == "ambiguous"]
     assert all(len(a.keys) >= 2 for a in ambiguous)
     assert total["ambiguous"] == sum(len(a.keys) for a in ambiguous)
