@@ -226,3 +226,49 @@ class RecurrenceCount(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["recurred_sessions"], name="recurrence_recurring")]
+
+
+class CorrectionAttribution(models.Model):
+    """What one ``user_correction`` was attributed to: one row per charged lesson version.
+
+    Derived data, rebuilt by ``lessons.services.recurrence``: a correction charged to one lesson has
+    one row (``recurred``, ``during``, ``unknown`` or ``earlier_version``); an ambiguous one has a row
+    per matching candidate; an unmatched one has a single row without a lesson. ``lesson`` is always
+    the current version of the charged key. ``session`` repeats the correction's session so that a
+    session's rows are replaced, and distinct sessions counted, without a join.
+    spec: recurrence.md, "Attributing one correction" and "Coverage".
+    """
+
+    class Outcome(models.TextChoices):
+        RECURRED = "recurred"
+        DURING = "during"
+        UNKNOWN = "unknown"
+        EARLIER_VERSION = "earlier_version"
+        AMBIGUOUS = "ambiguous"
+        UNMATCHED = "unmatched"
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="attributions")
+    session = models.CharField(max_length=200)
+    correction = models.ForeignKey(Correction, on_delete=models.CASCADE, related_name="attributions")
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, null=True, blank=True, related_name="attributions")
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["correction", "lesson"], name="attribution_unique_lesson"),
+            models.CheckConstraint(
+                condition=Q(
+                    outcome__in=["recurred", "during", "unknown", "earlier_version", "ambiguous", "unmatched"]
+                ),
+                name="attribution_outcome_valid",
+            ),
+            models.CheckConstraint(
+                condition=(Q(outcome="unmatched") & Q(lesson__isnull=True))
+                | (~Q(outcome="unmatched") & Q(lesson__isnull=False)),
+                name="attribution_lesson_iff_matched",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["host", "session"], name="attribution_session"),
+            models.Index(fields=["lesson", "outcome"], name="attribution_lesson"),
+        ]
