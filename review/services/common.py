@@ -7,6 +7,7 @@ budget services can share them without importing each other.
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -52,6 +53,11 @@ class StalePile(DecisionRefused):
     def __init__(self, fresh_version: str, message: str = STALE_PILE):
         super().__init__(message)
         self.fresh_version = fresh_version
+
+
+def new_batch() -> str:
+    """A fresh batch id shared by the records of one submission: 32 lowercase hex characters."""
+    return uuid.uuid4().hex
 
 
 def clean_reason(reason: str | None) -> str:

@@ -11,7 +11,6 @@ silently undoes it (interchange.md, "lesson").
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -20,6 +19,13 @@ from django.db import transaction
 from lessons.models import Host, Lesson
 from review.models import Action, Decision
 from review.roles import PERM_DECIDE
+from review.services.budget import (
+    BUDGET_NOTHING_GIVEN,
+    BUDGET_OUT_OF_RANGE,
+    BUDGET_UNCHANGED,
+    budget_preview,
+    host_set_budget,
+)
 from review.services.chain import decision_append
 from review.services.common import (
     NOT_ALLOWED_BUDGET,
@@ -41,9 +47,41 @@ from review.services.common import (
     lesson_evidence,
     live_count,
     lock_entity,
+    new_batch,
+)
+from review.services.consolidation import (
+    CONSOLIDATION_EXISTS,
+    DRAFT_DROPS_ANCHORS,
+    DRAFT_GATE_FAILED,
+    DRAFT_NOT_PENDING,
+    DRAFT_SELF_APPROVAL,
+    DRAFT_STALE,
+    REJECT_NOT_PENDING,
+    ROLLBACK_NOT_APPROVED,
+    ROLLBACK_NOT_LIVE,
+    consolidation_rollback,
+    draft_approve,
+    draft_reject,
 )
 
 __all__ = [
+    "BUDGET_NOTHING_GIVEN",
+    "BUDGET_OUT_OF_RANGE",
+    "BUDGET_UNCHANGED",
+    "CONSOLIDATION_EXISTS",
+    "DRAFT_DROPS_ANCHORS",
+    "DRAFT_GATE_FAILED",
+    "DRAFT_NOT_PENDING",
+    "DRAFT_SELF_APPROVAL",
+    "DRAFT_STALE",
+    "REJECT_NOT_PENDING",
+    "ROLLBACK_NOT_APPROVED",
+    "ROLLBACK_NOT_LIVE",
+    "budget_preview",
+    "consolidation_rollback",
+    "draft_approve",
+    "draft_reject",
+    "host_set_budget",
     "LESSON_NOT_LIVE",
     "LESSON_UNKNOWN",
     "LESSONS_NOT_ONE_ENTITY",
@@ -75,11 +113,6 @@ RESTORE_NOT_BY_RETIRE = (
     "Lesson {short}… was not retracted by a retire decision (the source retracted it, or a rollback did), "
     "so it cannot be restored."
 )
-
-
-def new_batch() -> str:
-    """A fresh batch id shared by the records of one submission: 32 lowercase hex characters."""
-    return uuid.uuid4().hex
 
 
 def _entity_label(namespace: str, subject: str) -> str:

@@ -1,0 +1,322 @@
+"""Consolidation decisions: approve, reject and roll back a drafted consolidating lesson.
+
+Import these from ``review.services.decisions``. spec: decisions.md, "Actions"; interchange.md, "draft".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from lessons.core.coverage import draft_coverage, requires_confirmation
+from lessons.core.text import lesson_hash, text_hash
+from lessons.models import Draft, Host, Lesson
+from lessons.selectors.piles import entity_lessons, recurrence_dict
+from review.models import Action, Decision
+from review.roles import PERM_DECIDE
+from review.services.chain import decision_append
+from review.services.common import (
+    NOT_ALLOWED_DECIDE,
+    DecisionRefused,
+    check_actor,
+    check_version,
+    clean_reason,
+    clean_reason_code,
+    decision_now,
+    live_count,
+    lock_entity,
+    new_batch,
+    verdict_shown,
+)
+
+DRAFT_NOT_PENDING = "Draft {draft} is {status}; only a pending draft can be approved."
+DRAFT_GATE_FAILED = (
+    "Draft {draft} failed the {gates} gate; a draft that failed a gate can be rejected, never approved."
+)
+DRAFT_SELF_APPROVAL = "{user} drafted or triggered draft {draft}, so another reviewer must approve it."
+DRAFT_STALE = (
+    "Draft {draft} is stale: the lesson {short}… it supersedes is no longer live. "
+    "It can be rejected, not approved."
+)
+CONSOLIDATION_EXISTS = (
+    "A lesson with this draft's text already exists on the entity ({short}…, {status}); "
+    "approving would duplicate it."
+)
+DRAFT_DROPS_ANCHORS = (
+    "This draft drops {anchors} from lessons that held at the Verify gate. "
+    "Confirm the dropped anchors to approve it anyway."
+)
+REJECT_NOT_PENDING = "Draft {draft} is {status}; only a pending or stale draft can be rejected."
+ROLLBACK_NOT_APPROVED = "Draft {draft} is {status}; only an approved consolidation can be rolled back."
+ROLLBACK_NOT_LIVE = (
+    "The consolidation {short}… created by draft {draft} is {status}, not live; "
+    "there is nothing to roll back."
+)
+
+USER_LABEL_PREFIX = "user:"
+LLM_LABEL_PREFIX = "llm:"
+
+
+def principal_names(label: str | None) -> set[str]:
+    """The usernames a ``drafted_by``/``triggered_by`` label names: ``user:NAME`` names ``NAME``; a
+    bare label is compared as it is. spec: cli.md ("``user:NAME`` names the user ``NAME``")."""
+    if not label:
+        return set()
+    names = {label}
+    if label.startswith(USER_LABEL_PREFIX):
+        names.add(label[len(USER_LABEL_PREFIX) :])
+    return names
+
+
+def _failed_gates(draft: Draft) -> str:
+    failed = [
+        name
+        for name, value in (("GROUND", draft.gate_ground), ("VERIFY", draft.gate_verify))
+        if value != "pass"
+    ]
+    return " and ".join(failed)
+
+
+def _origin(drafted_by: str) -> str:
+    """``llm`` when a model drafted it (``llm:…``), else ``human``."""
+    return Lesson.Origin.LLM if drafted_by.startswith(LLM_LABEL_PREFIX) else Lesson.Origin.HUMAN
+
+
+def _lock_draft(draft: Draft) -> Draft:
+    return Draft.objects.select_for_update().select_related("host").get(pk=draft.pk)
+
+
+def _sync(target: Draft, source: Draft) -> None:
+    """Copy the decided fields back onto the caller's instance so it shows the new state."""
+    target.status = source.status
+    target.created_lesson_id = source.created_lesson_id
+    target.decided_at = source.decided_at
+
+
+def draft_evidence(*, draft: Draft, lessons: list[Lesson], host: Host) -> dict:
+    """What the reviewer saw of a draft: ``{"count", "max_active", "supersedes", "gates", "members"}``.
+
+    ``members`` lists each superseded lesson still on the entity as ``{"hash", "verdict", "recurrence"}``
+    in ``supersedes`` order. spec: decisions.md, "The record" (``evidence``).
+    """
+    by_hash = {lesson.hash: lesson for lesson in lessons}
+    return {
+        "count": live_count(lessons),
+        "max_active": host.max_active,
+        "supersedes": list(draft.supersedes),
+        "gates": {"ground": draft.gate_ground, "verify": draft.gate_verify},
+        "members": [
+            {"hash": h, "verdict": verdict_shown(by_hash[h]), "recurrence": recurrence_dict(by_hash[h])}
+            for h in draft.supersedes
+            if h in by_hash
+        ],
+    }
+
+
+def draft_approve(
+    *,
+    draft: Draft,
+    actor: AbstractBaseUser,
+    reason: str,
+    reason_code: str | None = None,
+    pile_version: str | None = None,
+    confirm_dropped_anchors: bool = False,
+    now: datetime | None = None,
+) -> Decision:
+    """Approve a consolidation draft: a live ``consolidation`` lesson with its text is created on the
+    entity and each member it supersedes becomes ``superseded`` by it. One record (``lesson_hash`` null,
+    ``draft_id``, ``created_hash``).
+
+    Refused unless: the draft is pending and not stale, both gates pass, ``actor`` is neither its
+    ``drafted_by`` nor its ``triggered_by``, every superseded member is live, the pile version matches
+    (``pile_version`` None skips that check), no lesson with the consolidation's hash exists on the host,
+    and, when the text drops a full anchor of a ``held`` member, ``confirm_dropped_anchors``.
+    Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. spec: decisions.md, "Actions".
+    """
+    check_actor(actor, PERM_DECIDE, NOT_ALLOWED_DECIDE)
+    reason = clean_reason(reason)
+    reason_code = clean_reason_code(reason_code)
+    at = decision_now(now)
+    username = actor.get_username()
+    with transaction.atomic():
+        locked = _lock_draft(draft)
+        host = locked.host
+        if locked.status != Draft.Status.PENDING:
+            raise DecisionRefused(DRAFT_NOT_PENDING.format(draft=locked.ext_id, status=locked.status))
+        if not locked.gates_pass:
+            raise DecisionRefused(DRAFT_GATE_FAILED.format(draft=locked.ext_id, gates=_failed_gates(locked)))
+        if username in principal_names(locked.drafted_by) | principal_names(locked.triggered_by):
+            raise DecisionRefused(DRAFT_SELF_APPROVAL.format(user=username, draft=locked.ext_id))
+        lessons = lock_entity(host=host, namespace=locked.namespace, subject=locked.subject)
+        check_version(lessons, pile_version)
+        by_hash = {lesson.hash: lesson for lesson in lessons}
+        members = []
+        for h in locked.supersedes:
+            member = by_hash.get(h)
+            if member is None or member.status != Lesson.Status.LIVE:
+                raise DecisionRefused(DRAFT_STALE.format(draft=locked.ext_id, short=h[:8]))
+            members.append(member)
+        new_hash = lesson_hash(locked.namespace, locked.subject, locked.text)
+        existing = Lesson.objects.filter(host=host, hash=new_hash).only("hash", "status").first()
+        if existing is not None:
+            raise DecisionRefused(CONSOLIDATION_EXISTS.format(short=new_hash[:8], status=existing.status))
+        coverage = draft_coverage(
+            draft_text=locked.text, members=[(m.hash, m.text, m.latest_verdict) for m in members]
+        )
+        dropped = requires_confirmation(coverage)
+        if dropped and not confirm_dropped_anchors:
+            raise DecisionRefused(DRAFT_DROPS_ANCHORS.format(anchors=", ".join(f"`{a}`" for a in dropped)))
+        evidence = draft_evidence(draft=locked, lessons=lessons, host=host)
+        evidence["dropped_anchors"] = dropped
+        created = Lesson.objects.create(
+            host=host,
+            hash=new_hash,
+            namespace=locked.namespace,
+            subject=locked.subject,
+            text=locked.text,
+            text_hash=text_hash(locked.text),
+            created_at=at,
+            status=Lesson.Status.LIVE,
+            kind=Lesson.Kind.CONSOLIDATION,
+            origin=_origin(locked.drafted_by),
+            consolidates=list(locked.supersedes),
+            decided_at=at,
+        )
+        for member in members:
+            member.status = Lesson.Status.SUPERSEDED
+            member.superseded_by = new_hash
+            member.decided_at = at
+            member.save(update_fields=["status", "superseded_by", "decided_at", "updated_at"])
+        locked.status = Draft.Status.APPROVED
+        locked.created_lesson = created
+        locked.decided_at = at
+        locked.save(update_fields=["status", "created_lesson", "decided_at"])
+        decision = decision_append(
+            actor=username,
+            action=Action.APPROVE,
+            host=host.name,
+            namespace=locked.namespace,
+            subject=locked.subject,
+            draft_id=locked.ext_id,
+            created_hash=new_hash,
+            batch=new_batch(),
+            reason=reason,
+            reason_code=reason_code,
+            evidence=evidence,
+            at=at,
+        )
+    _sync(draft, locked)
+    return decision
+
+
+def draft_reject(
+    *,
+    draft: Draft,
+    actor: AbstractBaseUser,
+    reason: str,
+    reason_code: str | None = None,
+    now: datetime | None = None,
+) -> Decision:
+    """Reject a pending (or stale) draft; no lesson changes. One record (``lesson_hash`` null, ``draft_id``).
+
+    Raises ``NotAllowed`` or ``DecisionRefused`` (approved or rejected already). spec: decisions.md.
+    """
+    check_actor(actor, PERM_DECIDE, NOT_ALLOWED_DECIDE)
+    reason = clean_reason(reason)
+    reason_code = clean_reason_code(reason_code)
+    at = decision_now(now)
+    with transaction.atomic():
+        locked = _lock_draft(draft)
+        host = locked.host
+        if locked.status != Draft.Status.PENDING:
+            raise DecisionRefused(REJECT_NOT_PENDING.format(draft=locked.ext_id, status=locked.status))
+        lessons = list(entity_lessons(host=host, namespace=locked.namespace, subject=locked.subject))
+        evidence = draft_evidence(draft=locked, lessons=lessons, host=host)
+        locked.status = Draft.Status.REJECTED
+        locked.decided_at = at
+        locked.save(update_fields=["status", "decided_at"])
+        decision = decision_append(
+            actor=actor.get_username(),
+            action=Action.REJECT,
+            host=host.name,
+            namespace=locked.namespace,
+            subject=locked.subject,
+            draft_id=locked.ext_id,
+            batch=new_batch(),
+            reason=reason,
+            reason_code=reason_code,
+            evidence=evidence,
+            at=at,
+        )
+    _sync(draft, locked)
+    return decision
+
+
+def consolidation_rollback(
+    *,
+    draft: Draft,
+    actor: AbstractBaseUser,
+    reason: str,
+    reason_code: str | None = None,
+    pile_version: str | None = None,
+    now: datetime | None = None,
+) -> Decision:
+    """Roll back an approved consolidation that is still live: it becomes ``retracted`` and the members it
+    superseded are live again (``superseded_by`` cleared). The draft stays ``approved``; the rollback is
+    told by its record (``lesson_hash`` = the consolidation's hash, ``draft_id``).
+
+    Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. spec: decisions.md, "Actions".
+    """
+    check_actor(actor, PERM_DECIDE, NOT_ALLOWED_DECIDE)
+    reason = clean_reason(reason)
+    reason_code = clean_reason_code(reason_code)
+    at = decision_now(now)
+    with transaction.atomic():
+        locked = _lock_draft(draft)
+        host = locked.host
+        if locked.status != Draft.Status.APPROVED or locked.created_lesson_id is None:
+            raise DecisionRefused(ROLLBACK_NOT_APPROVED.format(draft=locked.ext_id, status=locked.status))
+        lessons = lock_entity(host=host, namespace=locked.namespace, subject=locked.subject)
+        check_version(lessons, pile_version)
+        created = next((x for x in lessons if x.pk == locked.created_lesson_id), None)
+        if created is None or created.status != Lesson.Status.LIVE:
+            status = created.status if created is not None else "gone"
+            short = created.hash[:8] if created is not None else "?"
+            raise DecisionRefused(ROLLBACK_NOT_LIVE.format(short=short, draft=locked.ext_id, status=status))
+        evidence = draft_evidence(draft=locked, lessons=lessons, host=host)
+        evidence["verdict"] = verdict_shown(created)
+        evidence["recurrence"] = recurrence_dict(created)
+        created.status = Lesson.Status.RETRACTED
+        created.decided_at = at
+        created.save(update_fields=["status", "decided_at", "updated_at"])
+        supersedes = set(locked.supersedes)
+        for member in lessons:
+            # Only the members this consolidation superseded; one changed since (by an import newer than
+            # the approval) keeps its state.
+            if (
+                member.hash in supersedes
+                and member.status == Lesson.Status.SUPERSEDED
+                and member.superseded_by == created.hash
+            ):
+                member.status = Lesson.Status.LIVE
+                member.superseded_by = None
+                member.decided_at = at
+                member.save(update_fields=["status", "superseded_by", "decided_at", "updated_at"])
+        decision = decision_append(
+            actor=actor.get_username(),
+            action=Action.ROLLBACK,
+            host=host.name,
+            namespace=locked.namespace,
+            subject=locked.subject,
+            lesson=created,
+            draft_id=locked.ext_id,
+            batch=new_batch(),
+            reason=reason,
+            reason_code=reason_code,
+            evidence=evidence,
+            at=at,
+        )
+    _sync(draft, locked)
+    return decision
