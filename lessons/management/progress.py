@@ -18,10 +18,11 @@ _PHASES = ("validate", "lessons", "references")
 def progress_bar(sources: list[Source], *, stream) -> Iterator[Progress | None]:
     """Yield a progress callback showing bytes read across the three ingest passes, or None when small."""
     total = sum(s.size or 0 for s in sources)
-    if total < LARGE_INPUT_BYTES:
+    # A bar only helps a person watching a terminal; in logs and CI it would be noise.
+    if total < LARGE_INPUT_BYTES or not getattr(stream, "isatty", lambda: False)():
         yield None
         return
-    bar = tqdm(total=total * len(_PHASES), unit="B", unit_scale=True, file=stream, desc="ingest", leave=False)
+    bar = tqdm(total=total * len(_PHASES), unit="B", unit_scale=True, file=stream, desc="ingest", leave=False, mininterval=0.5)
     state = {"phase": None, "base": 0, "last": 0}
 
     def update(phase: str, done: int) -> None:

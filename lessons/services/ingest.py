@@ -314,7 +314,7 @@ def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> None:
         # A reviewer's decision newer than the record wins (interchange.md, "lesson").
         if lesson.decided_at is not None and to_ms(lesson.decided_at) >= record.created_at_ms:
             held = True
-            report.held.append(
+            report.add_held(
                 f"lesson {lesson.hash[:12]} on {record.host}: stays {lesson.status} "
                 f"(the source says {record.status}; a reviewer's decision is newer)"
             )
@@ -535,7 +535,7 @@ def _apply_draft(state: _State, resolver: _Resolver, src: Source, index: int, nu
         state.report.count("draft", "unchanged")
     elif draft.status != Draft.Status.PENDING:
         state.report.count("draft", "held")
-        state.report.held.append(f"draft {draft.ext_id} on {record.host}: kept as {draft.status} by a reviewer's decision")
+        state.report.add_held(f"draft {draft.ext_id} on {record.host}: kept as {draft.status} by a reviewer's decision")
     else:
         for f in changed:
             setattr(draft, f, values[f])

@@ -55,6 +55,11 @@ class ImportReport:
             self.errors.append(error)
         self.count(rtype if rtype in self.counts else "unknown", "rejected")
 
+    def add_held(self, text: str) -> None:
+        """A record kept as a reviewer decided; the first ``MAX_ERRORS_IN_FULL`` are listed."""
+        if len(self.held) < MAX_ERRORS_IN_FULL:
+            self.held.append(text)
+
     def add_detail(self, error: LineError) -> None:
         """Another problem on a line already counted as rejected."""
         if len(self.errors) < MAX_ERRORS_IN_FULL:

@@ -1,0 +1,69 @@
+"""Ingest benchmark: time and peak memory of ``manage.py ingest`` on a generated file.
+
+Usage: DEBUG=1 .venv/bin/python bench/ingest_bench.py [LINES ...]   (default: 100000 200000)
+Each run uses a fresh SQLite database in a temporary folder and a generated interchange file
+(1 host, 1 lesson per 20 lines, the rest exposures and corrections). Reports wall time and the peak
+resident memory of the ingest process, so doubling the input shows how both grow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def generate(path: Path, lines: int) -> None:
+    with path.open("w") as out:
+        out.write(json.dumps({"type": "host", "name": "bench", "max_active": 8, "budget_enabled": True}) + "\n")
+        lessons = max(1, lines // 20)
+        for i in range(lessons):
+            out.write(json.dumps({"type": "lesson", "host": "bench", "namespace": "ns", "subject": f"s{i % 500}",
+                                  "text": f"Use `col_{i}` with care in staging models rule {i}.",
+                                  "created_at": 1_700_000_000_000 + i, "lesson_id": f"L-{i:05x}",
+                                  "store": "team-playbook"}) + "\n")
+        for j in range(lines - lessons - 1):
+            session = f"ses_{j // 10}"
+            if j % 5 == 4:
+                out.write(json.dumps({"type": "correction", "host": "bench", "session": session, "id": f"c{j}",
+                                      "kind": "user_correction", "text": f"Use `col_{j % lessons}` in staging.",
+                                      "corrected_at": 1_800_000_000_000 + j,
+                                      "turn_started_at": 1_800_000_000_000 + j - 500}) + "\n")
+            else:
+                out.write(json.dumps({"type": "exposure", "host": "bench", "session": session,
+                                      "store": "team-playbook", "lesson_id": f"L-{(j * 7) % lessons:05x}",
+                                      "shown_at": 1_800_000_000_000 + j - 1000}) + "\n")
+
+
+def run(lines: int) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "input.jsonl"
+        generate(data, lines)
+        env = {**os.environ, "DEBUG": "1", "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3"}
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "manage.py", "ingest", str(data)], cwd=ROOT, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        elapsed = time.perf_counter() - start
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        return elapsed, max(peak, before) / 1024
+
+
+def main() -> None:
+    sizes = [int(a) for a in sys.argv[1:]] or [100_000, 200_000]
+    print(f"{'lines':>10} {'seconds':>9} {'peak MiB':>9}")
+    for lines in sizes:
+        elapsed, peak = run(lines)
+        print(f"{lines:>10} {elapsed:>9.1f} {peak:>9.1f}")
+
+
+if __name__ == "__main__":
+    main()
