@@ -1,0 +1,54 @@
+"""``manage.py export_decisions [--format jsonl|csv] [--since SEQ] [--host NAME]``.
+
+Streams the decision records in ``seq`` order to stdout (chunks of 2000 rows: memory stays flat).
+``--since SEQ`` exports the records after ``SEQ`` (``seq > SEQ``), as a host that has applied up to
+``SEQ`` asks for. spec: decisions.md, "Exports"; cli.md.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from lessons.management.base import Command as BaseCommand
+from lessons.management.base import UsageError
+from review.management.lookups import LookupRefused, host_by_name
+from review.models import Decision
+from review.services.exports import decisions_csv, decisions_jsonl
+
+SINCE_NEGATIVE = "--since: expected a seq of 0 or more, got {since}"
+
+
+class Command(BaseCommand):
+    help = "Export the decision log as JSON Lines or CSV, in seq order."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+        parser.add_argument(
+            "--since", type=int, metavar="SEQ", help="only records with a seq greater than SEQ"
+        )
+        parser.add_argument("--host", help="only decisions on this host")
+
+    def handle(self, *args, format, since, host, **options):
+        if since is not None and since < 0:
+            raise UsageError(SINCE_NEGATIVE.format(since=since))
+        try:
+            host_obj = host_by_name(host)
+        except LookupRefused as exc:
+            self.fail(str(exc))
+        decisions = Decision.objects.all()
+        if since is not None:
+            decisions = decisions.filter(seq__gt=since)
+        if host_obj is not None:
+            decisions = decisions.filter(host=host_obj.name)
+        lines = decisions_csv(decisions) if format == "csv" else decisions_jsonl(decisions)
+        try:
+            for line in lines:
+                self.stdout.write(line, ending="")
+            self.stdout.flush()
+        except BrokenPipeError:
+            # The reader went away (``| head``): stop quietly, and keep Python's exit flush from failing.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            lines.close()  # releases the server-side cursor before the connection closes
