@@ -1,0 +1,106 @@
+"""Lesson versions by recurrence key, and which version is current. spec: recurrence.md, "Lesson keys
+and versions".
+
+Shared by the recurrence service (which stores counts on the current version) and the recurrence
+selectors (which read them back), so both agree on what "current" means.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q
+
+from lessons.core.recurrence import LessonKey, LessonVersion, lesson_key
+from lessons.models import Lesson
+
+KEY_CHUNK = 500  # keys per lookup query: well under SQLite's 999 parameters
+_HASH_PREFIX = "hash:"
+_ID_PREFIX = "id:"
+_FIELDS = ("id", "hash", "store", "lesson_id", "text", "text_hash", "status", "created_at")
+
+
+@dataclass(frozen=True)
+class Version:
+    """One stored lesson version, as recurrence needs it; ``key`` is its recurrence key."""
+
+    id: int
+    hash: str
+    key: LessonKey
+    text: str
+    text_hash: str
+    live: bool
+    created_at: datetime
+
+    def as_core(self, *, is_current: bool) -> LessonVersion:
+        return LessonVersion(
+            key=self.key, hash=self.hash, text=self.text, text_hash=self.text_hash, is_current=is_current
+        )
+
+
+def key_of(lesson: Lesson) -> LessonKey:
+    """A lesson row's recurrence key: ``(store, lesson_id)`` when it has a ``lesson_id``, else its hash."""
+    return lesson_key(hash=lesson.hash, store=lesson.store, lesson_id=lesson.lesson_id)
+
+
+def _version(row: tuple) -> Version:
+    pk, digest, store, lid, text, text_hash, status, created_at = row
+    return Version(
+        id=pk,
+        hash=digest,
+        key=lesson_key(hash=digest, store=store, lesson_id=lid),
+        text=text,
+        text_hash=text_hash,
+        live=status == Lesson.Status.LIVE,
+        created_at=created_at,
+    )
+
+
+def host_versions(*, host_id: int) -> Iterator[Version]:
+    """Every lesson version of a host (one query, streamed)."""
+    rows = Lesson.objects.filter(host_id=host_id).order_by("id").values_list(*_FIELDS)
+    for row in rows.iterator(chunk_size=2000):
+        yield _version(row)
+
+
+def key_versions(*, host_id: int, keys: Iterable[LessonKey]) -> list[Version]:
+    """The versions of ``keys`` on one host, in id order. One query per ``KEY_CHUNK`` keys.
+
+    A ``hash:`` key names one lesson without a ``lesson_id``; an ``id:`` key every version of one
+    ``(store, lesson_id)``. Rows found by ``lesson_id`` in another store are dropped by their key.
+    """
+    wanted = set(keys)
+    ordered = sorted(wanted)
+    found: dict[int, Version] = {}
+    for start in range(0, len(ordered), KEY_CHUNK):
+        chunk = ordered[start : start + KEY_CHUNK]
+        hashes = [k[len(_HASH_PREFIX) :] for k in chunk if k.startswith(_HASH_PREFIX)]
+        ids = sorted({k.split("\x1f", 1)[1] for k in chunk if k.startswith(_ID_PREFIX) and "\x1f" in k})
+        if not hashes and not ids:
+            continue
+        rows = Lesson.objects.filter(host_id=host_id).filter(Q(hash__in=hashes) | Q(lesson_id__in=ids))
+        for row in rows.values_list(*_FIELDS):
+            version = _version(row)
+            if version.key in wanted:
+                found[version.id] = version
+    return [found[pk] for pk in sorted(found)]
+
+
+def current_versions(versions: Iterable[Version]) -> dict[LessonKey, Version]:
+    """The current version of every key: its newest live version, else its newest version.
+
+    "Newest" orders by ``(created_at, hash)``, as ingest resolves a ``store`` + ``lesson_id``
+    reference. spec: recurrence.md, "Lesson keys and versions" ("Its current text is the text of its
+    live version (else its newest version)").
+    """
+    by_key: dict[LessonKey, list[Version]] = defaultdict(list)
+    for version in versions:
+        by_key[version.key].append(version)
+    current = {}
+    for key, group in by_key.items():
+        live = [v for v in group if v.live]
+        current[key] = max(live or group, key=lambda v: (v.created_at, v.hash))
+    return current

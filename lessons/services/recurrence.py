@@ -1,0 +1,349 @@
+"""Keeping recurrence current: per-correction attributions and per-lesson counts in the database.
+
+The attribution itself is the pure ``lessons.core.recurrence.attribute``; this module feeds it one
+chunk of sessions at a time and stores what it returns:
+
+- ``CorrectionAttribution``: one row per ``user_correction`` and charged lesson (unmatched ones get a
+  row without a lesson). A correction's attribution depends only on its own session's exposures and
+  the texts of the lesson keys that session saw, so a session's rows can be rebuilt on their own.
+- ``RecurrenceCount``: one row per current lesson version, the seven counts summed in SQL from the
+  attribution rows (``recurred_sessions`` as distinct sessions) and from the exposures
+  (``sessions_shown``: distinct sessions shown the current text).
+
+``recurrence_refresh`` is what ingest calls after a write (same transaction); ``recurrence_recompute``
+rebuilds everything (``manage.py recurrence --recompute``); ``recurrence_lessons_changed`` runs when a
+lesson's status changes (a ``post_save`` receiver, so that retire, restore, consolidation and the admin
+cannot forget it). Memory stays bounded by ``SESSION_CHUNK`` sessions plus one host's lesson texts.
+spec: recurrence.md.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.db.models.signals import post_save
+from django.dispatch import receiver
+
+from lessons.core.recurrence import (
+    AMBIGUOUS,
+    DURING,
+    EARLIER_VERSION,
+    NOT_ATTRIBUTED,
+    RECURRED,
+    UNKNOWN,
+    UNMATCHED,
+    USER_CORRECTION,
+    LessonKey,
+    attribute,
+)
+from lessons.core.recurrence import Correction as CoreCorrection
+from lessons.core.recurrence import Exposure as CoreExposure
+from lessons.core.text import to_ms
+from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
+from lessons.selectors.recurrence_keys import (
+    KEY_CHUNK,
+    Version,
+    current_versions,
+    host_versions,
+    key_of,
+    key_versions,
+)
+
+SESSION_CHUNK = 500  # sessions per attribution chunk: bounds memory and SQL parameters (SQLite: 999)
+WRITE_BATCH = 500
+# Beyond this many changed sessions on one host, rebuilding the host reads less than the lookups would.
+FULL_REFRESH_SESSIONS = 20_000
+COUNT_FIELDS = (
+    "sessions_shown",
+    "recurred",
+    "recurred_sessions",
+    "during",
+    "unknown",
+    "ambiguous",
+    "earlier_version",
+)
+
+
+@dataclass
+class RecurrenceStats:
+    """What a refresh or recompute did: hosts rebuilt, sessions attributed, rows written."""
+
+    hosts: int = 0
+    sessions: int = 0
+    corrections: int = 0
+    attributions: int = 0
+    lessons: int = 0
+
+
+def recurrence_recompute(*, host: Host | None = None) -> RecurrenceStats:
+    """Rebuild every attribution and count, of one host or of all hosts, in one transaction.
+
+    Reads sessions in chunks of ``SESSION_CHUNK`` (memory bounded by a chunk plus the host's lesson
+    texts). Returns ``RecurrenceStats``. spec: recurrence.md ("Analysis covers the whole stored
+    history, not a window").
+    """
+    stats = RecurrenceStats()
+    hosts = [host.id] if host is not None else list(Host.objects.order_by("id").values_list("id", flat=True))
+    with transaction.atomic():
+        for host_id in hosts:
+            _recompute_host(host_id, stats)
+    return stats
+
+
+def recurrence_refresh(
+    *, sessions: Iterable[tuple[int, str]] = (), host_ids: Iterable[int] = ()
+) -> RecurrenceStats:
+    """Bring attributions and counts up to date after new exposures, corrections or lessons.
+
+    ``sessions``: ``(host_id, session)`` pairs that gained exposures or corrections; only their
+    attributions are rebuilt, then the counts of the lessons they touch. ``host_ids``: hosts whose
+    lessons were created or changed (a new version can change a key's current text, which changes
+    attributions in every session that saw the key), rebuilt in full. Runs in the caller's
+    transaction when there is one (ingest calls it inside its own). Returns ``RecurrenceStats``.
+    """
+    stats = RecurrenceStats()
+    full = set(host_ids)
+    by_host: dict[int, set[str]] = defaultdict(set)
+    for host_id, session in sessions:
+        if host_id not in full:
+            by_host[host_id].add(session)
+    with transaction.atomic():
+        for host_id in sorted(full):
+            _recompute_host(host_id, stats)
+        for host_id in sorted(by_host):
+            if len(by_host[host_id]) > FULL_REFRESH_SESSIONS:
+                _recompute_host(host_id, stats)
+            else:
+                _refresh_sessions(host_id, sorted(by_host[host_id]), changed_keys=set(), stats=stats)
+    return stats
+
+
+def recurrence_lessons_changed(*, lessons: Iterable[Lesson]) -> RecurrenceStats:
+    """Reassign counts when lessons were created or changed status (retire, restore, consolidation).
+
+    A status change can move a key's current version (live, else newest) to another text, which
+    changes attributions (``recurred`` versus ``earlier_version``) in every session that saw the key.
+    For each key whose count row is no longer exactly on its current version, the sessions exposed
+    to the key are re-attributed and the key's counts moved. A key whose current version is unchanged
+    costs two queries and writes nothing. spec: recurrence.md, "Lesson keys and versions".
+    """
+    stats = RecurrenceStats()
+    keys_by_host: dict[int, set[LessonKey]] = defaultdict(set)
+    for lesson in lessons:
+        keys_by_host[lesson.host_id].add(key_of(lesson))
+    with transaction.atomic():
+        for host_id in sorted(keys_by_host):
+            versions = key_versions(host_id=host_id, keys=keys_by_host[host_id])
+            current = current_versions(versions)
+            with_rows = set(
+                RecurrenceCount.objects.filter(lesson_id__in=[v.id for v in versions]).values_list(
+                    "lesson_id", flat=True
+                )
+            )
+            changed = {
+                key
+                for key, version in current.items()
+                if with_rows & {v.id for v in versions if v.key == key} != {version.id}
+            }
+            if not changed:
+                continue
+            sessions = sorted(
+                set(
+                    Exposure.objects.filter(host_id=host_id, lesson_key__in=sorted(changed))
+                    .values_list("session", flat=True)
+                    .distinct()
+                )
+            )
+            _refresh_sessions(host_id, sessions, changed_keys=changed, stats=stats)
+    return stats
+
+
+@receiver(post_save, sender=Lesson, dispatch_uid="recurrence_lesson_saved")
+def _lesson_saved(
+    sender, instance: Lesson, created: bool, update_fields=None, raw: bool = False, **kwargs
+) -> None:
+    # Every path that changes a status (decisions, consolidations, ingest updates, the admin) saves
+    # the row; listening here keeps counts right without each of them having to remember.
+    # Ingest's bulk-created lessons send no signal: ingest passes their hosts to recurrence_refresh.
+    if raw or not (created or update_fields is None or "status" in update_fields):
+        return
+    recurrence_lessons_changed(lessons=[instance])
+
+
+# --- internals ---------------------------------------------------------------------------------
+
+
+def _chunks(items: list, size: int) -> Iterable[list]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
+    stats.hosts += 1
+    versions = list(host_versions(host_id=host_id))
+    current = current_versions(versions)
+    by_key: dict[LessonKey, list[Version]] = defaultdict(list)
+    for version in versions:
+        by_key[version.key].append(version)
+    CorrectionAttribution.objects.filter(host_id=host_id).delete()
+    # Only sessions with a user correction can produce attributions; sessions_shown is counted in SQL.
+    sessions = sorted(
+        set(
+            Correction.objects.filter(host_id=host_id, kind=USER_CORRECTION)
+            .values_list("session", flat=True)
+            .distinct()
+        )
+    )
+    for chunk in _chunks(sessions, SESSION_CHUNK):
+        rows = _attribute_chunk(
+            host_id, chunk, lambda keys: [v for k in keys for v in by_key.get(k, ())], current
+        )
+        CorrectionAttribution.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+        stats.sessions += len(chunk)
+        stats.attributions += len(rows)
+    _store_counts(host_id, current, full=True, stats=stats)
+    stale = set(RecurrenceCount.objects.filter(lesson__host_id=host_id).values_list("lesson_id", flat=True))
+    stale -= {v.id for v in current.values()}
+    for chunk in _chunks(sorted(stale), KEY_CHUNK):
+        RecurrenceCount.objects.filter(lesson_id__in=chunk).delete()
+
+
+def _refresh_sessions(
+    host_id: int, sessions: list[str], *, changed_keys: set[LessonKey], stats: RecurrenceStats
+) -> None:
+    touched: set[LessonKey] = set(changed_keys)
+    for chunk in _chunks(sessions, SESSION_CHUNK):
+        touched.update(
+            Exposure.objects.filter(host_id=host_id, session__in=chunk)
+            .values_list("lesson_key", flat=True)
+            .distinct()
+        )
+        CorrectionAttribution.objects.filter(host_id=host_id, session__in=chunk).delete()
+        rows = _attribute_chunk(host_id, chunk, lambda keys: key_versions(host_id=host_id, keys=keys), None)
+        CorrectionAttribution.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+        stats.sessions += len(chunk)
+        stats.attributions += len(rows)
+    versions = key_versions(host_id=host_id, keys=touched)
+    current = current_versions(versions)
+    _store_counts(host_id, current, full=False, stats=stats)
+    # Versions of these keys that are no longer current keep no counts (one row per current version).
+    current_ids = {v.id for v in current.values()}
+    stale = [v.id for v in versions if v.id not in current_ids]
+    for chunk in _chunks(stale, KEY_CHUNK):
+        RecurrenceCount.objects.filter(lesson_id__in=chunk).delete()
+
+
+def _attribute_chunk(host_id, sessions, versions_of, current) -> list[CorrectionAttribution]:
+    """Attribute the user corrections of ``sessions`` (one host) and return the rows to store."""
+    corrections = [
+        CoreCorrection(
+            session=session,
+            id=str(pk),
+            kind=USER_CORRECTION,
+            text=text,
+            corrected_at_ms=to_ms(corrected_at),
+            turn_started_at_ms=to_ms(turn_started_at) if turn_started_at is not None else None,
+        )
+        for pk, session, text, corrected_at, turn_started_at in Correction.objects.filter(
+            host_id=host_id, session__in=sessions, kind=USER_CORRECTION
+        ).values_list("id", "session", "text", "corrected_at", "turn_started_at")
+    ]
+    if not corrections:
+        return []
+    exposures = [
+        CoreExposure(session=session, key=key, text_hash=digest or "", shown_at_ms=to_ms(shown_at))
+        for session, key, digest, shown_at in Exposure.objects.filter(
+            host_id=host_id, session__in=sessions
+        ).values_list("session", "lesson_key", "text_hash", "shown_at")
+    ]
+    keys = {exposure.key for exposure in exposures}
+    versions = versions_of(keys)
+    if current is None:
+        current = current_versions(versions)
+    result = attribute(
+        versions=[v.as_core(is_current=current[v.key].id == v.id) for v in versions],
+        exposures=exposures,
+        corrections=corrections,
+    )
+    rows = []
+    for attribution in result.attributions:
+        correction_id = int(attribution.correction_id)
+        if attribution.outcome == UNMATCHED:
+            rows.append(
+                CorrectionAttribution(
+                    host_id=host_id,
+                    session=attribution.session,
+                    correction_id=correction_id,
+                    outcome=UNMATCHED,
+                )
+            )
+        elif attribution.outcome != NOT_ATTRIBUTED:
+            rows.extend(
+                CorrectionAttribution(
+                    host_id=host_id,
+                    session=attribution.session,
+                    correction_id=correction_id,
+                    lesson_id=current[key].id,
+                    outcome=attribution.outcome,
+                )
+                for key in attribution.keys
+            )
+    return rows
+
+
+def _store_counts(
+    host_id: int, current: dict[LessonKey, Version], *, full: bool, stats: RecurrenceStats
+) -> None:
+    """Sum the counts of the ``current`` versions in SQL and upsert one ``RecurrenceCount`` each."""
+    by_id = {version.id: version for version in current.values()}
+    tallies: dict[int, dict] = {}
+    shown: dict[tuple[str, str], int] = {}
+    attributions = CorrectionAttribution.objects.filter(host_id=host_id, lesson__isnull=False)
+    exposures = Exposure.objects.filter(host_id=host_id)
+    groups = [None] if full else list(_chunks(sorted(by_id), KEY_CHUNK))
+    for ids in groups:
+        scoped = attributions if ids is None else attributions.filter(lesson_id__in=ids)
+        for row in scoped.values("lesson_id").order_by().annotate(**_OUTCOME_AGGREGATES):
+            tallies[row.pop("lesson_id")] = row
+        keys = None if ids is None else sorted({by_id[pk].key for pk in ids})
+        scoped_exposures = exposures if keys is None else exposures.filter(lesson_key__in=keys)
+        for key, digest, n in (
+            scoped_exposures.values("lesson_key", "text_hash")
+            .order_by()
+            .annotate(n=Count("session", distinct=True))
+            .values_list("lesson_key", "text_hash", "n")
+        ):
+            shown[key, digest] = n
+    rows = []
+    for pk in sorted(by_id):
+        version = by_id[pk]
+        tally = tallies.get(pk, {})
+        rows.append(
+            RecurrenceCount(
+                lesson_id=pk,
+                sessions_shown=shown.get((version.key, version.text_hash), 0),
+                **{f: tally.get(f, 0) for f in COUNT_FIELDS if f != "sessions_shown"},
+            )
+        )
+    RecurrenceCount.objects.bulk_create(
+        rows,
+        batch_size=WRITE_BATCH,
+        update_conflicts=True,
+        unique_fields=["lesson"],
+        update_fields=[*COUNT_FIELDS, "computed_at"],
+    )
+    stats.lessons += len(rows)
+
+
+_OUTCOME_AGGREGATES = {
+    "recurred": Count("id", filter=Q(outcome=RECURRED)),
+    "recurred_sessions": Count("session", filter=Q(outcome=RECURRED), distinct=True),
+    "during": Count("id", filter=Q(outcome=DURING)),
+    "unknown": Count("id", filter=Q(outcome=UNKNOWN)),
+    "ambiguous": Count("id", filter=Q(outcome=AMBIGUOUS)),
+    "earlier_version": Count("id", filter=Q(outcome=EARLIER_VERSION)),
+}
