@@ -1,0 +1,261 @@
+"""Recurrence of one lesson, for its page: the sessions shown it, the corrections charged to it, the
+corrections on its topic that were not, its verdicts, and the same text on other hosts.
+
+A fixed number of queries whatever the number of exposures; long lists are capped (the newest rows
+are kept) and the totals say how many there were. spec: recurrence.md.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Count, Min, Q
+
+from lessons.core.recurrence import USER_CORRECTION, content_tokens
+from lessons.core.tokens import anchors, text_matches
+from lessons.models import Correction, CorrectionAttribution, Exposure, Lesson, RecurrenceCount, Verdict
+from lessons.selectors.recurrence import counts_dict, has_evidence, is_recurring
+from lessons.selectors.recurrence_keys import Version, current_versions, key_of, key_versions
+
+TIMELINE_SESSIONS = 200  # sessions drawn and listed (the newest by first exposure)
+ATTRIBUTION_LIMIT = 200  # charged corrections listed (the newest)
+TOPIC_CANDIDATES = 2000  # newest uncharged corrections sharing a word with the lesson, checked by the rules
+TOPIC_LIMIT = 50  # uncharged corrections on its topic shown
+
+OUTCOME_LABELS = {
+    "recurred": "recurred",
+    "during": "during the turn",
+    "unknown": "unknown timing",
+    "earlier_version": "earlier version shown",
+    "ambiguous": "ambiguous",
+}
+
+
+@dataclass(frozen=True)
+class SessionShown:
+    """A session shown the lesson's key: first exposure of any version, and of the current text."""
+
+    session: str
+    first_shown: datetime
+    first_current: datetime | None
+
+
+@dataclass(frozen=True)
+class ChargedCorrection:
+    """A user correction charged to the lesson; ``others`` are the other candidates when ambiguous."""
+
+    id: int
+    session: str
+    text: str
+    outcome: str
+    corrected_at: datetime
+    turn_started_at: datetime | None
+    others: tuple[Lesson, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return OUTCOME_LABELS.get(self.outcome, self.outcome)
+
+
+@dataclass(frozen=True)
+class TopicCorrection:
+    """A user correction on the lesson's topic that was not charged to it (the session had not been
+    shown the lesson by then, or never was)."""
+
+    id: int
+    session: str
+    text: str
+    corrected_at: datetime
+
+
+@dataclass(frozen=True)
+class SessionCorrections:
+    """One session of the list: when it was first shown the lesson, and what was charged there."""
+
+    session: str
+    shown: SessionShown | None
+    corrections: tuple[ChargedCorrection, ...]
+
+
+@dataclass(frozen=True)
+class OtherHostLesson:
+    """The same text (equal ``text_hash``) on another host, with its status, verdict and counts."""
+
+    lesson: Lesson
+    counts: dict[str, int]
+
+    @property
+    def recurring(self) -> bool:
+        return is_recurring(self.counts)
+
+
+@dataclass(frozen=True)
+class LessonRecurrence:
+    """Everything the lesson page's recurrence section shows. ``current`` is the version holding the
+    counts (the key's live version, else its newest); ``is_current`` whether that is this lesson."""
+
+    lesson: Lesson
+    current: Version
+    is_current: bool
+    counts: dict[str, int]
+    sessions: tuple[SessionShown, ...]
+    sessions_total: int
+    charged: tuple[ChargedCorrection, ...]
+    on_topic: tuple[TopicCorrection, ...]
+    verdicts: tuple[Verdict, ...]
+    other_hosts: tuple[OtherHostLesson, ...]
+    by_session: tuple[SessionCorrections, ...] = field(default=())
+
+    @property
+    def recurring(self) -> bool:
+        return is_recurring(self.counts)
+
+    @property
+    def has_evidence(self) -> bool:
+        return has_evidence(self.counts)
+
+    @property
+    def charged_total(self) -> int:
+        return sum(self.counts[f] for f in ("recurred", "during", "unknown", "ambiguous", "earlier_version"))
+
+    @property
+    def first_current(self) -> datetime | None:
+        """When any session was first shown the current text."""
+        times = [s.first_current for s in self.sessions if s.first_current is not None]
+        return min(times) if times else None
+
+
+def lesson_recurrence(*, lesson: Lesson) -> LessonRecurrence:
+    """The recurrence section of ``lesson``'s page. Nine queries, whatever the data size.
+
+    ``sessions``: newest ``TIMELINE_SESSIONS`` by first exposure; ``charged``: newest ``ATTRIBUTION_LIMIT``
+    corrections charged to the current version; ``on_topic``: up to ``TOPIC_LIMIT`` newest uncharged
+    user corrections that match the current text by rules A/B, among the ``TOPIC_CANDIDATES`` newest
+    sharing a word with it. spec: recurrence.md.
+    """
+    key = key_of(lesson)
+    versions = key_versions(host_id=lesson.host_id, keys=[key])
+    current = current_versions(versions).get(key) or Version(
+        lesson.id, lesson.hash, key, lesson.text, lesson.text_hash, lesson.status == "live", lesson.created_at
+    )
+    row = RecurrenceCount.objects.filter(lesson_id=current.id).first()
+    counts = counts_dict(row)
+
+    exposures = Exposure.objects.filter(host_id=lesson.host_id, lesson_key=key)
+    grouped = (
+        exposures.values("session")
+        .order_by()
+        .annotate(first=Min("shown_at"), first_current=Min("shown_at", filter=Q(text_hash=current.text_hash)))
+    )
+    sessions = tuple(
+        SessionShown(r["session"], r["first"], r["first_current"])
+        for r in grouped.order_by("-first", "session")[:TIMELINE_SESSIONS]
+    )
+    sessions_total = exposures.aggregate(n=Count("session", distinct=True))["n"]
+
+    attributions = list(
+        CorrectionAttribution.objects.filter(lesson_id=current.id)
+        .select_related("correction")
+        .order_by("-correction__corrected_at", "-correction_id")[:ATTRIBUTION_LIMIT]
+    )
+    others: dict[int, list[Lesson]] = defaultdict(list)
+    ambiguous_ids = [
+        a.correction_id for a in attributions if a.outcome == CorrectionAttribution.Outcome.AMBIGUOUS
+    ]
+    if ambiguous_ids:
+        for other in (
+            CorrectionAttribution.objects.filter(correction_id__in=ambiguous_ids)
+            .exclude(lesson_id=current.id)
+            .select_related("lesson__host")
+            .order_by("lesson__hash")
+        ):
+            others[other.correction_id].append(other.lesson)
+    charged = tuple(
+        ChargedCorrection(
+            id=a.correction_id,
+            session=a.session,
+            text=a.correction.text,
+            outcome=a.outcome,
+            corrected_at=a.correction.corrected_at,
+            turn_started_at=a.correction.turn_started_at,
+            others=tuple(others.get(a.correction_id, ())),
+        )
+        for a in attributions
+    )
+
+    verdicts = tuple(
+        Verdict.objects.filter(lesson_id__in=[v.id for v in versions] or [lesson.id]).order_by(
+            "measured_at", "horizon_ms", "id"
+        )
+    )
+    other_hosts = tuple(
+        OtherHostLesson(other, counts_dict(getattr(other, "_recurrence_row", None)))
+        for other in _other_hosts(lesson)
+    )
+    shown_by_session = {s.session: s for s in sessions}
+    grouped_charged: dict[str, list[ChargedCorrection]] = defaultdict(list)
+    for correction in charged:
+        grouped_charged[correction.session].append(correction)
+    by_session = tuple(
+        SessionCorrections(session, shown_by_session.get(session), tuple(items))
+        for session, items in sorted(grouped_charged.items(), key=lambda kv: (-_newest(kv[1]), kv[0]))
+    )
+    return LessonRecurrence(
+        lesson=lesson,
+        current=current,
+        is_current=current.id == lesson.id,
+        counts=counts,
+        sessions=sessions,
+        sessions_total=sessions_total,
+        charged=charged,
+        on_topic=_on_topic(lesson.host_id, current, {c.id for c in charged}),
+        verdicts=verdicts,
+        other_hosts=other_hosts,
+        by_session=by_session,
+    )
+
+
+def _newest(items: list[ChargedCorrection]) -> float:
+    return max(c.corrected_at.timestamp() for c in items)
+
+
+def _other_hosts(lesson: Lesson) -> list[Lesson]:
+    rows = list(
+        Lesson.objects.filter(text_hash=lesson.text_hash)
+        .exclude(host_id=lesson.host_id)
+        .select_related("host", "recurrence")
+        .order_by("host__name", "hash")
+    )
+    for row in rows:
+        try:
+            row._recurrence_row = row.recurrence
+        except Lesson.recurrence.RelatedObjectDoesNotExist:
+            row._recurrence_row = None
+    return rows
+
+
+def _on_topic(host_id: int, current: Version, charged_ids: set[int]) -> tuple[TopicCorrection, ...]:
+    # Any match needs a lesson content token among the correction's words (rule A: the anchor and one
+    # more; rule B: three), so a substring filter on those words loses nothing; the rules decide.
+    words = sorted(content_tokens(current.text) | anchors(current.text)[0])
+    if not words:
+        return ()
+    shares_a_word = Q()
+    for word in words:
+        shares_a_word |= Q(text__icontains=word)
+    candidates = (
+        Correction.objects.filter(host_id=host_id, kind=USER_CORRECTION)
+        .filter(shares_a_word)
+        .exclude(attributions__lesson_id=current.id)
+        .order_by("-corrected_at", "-id")
+        .values_list("id", "session", "text", "corrected_at")[:TOPIC_CANDIDATES]
+    )
+    found = []
+    for pk, session, text, corrected_at in candidates:
+        if pk not in charged_ids and text_matches(current.text, text):
+            found.append(TopicCorrection(pk, session, text, corrected_at))
+            if len(found) >= TOPIC_LIMIT:
+                break
+    return tuple(found)
