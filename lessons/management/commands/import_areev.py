@@ -1,0 +1,46 @@
+"""``manage.py import_areev FILE... --host NAME [--dry-run] [--map FILE]``. spec: importers.md, cli.md.
+
+Accepts lesson grains, ``loop.lesson_pile/1`` findings, outcome rows (with ``--map``) and
+consolidation drafts, detected per object; prints the import report and the importer's counts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lessons.importers.areev import load_map
+from lessons.importers.common import SourceError
+from lessons.importers.run import areev_prepare, execute
+from lessons.management.base import Command as BaseCommand
+from lessons.management.commands.import_altimate import check_host, write_result
+from lessons.management.progress import progress_bar
+
+
+class Command(BaseCommand):
+    help = (
+        "Import areev JSON output: lesson grains, lesson_pile findings, outcome rows, consolidation drafts."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="+", metavar="FILE")
+        parser.add_argument("--host", required=True, help="the host the records belong to")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="translate, validate and report; write nothing"
+        )
+        parser.add_argument(
+            "--map",
+            dest="map_file",
+            metavar="FILE",
+            help='JSON object {"<rec_hash>": ["<lesson hash>", ...]}: the lessons each outcome row measured',
+        )
+
+    def handle(self, *args, files, host, dry_run, map_file, **options):
+        check_host(host)
+        try:
+            mapping = load_map(Path(map_file)) if map_file else None
+            prepared = areev_prepare(paths=[Path(f) for f in files], host=host, mapping=mapping)
+        except SourceError as exc:
+            self.fail(str(exc))
+        with progress_bar([prepared.source], stream=self.stderr._out) as progress:
+            result = execute(prepared, dry_run=dry_run, progress=progress)
+        write_result(self, result)
