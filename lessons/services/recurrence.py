@@ -135,22 +135,22 @@ def recurrence_lessons_changed(*, lessons: Iterable[Lesson]) -> RecurrenceStats:
     keys_by_host: dict[int, set[LessonKey]] = defaultdict(set)
     for lesson in lessons:
         keys_by_host[lesson.host_id].add(key_of(lesson))
-    with transaction.atomic():
-        for host_id in sorted(keys_by_host):
-            versions = key_versions(host_id=host_id, keys=keys_by_host[host_id])
-            current = current_versions(versions)
-            with_rows = set(
-                RecurrenceCount.objects.filter(lesson_id__in=[v.id for v in versions]).values_list(
-                    "lesson_id", flat=True
-                )
+    for host_id in sorted(keys_by_host):
+        versions = key_versions(host_id=host_id, keys=keys_by_host[host_id])
+        current = current_versions(versions)
+        with_rows = set(
+            RecurrenceCount.objects.filter(lesson_id__in=[v.id for v in versions]).values_list(
+                "lesson_id", flat=True
             )
-            changed = {
-                key
-                for key, version in current.items()
-                if with_rows & {v.id for v in versions if v.key == key} != {version.id}
-            }
-            if not changed:
-                continue
+        )
+        changed = {
+            key
+            for key, version in current.items()
+            if (with_rows & {v.id for v in versions if v.key == key}) != {version.id}
+        }
+        if not changed:
+            continue
+        with transaction.atomic():
             sessions = sorted(
                 set(
                     Exposure.objects.filter(host_id=host_id, lesson_key__in=sorted(changed))

@@ -1,0 +1,140 @@
+"""A status change moves a key's current version, and its counts with it, whichever path made it.
+
+spec: recurrence.md, "Lesson keys and versions" (current text: the live version's, else the newest).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lessons.models import Host, Lesson
+from lessons.services.recurrence import recurrence_lessons_changed, recurrence_recompute
+from review.services.decisions import lesson_restore, lesson_retire
+from tests.recurrence.builders import (
+    at,
+    corrected,
+    counts,
+    hash_of,
+    host,
+    lesson,
+    shown,
+    snapshot,
+    stored_counts,
+)
+
+V1 = "Convert `*_at` timestamp columns with `to_utc` in staging models."
+V2 = "Convert timestamp columns with `to_utc` in every staging model."
+SOLO = "Quote `customer_id` joins explicitly in the orders model."
+CORRECTION = "No, convert the `created_at` timestamps with `to_utc`."
+ID = {"store": "team-playbook", "lesson_id": "L-1"}
+
+
+@pytest.fixture
+def two_versions(ingest):
+    """L-1 has two live texts (V2 newer, so current); s1 and s3 saw only V1, s2 saw V2; all corrected."""
+    records = [
+        host(),
+        lesson(V1, created="2026-10-01T00:00:00.000Z", **ID),
+        lesson(V2, created="2026-10-02T00:00:00.000Z", **ID),
+        lesson(SOLO, created="2026-10-01T00:00:00.000Z"),
+    ]
+    for session, text in (("s1", V1), ("s2", V2), ("s3", V1)):
+        records += [
+            shown(session, "10:00", text=text, **ID),
+            shown(session, "10:00", lesson=hash_of(SOLO)),
+            corrected(session, "10:01", CORRECTION, turn="10:00:30"),
+        ]
+    records.append(
+        corrected("s1", "10:02", "Quote the `customer_id` joins in the orders model.", turn="10:01:30")
+    )
+    report = ingest(records)
+    assert report.ok, report.error_lines()
+    return {text: Lesson.objects.get(hash=hash_of(text)) for text in (V1, V2, SOLO)}
+
+
+def key(text: str) -> tuple[str, str]:
+    return ("desk", hash_of(text))
+
+
+def assert_equals_full_recompute() -> None:
+    kept = snapshot()
+    recurrence_recompute()
+    assert snapshot() == kept
+
+
+def test_the_newest_live_version_holds_the_counts_and_the_other_text_counts_as_earlier(two_versions):
+    stored = stored_counts()
+    assert stored[key(V2)] == counts(sessions_shown=1, recurred=1, recurred_sessions=1, earlier_version=2)
+    assert key(V1) not in stored
+    assert stored[key(SOLO)] == counts(sessions_shown=3, recurred=1, recurred_sessions=1)
+
+
+def test_retiring_the_current_version_moves_the_counts_to_the_live_one(two_versions, reviewer):
+    lesson_retire(
+        host=Host.objects.get(name="desk"), hashes=[hash_of(V2)], actor=reviewer, reason="worse wording"
+    )
+    stored = stored_counts()
+    assert stored[key(V1)] == counts(sessions_shown=2, recurred=2, recurred_sessions=2, earlier_version=1)
+    assert key(V2) not in stored
+    assert_equals_full_recompute()
+
+
+def test_restoring_it_moves_them_back(two_versions, reviewer):
+    desk = Host.objects.get(name="desk")
+    lesson_retire(host=desk, hashes=[hash_of(V2)], actor=reviewer, reason="worse wording")
+    lesson_restore(lesson=Lesson.objects.get(hash=hash_of(V2)), actor=reviewer, reason="it was fine")
+    stored = stored_counts()
+    assert stored[key(V2)] == counts(sessions_shown=1, recurred=1, recurred_sessions=1, earlier_version=2)
+    assert key(V1) not in stored
+    assert_equals_full_recompute()
+
+
+def test_a_source_retracting_the_current_version_moves_the_counts_too(two_versions, ingest):
+    report = ingest([lesson(V2, created="2026-10-02T00:00:00.000Z", status="retracted", **ID)])
+    assert report.ok, report.error_lines()
+    assert stored_counts()[key(V1)] == counts(
+        sessions_shown=2, recurred=2, recurred_sessions=2, earlier_version=1
+    )
+    assert key(V2) not in stored_counts()
+    assert_equals_full_recompute()
+
+
+def test_retiring_every_version_leaves_the_counts_on_the_newest(two_versions, reviewer):
+    lesson_retire(
+        host=Host.objects.get(name="desk"),
+        hashes=[hash_of(V1), hash_of(V2)],
+        actor=reviewer,
+        reason="obsolete",
+    )
+    assert stored_counts()[key(V2)] == counts(
+        sessions_shown=1, recurred=1, recurred_sessions=1, earlier_version=2
+    )
+    assert_equals_full_recompute()
+
+
+def test_retiring_a_lesson_without_other_versions_keeps_its_counts(two_versions, reviewer):
+    lesson_retire(
+        host=Host.objects.get(name="desk"), hashes=[hash_of(SOLO)], actor=reviewer, reason="obsolete"
+    )
+    assert stored_counts()[key(SOLO)] == counts(sessions_shown=3, recurred=1, recurred_sessions=1)
+    assert_equals_full_recompute()
+
+
+def test_a_status_change_that_keeps_the_current_version_costs_two_queries(
+    two_versions, django_assert_num_queries
+):
+    with django_assert_num_queries(2):
+        recurrence_lessons_changed(lessons=[two_versions[V1]])
+
+
+def test_new_corrections_in_one_session_refresh_only_that_session(two_versions, ingest):
+    report = ingest([corrected("s2", "10:05", CORRECTION, turn="10:04", id="late")])
+    assert report.ok
+    assert stored_counts()[key(V2)] == counts(
+        sessions_shown=1, recurred=2, recurred_sessions=1, earlier_version=2
+    )
+    assert_equals_full_recompute()
+
+
+def test_timestamps_in_the_builders_are_utc_with_milliseconds():
+    assert at("10:00") == "2026-10-05T10:00:00.000Z"
