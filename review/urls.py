@@ -1,4 +1,15 @@
+"""Routes of the reviewer pages (app ``review``). Group additions by page; keep names ``review:<page>``."""
+
 from django.urls import path
 
+from review.views import hosts, lessons, piles, queue
+
 app_name = "review"
-urlpatterns: list = []
+urlpatterns: list = [
+    path("", queue.queue, name="queue"),
+    path("pile/", piles.pile, name="pile"),
+    path("pile/retire/", piles.pile_retire, name="pile_retire"),
+    path("lessons/<str:host>/<str:lesson_hash>/", lessons.lesson, name="lesson"),
+    path("lessons/<str:host>/<str:lesson_hash>/restore/", lessons.lesson_restore_view, name="lesson_restore"),
+    path("hosts/", hosts.hosts, name="hosts"),
+]

@@ -1,0 +1,294 @@
+"""Reads for the reviewer pages: the pile queue, one pile, one lesson, the hosts. Views never build queries.
+
+Each selector runs a fixed number of queries whatever the size of the entity (the page tests assert it):
+members, their recurrence counts (joined) and their verdict histories (one prefetch) are read in bulk.
+The pile rules come from ``lessons.core.piles`` and the pile version from ``lessons.selectors.piles``,
+so the pages, the JSON and the decision services agree. spec: piles.md, decisions.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+
+from lessons.core.piles import SEVERITY, is_over_budget, pile_summary, pile_target
+from lessons.models import Draft, Host, Lesson, Verdict
+from lessons.selectors.piles import (
+    draft_status,
+    entity_lessons,
+    live_lessons,
+    pile_queue,
+    pile_version,
+    recurrence_dict,
+    to_member,
+)
+from lessons.services.verdicts import latest_verdict_order
+from review.models import Decision
+
+
+class SubqueryCount(Subquery):
+    """``(SELECT COUNT(*) FROM (<subquery>))``: counts the rows of a grouped or distinct subquery in SQL."""
+
+    template = "(SELECT COUNT(*) FROM (%(subquery)s) _counted)"
+    output_field = IntegerField()
+
+
+def host_get(*, name: str) -> Host | None:
+    """The host called ``name``, or ``None``."""
+    return Host.objects.filter(name=name).first()
+
+
+def host_names() -> list[str]:
+    """Every host's name, sorted: the choices of the queue's host filter."""
+    return list(Host.objects.order_by("name").values_list("name", flat=True))
+
+
+# --- the queue -------------------------------------------------------------------------------------
+
+
+def queue_rows(*, host: str | None, namespace: str | None, text: str | None) -> QuerySet:
+    """Over-budget entities as rows of aggregates (``lessons.selectors.piles.pile_queue``), filtered.
+
+    ``text`` keeps the entities whose host, namespace or subject contains it, or that have a live lesson
+    whose text does. It is applied here as an entity-level ``EXISTS`` rather than through
+    ``pile_queue(text=...)``, whose ``id IN (matching lessons)`` condition restricts the lessons being
+    counted (so a matching pile's count drops below its budget and the pile vanishes).
+    """
+    rows = pile_queue(host=host or None, namespace=namespace or None)
+    if text:
+        matching = live_lessons().filter(
+            host_id=OuterRef("host_id"),
+            namespace=OuterRef("namespace"),
+            subject=OuterRef("subject"),
+            text__icontains=text,
+        )
+        rows = rows.filter(
+            Q(subject__icontains=text)
+            | Q(namespace__icontains=text)
+            | Q(host__name__icontains=text)
+            | Exists(matching)
+        )
+    return rows
+
+
+QUEUE_NO_BUDGET = "no_budget"
+QUEUE_NOTHING_OVER = "nothing_over"
+QUEUE_NO_MATCH = "no_match"
+
+
+def queue_empty_reason(*, filtered: bool) -> str:
+    """Why the queue shows no row: ``no_budget``, ``nothing_over`` or ``no_match``.
+
+    Called only when the (filtered) queue is empty, so a full queue costs no extra query.
+    """
+    if not Host.objects.filter(budget_enabled=True).exists():
+        return QUEUE_NO_BUDGET
+    if filtered and queue_rows(host=None, namespace=None, text=None).exists():
+        return QUEUE_NO_MATCH
+    return QUEUE_NOTHING_OVER
+
+
+# --- one pile ----------------------------------------------------------------------------------------
+
+
+def _verdict_history() -> Prefetch:
+    # Newest first, in the order that makes the first row the latest verdict (interchange.md).
+    return Prefetch("verdicts", queryset=Verdict.objects.order_by(*latest_verdict_order()), to_attr="history")
+
+
+@dataclass(frozen=True)
+class DraftRow:
+    """A draft on the entity with its shown ``status`` (``stale`` derived, piles.md "JSON output")."""
+
+    draft: Draft
+    status: str
+
+
+@dataclass(frozen=True)
+class PileDetail:
+    """One entity as the pile page shows it, within budget or not.
+
+    ``members``: the live lessons, oldest first (piles.md rule 5), each with ``.history`` (verdicts,
+    newest first) and ``.counts`` (the seven recurrence counts, zeros before any analysis).
+    ``not_live``: its retracted and superseded lessons, oldest first.
+    ``version``: the pile version a decision must carry (decisions.md).
+    """
+
+    host: Host
+    namespace: str
+    subject: str
+    members: tuple[Lesson, ...]
+    not_live: tuple[Lesson, ...]
+    drafts: tuple[DraftRow, ...]
+    version: str
+
+    @property
+    def target(self) -> str:
+        return pile_target(self.namespace, self.subject)
+
+    @property
+    def count(self) -> int:
+        return len(self.members)
+
+    @property
+    def max_active(self) -> int:
+        return self.host.max_active
+
+    @property
+    def budget_enabled(self) -> bool:
+        return self.host.budget_enabled
+
+    @property
+    def over_budget(self) -> bool:
+        return is_over_budget(
+            live_count=self.count, max_active=self.max_active, budget_enabled=self.budget_enabled
+        )
+
+    @property
+    def overage(self) -> int:
+        return max(self.count - self.max_active, 0)
+
+    @property
+    def severity(self) -> str | None:
+        return SEVERITY if self.over_budget else None
+
+    @property
+    def summary(self) -> str | None:
+        """piles.md rule 8, when the entity is a pile."""
+        if not self.over_budget:
+            return None
+        return pile_summary(self.subject, self.max_active, [to_member(m) for m in self.members])
+
+    @property
+    def member_hashes(self) -> list[str]:
+        return [m.hash for m in self.members]
+
+
+def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | None:
+    """The entity ``(host, namespace, subject)`` with its lessons and drafts, or ``None`` when it has
+    no lesson at all. Three queries: lessons (recurrence joined), their verdicts, the drafts.
+    """
+    lessons = list(
+        entity_lessons(host=host, namespace=namespace, subject=subject).prefetch_related(_verdict_history())
+    )
+    if not lessons:
+        return None
+    for lesson in lessons:
+        lesson.counts = recurrence_dict(lesson)
+    members = tuple(x for x in lessons if x.status == Lesson.Status.LIVE)
+    live = {m.hash for m in members}
+    drafts = Draft.objects.filter(host=host, namespace=namespace, subject=subject).order_by(
+        "created_at", "ext_id"
+    )
+    return PileDetail(
+        host=host,
+        namespace=namespace,
+        subject=subject,
+        members=members,
+        not_live=tuple(x for x in lessons if x.status != Lesson.Status.LIVE),
+        drafts=tuple(DraftRow(draft=d, status=draft_status(d, live)) for d in drafts),
+        version=pile_version(lessons),
+    )
+
+
+# --- one lesson --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LessonDetail:
+    """One lesson version with what the lesson page shows about it.
+
+    ``versions``: every version of the same ``lesson_id`` in the same store on the host, oldest first
+    (just this one when it has no ``lesson_id``). ``lesson.history``: its verdicts, newest first;
+    ``lesson.counts``: its recurrence counts.
+    ``decisions``: the decision records naming it, in ``seq`` order, each with ``ack`` joined.
+    ``version``: the entity's pile version (for a restore).
+    """
+
+    lesson: Lesson
+    versions: tuple[Lesson, ...]
+    decisions: tuple[Decision, ...]
+    version: str
+
+    @property
+    def target(self) -> str:
+        return pile_target(self.lesson.namespace, self.lesson.subject)
+
+    @property
+    def retracted_by_retire(self) -> bool:
+        """decisions.md, ``restore``: retracted, and the latest decision naming it is a ``retire``."""
+        return (
+            self.lesson.status == Lesson.Status.RETRACTED
+            and bool(self.decisions)
+            and self.decisions[-1].action == "retire"
+        )
+
+
+def lesson_detail(*, host_name: str, lesson_hash: str) -> LessonDetail | None:
+    """The lesson ``(host, hash)`` or ``None``. Five queries, whatever the size of its entity."""
+    lesson = (
+        Lesson.objects.select_related("host", "recurrence")
+        .prefetch_related(_verdict_history())
+        .filter(host__name=host_name, hash=lesson_hash)
+        .first()
+    )
+    if lesson is None:
+        return None
+    lesson.counts = recurrence_dict(lesson)
+    if lesson.lesson_id:
+        versions = tuple(
+            Lesson.objects.filter(host=lesson.host_id, lesson_id=lesson.lesson_id, store=lesson.store)
+            .only("hash", "text", "status", "created_at", "host")
+            .order_by("created_at", "hash")
+        )
+    else:
+        versions = (lesson,)
+    entity = Lesson.objects.filter(host=lesson.host_id, namespace=lesson.namespace, subject=lesson.subject)
+    decisions = tuple(
+        Decision.objects.filter(host=lesson.host.name, lesson_hash=lesson.hash)
+        .select_related("ack")
+        .order_by("seq")
+    )
+    return LessonDetail(
+        lesson=lesson,
+        versions=versions,
+        decisions=decisions,
+        version=pile_version(list(entity.only("hash", "status"))),
+    )
+
+
+# --- hosts -------------------------------------------------------------------------------------------
+
+
+def hosts_overview() -> QuerySet[Host]:
+    """Every host with ``live_lessons``, ``entity_count`` (entities with a live lesson) and ``pile_count``
+    (entities over budget; 0 while the budget is off), counted in SQL in one query. spec: piles.md rules 2-4.
+    """
+    live_entities = live_lessons().filter(host=OuterRef("pk")).order_by().values("namespace", "subject")
+    # The budget is read inside the grouped subquery (Max over one host) rather than as an outer
+    # reference in HAVING, which SQLite cannot resolve from a derived table.
+    grouped = live_entities.annotate(n=Count("id"), cap=Max("host__max_active"))
+    return Host.objects.annotate(
+        live_lessons=SubqueryCount(live_lessons().filter(host=OuterRef("pk")).order_by().values("id")),
+        entity_count=SubqueryCount(grouped.values("namespace")),
+        pile_count=Case(
+            When(budget_enabled=True, then=SubqueryCount(grouped.filter(n__gt=F("cap")).values("namespace"))),
+            default=Value(0),
+            output_field=IntegerField(),
+        ),
+    ).order_by("name")
