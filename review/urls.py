@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from review.views import hosts, lessons, piles, queue
+from review.views import drafts, hosts, lessons, piles, queue
 
 app_name = "review"
 urlpatterns: list = [
@@ -12,4 +12,9 @@ urlpatterns: list = [
     path("lessons/<str:host>/<str:lesson_hash>/", lessons.lesson, name="lesson"),
     path("lessons/<str:host>/<str:lesson_hash>/restore/", lessons.lesson_restore_view, name="lesson_restore"),
     path("hosts/", hosts.hosts, name="hosts"),
+    # consolidation drafts: the page and its decisions (decisions.md, "Actions")
+    path("drafts/<str:host>/<str:draft_id>/", drafts.draft, name="draft"),
+    path("drafts/<str:host>/<str:draft_id>/approve/", drafts.draft_approve_view, name="draft_approve"),
+    path("drafts/<str:host>/<str:draft_id>/reject/", drafts.draft_reject_view, name="draft_reject"),
+    path("drafts/<str:host>/<str:draft_id>/rollback/", drafts.draft_rollback_view, name="draft_rollback"),
 ]
