@@ -74,7 +74,7 @@ def translate_files(paths: list[Path], *, mapping: dict[str, list[str]] | None =
     counted and listed. Outcome rows need ``mapping`` (``load_map``); the unmapped ones are counted.
     """
     translation = Translation()
-    for name in (LESSONS, NOT_LESSONS, FINDINGS, VERDICTS, OUTCOME_ROWS, UNMAPPED, DRAFTS):
+    for name in (LESSONS, NOT_LESSONS, FINDINGS, VERDICTS, OUTCOME_ROWS, UNMAPPED, DRAFTS, SKIPPED_LINES):
         translation.count(name, 0)
     for path in paths:
         try:
