@@ -3,6 +3,7 @@
 from django.urls import path
 
 from review.views import drafts, hosts, lessons, piles, queue
+from review.views import imports as imports_views
 
 app_name = "review"
 urlpatterns: list = [
@@ -12,6 +13,7 @@ urlpatterns: list = [
     path("lessons/<str:host>/<str:lesson_hash>/", lessons.lesson, name="lesson"),
     path("lessons/<str:host>/<str:lesson_hash>/restore/", lessons.lesson_restore_view, name="lesson_restore"),
     path("hosts/", hosts.hosts, name="hosts"),
+    path("imports/altimate/", imports_views.import_altimate, name="import_altimate"),
     # consolidation drafts: the page and its decisions (decisions.md, "Actions")
     path("drafts/<str:host>/<str:draft_id>/", drafts.draft, name="draft"),
     path("drafts/<str:host>/<str:draft_id>/approve/", drafts.draft_approve_view, name="draft_approve"),
