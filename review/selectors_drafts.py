@@ -205,7 +205,9 @@ class DraftDetail:
     held members (approving needs a confirmation). ``consolidation``: the lesson an approval created (or
     None). ``duplicate``: a lesson already carrying the consolidation's hash (an approval would be refused).
     ``version``: the entity's pile version. ``decisions``: records naming the draft, ``seq`` order.
-    ``preview_now`` / ``preview_after``: prompt blocks; ``preview_after_label`` says after what.
+    ``preview_now`` / ``preview_after``: prompt blocks; ``preview_after_label`` says after what (approval of
+    a pending draft whose gates pass, or a roll back of a live consolidation); ``preview_after`` is None
+    when no decision on the draft can change the prompt.
     """
 
     draft: Draft
@@ -284,7 +286,7 @@ def draft_detail(*, host_name: str, ext_id: str) -> DraftDetail | None:
     status = draft_status(draft, live_hashes)
     leaving: set[str] = set()
     after_lines, after_label = None, ""
-    if status == "pending":
+    if status == "pending" and draft.gates_pass:  # a draft that failed a gate is never approved
         leaving = set(draft.supersedes)
         after_lines = prompt_after_approval(live, supersedes=draft.supersedes, text=draft.text)
         after_label = "after approval"
