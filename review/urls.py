@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from review.views import drafts, hosts, lessons, piles, queue
+from review.views import budget, decisions, drafts, hosts, lessons, piles, queue
 from review.views import imports as imports_views
 
 app_name = "review"
@@ -14,6 +14,11 @@ urlpatterns: list = [
     path("lessons/<str:host>/<str:lesson_hash>/restore/", lessons.lesson_restore_view, name="lesson_restore"),
     path("hosts/", hosts.hosts, name="hosts"),
     path("imports/altimate/", imports_views.import_altimate, name="import_altimate"),
+    # the decision log, its exports, host budgets (decisions.md)
+    path("decisions/", decisions.decision_log, name="decisions"),
+    path("review/decisions/export.jsonl", decisions.decisions_export_jsonl, name="decisions_export_jsonl"),
+    path("review/decisions/export.csv", decisions.decisions_export_csv, name="decisions_export_csv"),
+    path("hosts/<str:name>/budget/", budget.host_budget, name="host_budget"),
     # consolidation drafts: the page and its decisions (decisions.md, "Actions")
     path("drafts/<str:host>/<str:draft_id>/", drafts.draft, name="draft"),
     path("drafts/<str:host>/<str:draft_id>/approve/", drafts.draft_approve_view, name="draft_approve"),

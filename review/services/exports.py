@@ -1,0 +1,69 @@
+"""Streaming exports of the decision log: JSON Lines and CSV over ``decision_record``. spec: decisions.md,
+"Exports".
+
+Both read the queryset with ``.iterator(chunk_size=2000)`` and yield one line at a time, so memory stays
+flat however many decisions there are. The caller passes a queryset already filtered; the order is
+forced to ``seq`` (exports are in commit order, whatever the page was sorted by).
+
+CSV: a header row, then one row per record with exactly the record's fields, RFC 4180 quoting through
+the ``csv`` module with ``\\r\\n`` line ends; ``evidence`` is its JSON (sorted keys, compact, UTF-8 as
+is, the same bytes the hash covers); ``null`` is an empty field. An empty field cannot tell ``null``
+from ``""`` apart (only ``namespace`` may be either: ``null`` on a ``set_budget`` record, ``""`` on an
+entity without a namespace), so a chain is verified from the JSONL export.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+
+from django.db.models import QuerySet
+
+from review.models import Decision
+from review.services.chain import RECORD_FIELDS, decision_record
+
+CHUNK_SIZE = 2000
+
+
+def _records(decisions: QuerySet[Decision]) -> Iterator[dict]:
+    for decision in decisions.order_by("seq").iterator(chunk_size=CHUNK_SIZE):
+        yield decision_record(decision)
+
+
+def record_json(record: dict) -> str:
+    """One record as a JSON object on one line (UTF-8 kept, keys in the record's order)."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def decisions_jsonl(decisions: QuerySet[Decision]) -> Iterator[str]:
+    """JSON Lines: one record per line, each ending in ``\\n``. Streams."""
+    for record in _records(decisions):
+        yield record_json(record) + "\n"
+
+
+def _csv_value(name: str, value: object) -> object:
+    if value is None:
+        return ""
+    if name == "evidence":
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return value
+
+
+def decisions_csv(decisions: QuerySet[Decision]) -> Iterator[str]:
+    """CSV: the header row, then one row per record (see the module docstring). Streams."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+
+    def flush() -> str:
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate(0)
+        return text
+
+    writer.writerow(RECORD_FIELDS)
+    yield flush()
+    for record in _records(decisions):
+        writer.writerow([_csv_value(name, record[name]) for name in RECORD_FIELDS])
+        yield flush()

@@ -1,0 +1,178 @@
+"""The decision log table (django-tables2). Cells are built with ``format_html``, which escapes every value:
+reasons and entity names are user-written text. spec: decisions.md, "The record", "Hosts apply decisions".
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+
+import django_tables2 as tables
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html, format_html_join
+
+from lessons.core.piles import pile_target
+from lessons.core.text import format_datetime
+from review.models import Action, Decision
+from review.selectors_log import STATUS_APPLIED, STATUS_AWAITING, decision_host_status
+
+LESSON_ACTIONS = {Action.RETIRE, Action.RESTORE}
+DRAFT_ACTIONS = {Action.APPROVE, Action.REJECT, Action.ROLLBACK}
+
+
+def _url(name: str, *args: str) -> str | None:
+    """``reverse(name, args)``, or None when that page does not take these arguments (no link then)."""
+    try:
+        return reverse(name, args=list(args))
+    except NoReverseMatch:
+        return None
+
+
+def lesson_url(host: str, lesson_hash: str) -> str | None:
+    return _url("review:lesson", host, lesson_hash)
+
+
+def draft_url(host: str, draft_id: str) -> str | None:
+    return _url("review:draft", host, draft_id)
+
+
+def pile_url(host: str, namespace: str, subject: str) -> str | None:
+    base = _url("review:pile")
+    if base is None:
+        return None
+    return f"{base}?{urlencode({'host': host, 'namespace': namespace, 'subject': subject})}"
+
+
+def _link(url: str | None, text: str):
+    return format_html('<a href="{}">{}</a>', url, text) if url else format_html("{}", text)
+
+
+def _on_off(enabled: object) -> str:
+    return "on" if enabled else "off"
+
+
+def evidence_summary(evidence: dict) -> str:
+    """A one-line summary of the evidence: ``count/max_active``, the verdict and recurrence of a lesson
+    decision; ``max_active 8 → 12`` and the pile counts of a budget decision."""
+    parts = []
+    before, after = evidence.get("before"), evidence.get("after")
+    if isinstance(before, dict) and isinstance(after, dict):
+        parts.append(f"max_active {before.get('max_active')} → {after.get('max_active')}")
+        parts.append(
+            f"budget {_on_off(before.get('budget_enabled'))} → {_on_off(after.get('budget_enabled'))}"
+        )
+        if "piles_before" in evidence and "piles_after" in evidence:
+            parts.append(f"piles {evidence['piles_before']} → {evidence['piles_after']}")
+    if "count" in evidence and "max_active" in evidence:
+        parts.append(f"{evidence['count']}/{evidence['max_active']}")
+    if evidence.get("verdict"):
+        parts.append(str(evidence["verdict"]))
+    recurrence = evidence.get("recurrence")
+    if isinstance(recurrence, dict) and "recurred_sessions" in recurrence:
+        parts.append(f"recurred in {recurrence['recurred_sessions']} session(s)")
+    return " · ".join(parts) or "see details"
+
+
+def _evidence_rows(evidence: dict) -> list[tuple[str, str]]:
+    rows = []
+    for key in sorted(evidence):
+        value = evidence[key]
+        if isinstance(value, dict):
+            rows.extend((f"{key}.{k}", json.dumps(value[k], ensure_ascii=False)) for k in sorted(value))
+        else:
+            rows.append((key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)))
+    return rows
+
+
+class DecisionTable(tables.Table):
+    """One row per decision; sortable by seq, time, actor, action and host (newest first by default)."""
+
+    seq = tables.Column(verbose_name="#")
+    # Every sort ends in seq (unique), so equal values keep a stable order.
+    at = tables.Column(verbose_name="At (UTC)", order_by=("at", "seq"))
+    actor = tables.Column(order_by=("actor", "seq"))
+    action = tables.Column(order_by=("action", "seq"))
+    host = tables.Column(order_by=("host", "seq"))
+    target = tables.Column(empty_values=(), orderable=False, verbose_name="Acted on")
+    reason = tables.Column(empty_values=(), orderable=False)
+    evidence = tables.Column(empty_values=(), orderable=False)
+    status = tables.Column(empty_values=(), orderable=False, verbose_name="Host status")
+
+    class Meta:
+        model = Decision
+        fields = ("seq", "at", "actor", "action", "host")
+        sequence = ("seq", "at", "actor", "action", "host", "target", "reason", "evidence", "status")
+        order_by = ("-seq",)
+        attrs = {"class": "decision-log"}
+        row_attrs = {"id": lambda record: f"decision-{record.seq}", "data-seq": lambda record: record.seq}
+        empty_text = "No decisions match these filters."
+
+    def render_at(self, value):
+        return format_datetime(value)
+
+    def render_action(self, value, record):
+        return record.action
+
+    def render_target(self, record: Decision):
+        if record.action == Action.SET_BUDGET:
+            return format_html("budget of {}", _link(_url("review:hosts"), record.host))
+        parts = []
+        if record.subject is not None:
+            parts.append(
+                _link(
+                    pile_url(record.host, record.namespace or "", record.subject),
+                    pile_target(record.namespace or "", record.subject),
+                )
+            )
+        if record.action in LESSON_ACTIONS and record.lesson_hash:
+            parts.append(
+                format_html(
+                    "lesson {}",
+                    _link(lesson_url(record.host, record.lesson_hash), f"{record.lesson_hash[:8]}…"),
+                )
+            )
+        if record.action in DRAFT_ACTIONS and record.draft_id:
+            parts.append(
+                format_html("draft {}", _link(draft_url(record.host, record.draft_id), record.draft_id))
+            )
+        if record.created_hash:
+            parts.append(
+                format_html(
+                    "created {}",
+                    _link(lesson_url(record.host, record.created_hash), f"{record.created_hash[:8]}…"),
+                )
+            )
+        return format_html_join("", '<span class="target-part">{}</span>', ((p,) for p in parts))
+
+    def render_reason(self, record: Decision):
+        if record.reason_code:
+            return format_html('<span class="reason-code">{}</span> {}', record.reason_code, record.reason)
+        return format_html("{}", record.reason)
+
+    def render_evidence(self, record: Decision):
+        evidence = record.evidence if isinstance(record.evidence, dict) else {}
+        rows = format_html_join("", "<dt>{}</dt><dd>{}</dd>", _evidence_rows(evidence))
+        return format_html(
+            '<details><summary>{}</summary><dl class="evidence">{}</dl></details>',
+            evidence_summary(evidence),
+            rows,
+        )
+
+    def render_status(self, record: Decision):
+        status, acked_at, detail = decision_host_status(record)
+        if status == STATUS_AWAITING:
+            return format_html('<span class="ack ack-awaiting">{}</span>', STATUS_AWAITING)
+        if status == STATUS_APPLIED:
+            return format_html(
+                '<span class="ack ack-applied">{}</span> <time datetime="{}">{}</time>',
+                STATUS_APPLIED,
+                format_datetime(acked_at),
+                format_datetime(acked_at),
+            )
+        return format_html(
+            '<span class="ack ack-failed">{}</span> <time datetime="{}">{}</time>: {}',
+            status,
+            format_datetime(acked_at),
+            format_datetime(acked_at),
+            detail or "no detail given",
+        )
