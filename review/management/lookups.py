@@ -17,7 +17,7 @@ _DASHBOARD_ID = re.compile(r"^[0-9]{1,18}$")
 AMBIGUOUS_SHOWN = 5
 
 USER_UNKNOWN = "--as {name}: no such user."
-HOST_UNKNOWN = "--host {name}: no such host."
+HOST_UNKNOWN = "{label} {name}: no such host."
 HASH_PREFIX_INVALID = "{value!r} is not a lesson hash: give at least 8 hex characters (0-9, a-f)."
 HASH_UNKNOWN = "No lesson hash starts with {prefix}{where}."
 HASH_AMBIGUOUS = "{prefix} matches {count} lessons ({matches}); give more characters{hint}."
@@ -39,13 +39,13 @@ def user_by_name(name: str) -> AbstractBaseUser:
     return user
 
 
-def host_by_name(name: str | None) -> Host | None:
+def host_by_name(name: str | None, *, label: str = "--host") -> Host | None:
     """The host ``--host NAME`` names, or ``None`` when no ``--host`` was given."""
     if name is None:
         return None
     host = Host.objects.filter(name=name).first()
     if host is None:
-        raise LookupRefused(HOST_UNKNOWN.format(name=name))
+        raise LookupRefused(HOST_UNKNOWN.format(label=label, name=name))
     return host
 
 

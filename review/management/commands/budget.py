@@ -34,7 +34,7 @@ class Command(BaseCommand):
             raise UsageError(BUDGET_NOTHING_GIVEN)
         try:
             actor = user_by_name(as_user)
-            host_obj = host_by_name(host)
+            host_obj = host_by_name(host, label="HOST")
             decision = host_set_budget(
                 host=host_obj,
                 actor=actor,
