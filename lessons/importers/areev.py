@@ -223,7 +223,10 @@ def _outcome(origin: str, obj: dict, translation: Translation, mapping: dict[str
 
 
 def _entity(target: Any) -> tuple[str, str] | None:
-    """``entity:{namespace}/{subject}`` or ``entity:{subject}`` (piles.md, rule 7) as (namespace, subject)."""
+    """``entity:{namespace}/{subject}`` or ``entity:{subject}`` (piles.md, rule 7) as (namespace, subject).
+
+    Split at the last ``/``: a namespace may contain one, a subject (a prompt's entity name) does not.
+    """
     if not isinstance(target, str) or not target.startswith("entity:"):
         return None
     namespace, _sep, subject = target[len("entity:") :].rpartition("/")

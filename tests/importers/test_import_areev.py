@@ -251,3 +251,25 @@ def test_objects_of_other_shapes_are_skipped_and_counted(tmp_path, obj, counter)
     path.write_text(json.dumps(obj))
     translation = translate_files([path])
     assert (translation.items, translation.counts[counter]) == ([], 1)
+
+
+def test_a_draft_without_gate_results_is_recorded_as_failing_them(tmp_path):
+    import json
+
+    draft = json.loads((AREEV / "draft.json").read_text())
+    draft["gates"] = {"GROUND": {"result": "passed"}}
+    path = tmp_path / "draft.json"
+    path.write_text(json.dumps(draft))
+    (item,) = translate_files([path]).items
+    assert item.record["gates"] == {"ground": "pass", "verify": "fail"}
+
+
+def test_a_draft_target_ref_without_namespace_names_the_empty_namespace(tmp_path):
+    import json
+
+    draft = json.loads((AREEV / "draft.json").read_text())
+    draft["target_ref"] = "entity:invoice_capture"
+    path = tmp_path / "draft.json"
+    path.write_text(json.dumps(draft))
+    (item,) = translate_files([path]).items
+    assert (item.record["namespace"], item.record["subject"]) == ("", "invoice_capture")
