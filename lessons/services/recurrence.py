@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.db.models.signals import post_save
 from django.dispatch import receiver
@@ -53,7 +53,10 @@ from lessons.selectors.recurrence_keys import (
     key_versions,
 )
 
-SESSION_CHUNK = 500  # sessions per attribution chunk: bounds memory and SQL parameters (SQLite: 999)
+SESSION_CHUNK = 500  # sessions per IN (...) query: well under SQLite's 999 parameters
+# Sessions per call of the pure attribute(): it rebuilds the token profiles of every version it is
+# given, so larger chunks build each profile fewer times; memory grows with the chunk's signals.
+ATTRIBUTE_CHUNK = 5000
 WRITE_BATCH = 500
 # Beyond this many changed sessions on one host, rebuilding the host reads less than the lookups would.
 FULL_REFRESH_SESSIONS = 20_000
@@ -151,11 +154,12 @@ def recurrence_lessons_changed(*, lessons: Iterable[Lesson]) -> RecurrenceStats:
         if not changed:
             continue
         with transaction.atomic():
+            # Deduplicated here: a DISTINCT would make SQLite walk the session index of the whole host.
             sessions = sorted(
                 set(
-                    Exposure.objects.filter(host_id=host_id, lesson_key__in=sorted(changed))
-                    .values_list("session", flat=True)
-                    .distinct()
+                    Exposure.objects.filter(host_id=host_id, lesson_key__in=sorted(changed)).values_list(
+                        "session", flat=True
+                    )
                 )
             )
             _refresh_sessions(host_id, sessions, changed_keys=changed, stats=stats)
@@ -198,11 +202,11 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
             .distinct()
         )
     )
-    for chunk in _chunks(sessions, SESSION_CHUNK):
-        rows = _attribute_chunk(
+    for chunk in _chunks(sessions, ATTRIBUTE_CHUNK):
+        rows, _keys = _attribute_chunk(
             host_id, chunk, lambda keys: [v for k in keys for v in by_key.get(k, ())], current
         )
-        CorrectionAttribution.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+        _insert_attributions(rows)
         stats.sessions += len(chunk)
         stats.attributions += len(rows)
     _store_counts(host_id, current, full=True, stats=stats)
@@ -216,15 +220,15 @@ def _refresh_sessions(
     host_id: int, sessions: list[str], *, changed_keys: set[LessonKey], stats: RecurrenceStats
 ) -> None:
     touched: set[LessonKey] = set(changed_keys)
-    for chunk in _chunks(sessions, SESSION_CHUNK):
-        touched.update(
-            Exposure.objects.filter(host_id=host_id, session__in=chunk)
-            .values_list("lesson_key", flat=True)
-            .distinct()
+    for chunk in _chunks(sessions, ATTRIBUTE_CHUNK):
+        for part in _chunks(chunk, SESSION_CHUNK):
+            CorrectionAttribution.objects.filter(host_id=host_id, session__in=part).delete()
+        rows, keys = _attribute_chunk(
+            host_id, chunk, lambda keys: key_versions(host_id=host_id, keys=keys), None
         )
-        CorrectionAttribution.objects.filter(host_id=host_id, session__in=chunk).delete()
-        rows = _attribute_chunk(host_id, chunk, lambda keys: key_versions(host_id=host_id, keys=keys), None)
-        CorrectionAttribution.objects.bulk_create(rows, batch_size=WRITE_BATCH)
+        # Every key these sessions saw may have gained a session shown, whether or not it was corrected.
+        touched |= keys
+        _insert_attributions(rows)
         stats.sessions += len(chunk)
         stats.attributions += len(rows)
     versions = key_versions(host_id=host_id, keys=touched)
@@ -237,31 +241,42 @@ def _refresh_sessions(
         RecurrenceCount.objects.filter(lesson_id__in=chunk).delete()
 
 
-def _attribute_chunk(host_id, sessions, versions_of, current) -> list[CorrectionAttribution]:
-    """Attribute the user corrections of ``sessions`` (one host) and return the rows to store."""
-    corrections = [
-        CoreCorrection(
-            session=session,
-            id=str(pk),
-            kind=USER_CORRECTION,
-            text=text,
-            corrected_at_ms=to_ms(corrected_at),
-            turn_started_at_ms=to_ms(turn_started_at) if turn_started_at is not None else None,
-        )
-        for pk, session, text, corrected_at, turn_started_at in Correction.objects.filter(
-            host_id=host_id, session__in=sessions, kind=USER_CORRECTION
-        ).values_list("id", "session", "text", "corrected_at", "turn_started_at")
-    ]
-    if not corrections:
-        return []
-    exposures = [
-        CoreExposure(session=session, key=key, text_hash=digest or "", shown_at_ms=to_ms(shown_at))
-        for session, key, digest, shown_at in Exposure.objects.filter(
-            host_id=host_id, session__in=sessions
-        ).values_list("session", "lesson_key", "text_hash", "shown_at")
-    ]
+def _attribute_chunk(host_id, sessions, versions_of, current) -> tuple[list[tuple], set[LessonKey]]:
+    """Attribute the user corrections of ``sessions`` (one host).
+
+    Returns the rows to store as ``(host_id, session, correction_id, lesson_id or None, outcome)``
+    and every lesson key the sessions were shown. Reads ``SESSION_CHUNK`` sessions per query.
+    """
+    corrections = []
+    exposures = []
+    for part in _chunks(sessions, SESSION_CHUNK):
+        # No DISTINCT and no ORDER BY here: either makes SQLite walk another index over the whole host.
+        corrections += [
+            CoreCorrection(
+                session=session,
+                id=str(pk),
+                kind=USER_CORRECTION,
+                text=text,
+                corrected_at_ms=to_ms(corrected_at),
+                turn_started_at_ms=to_ms(turn_started_at) if turn_started_at is not None else None,
+            )
+            for pk, session, text, corrected_at, turn_started_at in Correction.objects.filter(
+                host_id=host_id, session__in=part, kind=USER_CORRECTION
+            ).values_list("id", "session", "text", "corrected_at", "turn_started_at")
+        ]
+        exposures += [
+            CoreExposure(session=session, key=key, text_hash=digest or "", shown_at_ms=to_ms(shown_at))
+            for session, key, digest, shown_at in Exposure.objects.filter(
+                host_id=host_id, session__in=part
+            ).values_list("session", "lesson_key", "text_hash", "shown_at")
+        ]
     keys = {exposure.key for exposure in exposures}
-    versions = versions_of(keys)
+    if not corrections:
+        return [], keys
+    # Only the keys shown in sessions with a user correction can be candidates.
+    corrected = {c.session for c in corrections}
+    exposures = [e for e in exposures if e.session in corrected]
+    versions = versions_of({e.key for e in exposures})
     if current is None:
         current = current_versions(versions)
     result = attribute(
@@ -269,30 +284,33 @@ def _attribute_chunk(host_id, sessions, versions_of, current) -> list[Correction
         exposures=exposures,
         corrections=corrections,
     )
-    rows = []
+    rows: list[tuple] = []
     for attribution in result.attributions:
         correction_id = int(attribution.correction_id)
         if attribution.outcome == UNMATCHED:
-            rows.append(
-                CorrectionAttribution(
-                    host_id=host_id,
-                    session=attribution.session,
-                    correction_id=correction_id,
-                    outcome=UNMATCHED,
-                )
-            )
+            rows.append((host_id, attribution.session, correction_id, None, UNMATCHED))
         elif attribution.outcome != NOT_ATTRIBUTED:
             rows.extend(
-                CorrectionAttribution(
-                    host_id=host_id,
-                    session=attribution.session,
-                    correction_id=correction_id,
-                    lesson_id=current[key].id,
-                    outcome=attribution.outcome,
-                )
+                (host_id, attribution.session, correction_id, current[key].id, attribution.outcome)
                 for key in attribution.keys
             )
-    return rows
+    return rows, keys
+
+
+def _insert_attributions(rows: list[tuple]) -> None:
+    # A plain executemany: derived rows by the hundred thousand, where bulk_create's per-object SQL
+    # building costs more than the database does. Column names come from the model, never from input.
+    if not rows:
+        return
+    meta = CorrectionAttribution._meta
+    columns = ", ".join(
+        connection.ops.quote_name(meta.get_field(name).column)
+        for name in ("host", "session", "correction", "lesson", "outcome")
+    )
+    sql = f"INSERT INTO {connection.ops.quote_name(meta.db_table)} ({columns}) VALUES (%s, %s, %s, %s, %s)"
+    with connection.cursor() as cursor:
+        for batch in _chunks(rows, WRITE_BATCH * 10):
+            cursor.executemany(sql, batch)
 
 
 def _store_counts(
