@@ -23,7 +23,10 @@ def _then_tie(*fields: str) -> tuple[str, ...]:
 
 
 class _CountColumn(tables.Column):
-    """A small number, zero shown as an em dash; ``cell_class`` colours it like its verdict badge."""
+    """A small number, zero shown as a muted em dash; ``cell_class`` colours it like its verdict badge.
+
+    django-tables2 does not call ``render`` for its empty values, and 0 is not one of them.
+    """
 
     def __init__(self, *args, cell_class: str = "", **kwargs):
         kwargs.setdefault(
@@ -32,7 +35,7 @@ class _CountColumn(tables.Column):
         super().__init__(*args, **kwargs)
 
     def render(self, value):
-        return value if value else "\u2014"
+        return value if value else format_html('<span class="zero">{}</span>', "\u2014")
 
 
 class QueueTable(tables.Table):
@@ -71,7 +74,12 @@ class QueueTable(tables.Table):
 
     def render_target(self, record):
         href = pile_href(record["host_name"], record["namespace"], record["subject"])
-        return format_html('<a href="{}">{}</a>', href, pile_target(record["namespace"], record["subject"]))
+        # <wbr> lets a narrow column break the target at its ":" and "/" rather than mid-word.
+        target = pile_target(record["namespace"], record["subject"])
+        head, _, tail = target.rpartition("/")
+        if not head:
+            return format_html('<a href="{}">{}<wbr>{}</a>', href, "entity:", target.removeprefix("entity:"))
+        return format_html('<a href="{}">{}/<wbr>{}</a>', href, head, tail)
 
     def render_count(self, record):
         return budget_gauge(record["count"], record["max_active"])

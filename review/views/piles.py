@@ -14,6 +14,7 @@ from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import reswap
 
 from review import selectors
 from review.forms import RetireForm
@@ -29,6 +30,10 @@ PILE_PARAMS_MISSING = (
 HOST_UNKNOWN = "There is no host named {host!r}."
 ENTITY_EMPTY = "Host {host} has no lesson on {target}."
 RETIRED_NOTICE = "Retired {n} lesson{s} with one reason: decision{s} {seqs}."
+# After a decision or a refusal about the pile as a whole, the reviewer is at the form (bottom of the
+# page) while the news is in the header: scroll the swapped region's top into view. Field errors stay
+# next to their fields, so those responses keep the scroll position.
+SHOW_PILE_TOP = "outerHTML show:#pile:top"
 
 
 class _NotFound(Exception):
@@ -118,12 +123,12 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
         _host, fresh = _entity(request.GET)
         kept = {"reason": data["reason"], "reason_code": data["reason_code"] or ""}
         context = _context(request, fresh, _fresh_form(fresh, kept), refusal=str(exc))
-        return render_region(request, "review/pile.html", "pile", context, status=409)
+        return reswap(render_region(request, "review/pile.html", "pile", context, status=409), SHOW_PILE_TOP)
     except NotAllowed as exc:
         return render_problem(request, title="Not allowed", message=str(exc), status=403)
     except DecisionRefused as exc:
         context = _context(request, detail, form, refusal=str(exc))
-        return render_region(request, "review/pile.html", "pile", context, status=422)
+        return reswap(render_region(request, "review/pile.html", "pile", context, status=422), SHOW_PILE_TOP)
     n = len(decisions)
     notice = RETIRED_NOTICE.format(
         n=n, s="" if n == 1 else "s", seqs=", ".join(f"#{d.seq}" for d in decisions)
@@ -132,6 +137,5 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
         messages.success(request, notice)
         return redirect(pile_href(host.name, detail.namespace, detail.subject))
     _host, fresh = _entity(request.GET)
-    return render_region(
-        request, "review/pile.html", "pile", _context(request, fresh, _fresh_form(fresh), notice=notice)
-    )
+    context = _context(request, fresh, _fresh_form(fresh), notice=notice)
+    return reswap(render_region(request, "review/pile.html", "pile", context), SHOW_PILE_TOP)

@@ -45,7 +45,10 @@ class Element:
     def text(self) -> str:
         parts = []
         for child in self.children:
-            parts.append(child if isinstance(child, str) else " " + child.text + " ")
+            if isinstance(child, str):
+                parts.append(child)
+            elif child.tag != "wbr":  # a line-break opportunity, not a space
+                parts.append(" " + child.text + " ")
         return re.sub(r"\s+", " ", "".join(parts)).strip()
 
 

@@ -150,7 +150,7 @@ def test_a_member_without_corrections_reads_no_observed_correction(entity, as_vi
     entity(3)
     page = parse(as_viewer.get("/pile/?host=qa-host&namespace=qa&subject=orders").content)
     notes = [p.text for p in page.find_all("p", "no-correction")]
-    assert notes == ["no observed correction shown in 0 sessions"] * 3
+    assert notes == ["no observed correction no exposure recorded"] * 3
 
 
 def test_the_drafts_on_the_entity_are_listed_with_status_and_gates(corpora, as_viewer):
@@ -264,6 +264,7 @@ def test_a_reviewer_retires_two_members_with_one_reason(corpora, as_reviewer, re
         ("retire", h, "rita", "Both regressed; the gross rule covers them.", "regressed") for h in chosen
     ]
     assert decisions[0].batch == decisions[1].batch
+    assert response["HX-Reswap"] == "outerHTML show:#pile:top"  # the news is in the header: scroll up
     assert page.find(cls="notice-success").find("span").text == RETIRED_NOTICE.format(
         n=2, s="s", seqs="#1, #2"
     )
