@@ -1,5 +1,5 @@
 """Services that write reviewer decisions and their hash-chained log. spec: decisions.md.
 
 ``chain``: the record, its hash, appending and verifying. ``decisions``: every action (retire, restore,
-consolidations, budgets) and the refusals they raise. ``export``: streaming JSONL/CSV exports.
+consolidations, budgets) and the refusals they raise; ``exports``: streaming JSONL/CSV exports.
 """

@@ -130,6 +130,31 @@ def test_approving_a_draft_while_another_reviewer_retires_a_member_exactly_one_w
 
 @postgres_only
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_four_reviewers_retiring_and_approving_on_one_pile_at_once_exactly_one_wins(
+    corpora, reviewer, second_reviewer, admin_user, user_with_role
+):
+    ray = user_with_role("ray")
+    host = Host.objects.get(name="adbuy-desk")
+    seen = version(host, *ADBUY)
+    members = Draft.objects.get(ext_id=GOOD).supersedes
+    results = race(
+        [
+            retire_action(host, [members[0]], reviewer, seen),
+            retire_action(host, [members[1]], second_reviewer, seen),
+            approve_action(ray, seen),
+            retire_action(host, [members[3]], admin_user, seen),
+        ]
+    )
+    assert sorted(results) == ["ok", "stale", "stale", "stale"]
+    (decision,) = Decision.objects.all()
+    expected_action = "approve_consolidation" if results[2] == "ok" else "retire"
+    assert decision.action == expected_action
+    assert live_count(host, *ADBUY) == (1 if results[2] == "ok" else 9)
+    assert decisions_verify() == (None, 1)
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_many_decisions_on_different_piles_at_once_all_land_in_one_chain(ingest, reviewer, second_reviewer):
     from tests.decisions.conftest import lesson_record
 
