@@ -21,6 +21,7 @@ from lessons.services.reading import Source, lines_source
 from lessons.services.report import ImportReport
 
 from . import altimate, areev
+from .altimate_sessions import pin_exposure_texts
 from .common import Translation, drop_unresolved, json_dumps, lesson_refs, referenced, validated
 
 REASONS_KEPT = "retirement reasons kept"
@@ -119,7 +120,7 @@ def altimate_prepare(*, path: Path, host: str) -> Prepared:
     learn = altimate.find_learn_dir(path)
     stores = [p.name for p in learn.iterdir() if altimate.STORE_NAME.match(p.name)]
     translation = altimate.translate_learn_dir(path, known=_known_versions(host, stores))
-    altimate.pin_exposure_texts(translation, _stored_exposures(host, translation))
+    pin_exposure_texts(translation, _stored_exposures(host, translation))
     prepared = _prepare(host, translation, name=f"{path} (altimate)")
     prepared.after_write = lambda: _source_notes_keep(host, translation)
     return prepared

@@ -1,0 +1,262 @@
+"""Sessions of an altimate-code learn store: exposures, snapshots and corrections. spec: importers.md.
+
+Pure: reads files, never the database. ``shown.jsonl`` lines and ``.sessions/<sha256>.json`` snapshots
+become ``exposure`` records (a snapshot's exact text wins over a line of the same session, lesson and
+time); ``signals.jsonl`` lines become ``correction`` records. Used by ``altimate.translate_learn_dir``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from lessons.core.interchange import MAX_TEXT
+from lessons.core.text import TimestampError, lesson_hash, normalize, parse_timestamp, text_hash
+
+from .common import SKIPPED_LINES, Translation, json_lines, read_text
+
+SUBJECT = "project"  # altimate renders a store's lessons for the whole project
+ORIGIN = "llm"
+SESSIONS = ".sessions"
+
+# Counter names (printed as they are in the report).
+SKIPPED_SNAPSHOTS = "skipped snapshots"
+SKIPPED_FILES = "skipped lesson files"
+SHORTENED = "correction texts shortened"
+SNAPSHOT_VERSIONS = "earlier versions from snapshots"
+
+
+def why(exc: Exception) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not valid UTF-8"
+    return getattr(exc, "strerror", None) or str(exc)
+
+
+def read_jsonl(path: Path, translation: Translation) -> list[tuple[str, dict]]:
+    """The object lines of a ``.jsonl`` file as ``(origin, object)``; other lines are skipped and counted."""
+    if not path.is_file():
+        return []
+    name = f"{path.parent.name}/{path.name}"
+    try:
+        text = read_text(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        translation.skip(SKIPPED_FILES, name, f"cannot be read, skipped whole ({why(exc)})")
+        return []
+    rows = []
+    for number, value, error in json_lines(text):
+        origin = f"{name}:{number}"
+        if error is not None:
+            translation.skip(SKIPPED_LINES, origin, f"skipped: {error}")
+        elif not isinstance(value, dict):
+            translation.skip(SKIPPED_LINES, origin, "skipped: expected a JSON object")
+        else:
+            rows.append((origin, value))
+    return rows
+
+
+def ms_or_none(value: Any) -> int | None:
+    try:
+        return parse_timestamp(value)
+    except TimestampError:
+        return None
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def shown_exposures(
+    store: Path, translation: Translation, exposures: dict, current: dict[str, tuple[str, int | None]]
+) -> None:
+    """``shown.jsonl`` lines as exposures without text (a snapshot may add the text later).
+
+    When the lesson's current text was last updated at or before the line's ``at``, that text is
+    what was shown, so its ``text_hash`` is given; otherwise ingest assumes the text at ``shown_at``.
+    """
+    for origin, line in read_jsonl(store / "shown.jsonl", translation):
+        at = ms_or_none(line.get("at"))
+        if not (_text(line.get("session")) and _text(line.get("id")) and at is not None):
+            translation.skip(SKIPPED_LINES, origin, "skipped: expected session, id and at (ISO 8601 with Z)")
+            continue
+        key = (line["session"], at, store.name, line["id"])
+        if key in exposures:
+            continue  # "one per (session, id), duplicates possible"
+        record = {
+            "type": "exposure",
+            "session": line["session"],
+            "store": store.name,
+            "lesson_id": line["id"],
+            "shown_at": line["at"],
+        }
+        if isinstance(line.get("tier"), str):
+            record["tier"] = line["tier"]
+        text, updated = current.get(line["id"], (None, None))
+        if text is not None and updated is not None and updated <= at:
+            record["text_hash"] = text_hash(text)
+        exposures[key] = (origin, record)
+
+
+class SnapshotVersions:
+    """The lesson versions translated so far, to add the earlier versions snapshots show.
+
+    ``successor[(store, id)]``: the status and ``superseded_by`` an earlier version of that id takes:
+    superseded by the approved version, else the same as the retired one.
+    """
+
+    def __init__(self, translation: Translation, stored: set[str]):
+        # Versions already stored are not emitted again: the store's files, not an old snapshot,
+        # say what their counters and status are.
+        self.hashes = stored | {
+            item.record["hash"] for item in translation.items if item.record["type"] == "lesson"
+        }
+        self.successor: dict[tuple[str, str], tuple[str, str | None]] = {}
+        for item in translation.items:
+            r = item.record
+            if r["type"] != "lesson" or "lesson_id" not in r:
+                continue
+            key = (r["store"], r["lesson_id"])
+            if r["status"] == "live":
+                self.successor[key] = ("superseded", r["hash"])
+            elif r.get("origin") == ORIGIN and key not in self.successor:
+                self.successor[key] = (r["status"], r.get("superseded_by"))
+
+    def addshown_exposures(self, translation: Translation, where: str, store: str, lesson: dict) -> None:
+        """An earlier text the snapshot shows becomes a (non-live) version of the same id.
+
+        Recurrence matches a correction against every version a session was shown
+        (recurrence.md, "earlier_version"); the text must be stored for that. Not done for an id the
+        store no longer has (its exposures are then skipped as references to unknown lessons).
+        """
+        digest = lesson_hash(store, SUBJECT, lesson["text"])
+        successor = self.successor.get((store, lesson["id"]))
+        if digest in self.hashes or successor is None or ms_or_none(lesson.get("created")) is None:
+            return
+        self.hashes.add(digest)
+        status, superseded_by = successor
+        record = {
+            "type": "lesson",
+            "namespace": store,
+            "subject": SUBJECT,
+            "text": lesson["text"],
+            "hash": digest,
+            "created_at": lesson["created"],
+            "lesson_id": lesson["id"],
+            "store": store,
+            "origin": ORIGIN,
+            "status": status,
+        }
+        if superseded_by:
+            record["superseded_by"] = superseded_by
+        translation.count(SNAPSHOT_VERSIONS)
+        translation.add(f"{where}: earlier version", record)
+
+
+def snapshot_exposures(
+    sessions: Path, translation: Translation, exposures: dict, versions: SnapshotVersions
+) -> int:
+    """Exposures with the exact text shown, from ``.sessions/<sha256(session)>.json``.
+
+    A snapshot's entry replaces the ``shown.jsonl`` line with the same session, store, id and time
+    (its text is what the session was shown); returns how many lines it replaced.
+    """
+    if not sessions.is_dir() or sessions.is_symlink():
+        return 0
+    merged = 0
+    for path in sorted(sessions.iterdir(), key=lambda p: p.name):
+        if not path.name.endswith(".json") or not path.is_file():
+            continue
+        origin = f"{SESSIONS}/{path.name}"
+        try:
+            snapshot = json.loads(read_text(path))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            translation.skip(SKIPPED_SNAPSHOTS, origin, f"skipped: does not parse ({why(exc)})")
+            continue
+        session = snapshot.get("session") if isinstance(snapshot, dict) else None
+        if not _text(session) or not isinstance(snapshot.get("shown"), list):
+            translation.skip(SKIPPED_SNAPSHOTS, origin, "skipped: expected an object with session and shown")
+            continue
+        if hashlib.sha256(session.encode("utf-8")).hexdigest() != path.name[: -len(".json")]:
+            translation.skip(
+                SKIPPED_SNAPSHOTS, origin, f"skipped: sha256 of session {session!r} is not the file name"
+            )
+            continue
+        for position, entry in enumerate(snapshot["shown"]):
+            where = f"{origin}: shown[{position}]"
+            lesson = entry.get("lesson") if isinstance(entry, dict) else None
+            at = ms_or_none(entry.get("at")) if isinstance(entry, dict) else None
+            if not (
+                isinstance(lesson, dict)
+                and _text(lesson.get("id"))
+                and _text(lesson.get("text"))
+                and _text(entry.get("name"))
+                and at is not None
+            ):
+                translation.skip(SKIPPED_LINES, where, "skipped: expected at, name and lesson {id, text}")
+                continue
+            key = (session, at, entry["name"], lesson["id"])
+            if key in exposures and exposures[key][0].startswith(SESSIONS):
+                continue
+            merged += key in exposures
+            record = {
+                "type": "exposure",
+                "session": session,
+                "store": entry["name"],
+                "lesson_id": lesson["id"],
+                "shown_at": entry["at"],
+                "text": lesson["text"],
+            }
+            if isinstance(entry.get("tier"), str):
+                record["tier"] = entry["tier"]
+            exposures[key] = (where, record)
+            versions.addshown_exposures(translation, where, entry["name"], lesson)
+    return merged
+
+
+def signal_corrections(store: Path, translation: Translation) -> None:
+    for origin, line in read_jsonl(store / "signals.jsonl", translation):
+        corrected = line.get("correctedAt") or line.get("at")
+        if not (
+            _text(line.get("sessionID"))
+            and _text(line.get("kind"))
+            and _text(line.get("text"))
+            and ms_or_none(corrected) is not None
+        ):
+            translation.skip(SKIPPED_LINES, origin, "skipped: expected sessionID, kind, text and at")
+            continue
+        text = normalize(line["text"])
+        if len(text) > MAX_TEXT:
+            # The interchange caps texts; the signal keeps its id, so a shortened text is still
+            # the same signal.
+            text = text[: MAX_TEXT - 1] + "…"
+            translation.count(SHORTENED)
+        record = {
+            "type": "correction",
+            "session": line["sessionID"],
+            "kind": line["kind"],
+            "text": text,
+            "corrected_at": corrected,
+            "turn_started_at": line.get("turnStartedAt") or None,
+        }
+        if _text(line.get("id")):
+            record["id"] = line["id"]
+        translation.add(origin, record)
+
+
+def pin_exposure_texts(translation: Translation, stored: dict[tuple[str, str, str, int], str]) -> None:
+    """Give an exposure without text the text hash already stored for it, so a re-import is a no-op.
+
+    ``stored`` maps ``(session, store, lesson_id, shown_at_ms)`` to the stored exposure's
+    ``text_hash``. Without it, a later version of an edited lesson could be assumed for an exposure
+    that was first imported with the earlier text (exposure identity includes the text).
+    """
+    for item in translation.items:
+        r = item.record
+        if r["type"] != "exposure" or "text" in r:
+            continue
+        key = (r["session"], r["store"], r["lesson_id"], ms_or_none(r["shown_at"]))
+        if key in stored:
+            r["text_hash"] = stored[key]
