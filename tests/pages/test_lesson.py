@@ -175,3 +175,39 @@ def test_the_lesson_query_count_does_not_grow_with_the_entity(
         response = as_reviewer.get(f"/lessons/qa-host/{hashes[0]}/")
     assert response.status_code == 200
     assert parse(response.content).find("form", cls="restore") is not None
+
+
+SCRIPT = "<script>alert(1)</script>"
+
+
+def test_untrusted_text_is_escaped_on_every_page(ingest, client, reviewer):
+    """Lesson text, subjects and host descriptions come from hosts (a model wrote them): never raw HTML."""
+    records = [
+        {"type": "host", "name": "xss-host", "max_active": 1, "budget_enabled": True, "description": SCRIPT},
+        *(
+            {
+                "type": "lesson",
+                "host": "xss-host",
+                "namespace": "ns",
+                "subject": "s<b>",
+                "text": f"{SCRIPT} {i}",
+                "created_at": f"2026-01-0{i + 1}T00:00:00Z",
+            }
+            for i in range(2)
+        ),
+    ]
+    assert ingest(records).ok
+    lesson = Lesson.objects.filter(host__name="xss-host").order_by("created_at").first()
+    client.force_login(reviewer)
+    pages = [
+        "/",
+        f"/?q={SCRIPT}",
+        "/pile/?host=xss-host&namespace=ns&subject=s<b>",
+        url(lesson),
+        "/hosts/",
+    ]
+    for path in pages:
+        body = client.get(path).content.decode()
+        assert SCRIPT not in body and "s<b>" not in body, path
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; 0" in client.get(url(lesson)).content.decode()
+    assert "entity:ns/<wbr>s&lt;b&gt;" in client.get("/").content.decode()
