@@ -1,0 +1,113 @@
+"""The Django admin is no back door around decisions: decisions, acks and lessons are read-only, a host's
+budget is read-only there, and a token's raw value is shown once and stored as its SHA-256."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pytest
+
+from lessons.models import Host, Lesson
+from review.models import ApiToken, Decision
+from review.services.decisions import host_set_budget
+
+
+@pytest.fixture
+def staff(client, django_user_model):
+    user = django_user_model.objects.create_superuser("root", "root@example.invalid", "root-pass")
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def decision(corpora, admin_user):
+    host = Host.objects.get(name="adbuy-desk")
+    return host_set_budget(host=host, actor=admin_user, max_active=9, budget_enabled=True, reason="one more")
+
+
+def test_decisions_can_be_viewed_but_not_added_changed_or_deleted(client, staff, decision):
+    assert client.get("/admin/review/decision/").status_code == 200
+    assert client.get(f"/admin/review/decision/{decision.pk}/change/").status_code == 200
+    assert client.get("/admin/review/decision/add/").status_code == 403
+    assert (
+        client.post(f"/admin/review/decision/{decision.pk}/change/", {"reason": "rewritten"}).status_code
+        == 403
+    )
+    assert client.post(f"/admin/review/decision/{decision.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert Decision.objects.get().reason == "one more"
+
+
+def test_lessons_are_read_only_in_the_admin(client, staff, corpora):
+    lesson = Lesson.objects.order_by("id").first()
+    assert client.get("/admin/lessons/lesson/").status_code == 200
+    assert (
+        client.post(f"/admin/lessons/lesson/{lesson.pk}/change/", {"status": "retracted"}).status_code == 403
+    )
+    assert client.post(f"/admin/lessons/lesson/{lesson.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert Lesson.objects.get(pk=lesson.pk).status == lesson.status
+
+
+def test_a_hosts_budget_cannot_be_changed_in_the_admin(client, staff, corpora):
+    host = Host.objects.get(name="adbuy-desk")
+    page = client.get(f"/admin/lessons/host/{host.pk}/change/").content.decode()
+    assert '<a href="/hosts/adbuy-desk/budget/">Edit the budget of adbuy-desk</a>' in page
+    response = client.post(
+        f"/admin/lessons/host/{host.pk}/change/",
+        {"description": "new words", "max_active": "99", "budget_enabled": ""},
+    )
+    assert response.status_code == 302
+    host.refresh_from_db()
+    assert (host.description, host.max_active, host.budget_enabled) == ("new words", 8, True)
+    assert Decision.objects.count() == 0
+
+
+def test_a_token_made_in_the_admin_is_shown_once_and_stored_hashed(client, staff, corpora):
+    host = Host.objects.get(name="warehouse-sql")
+    response = client.post(
+        "/admin/review/apitoken/add/",
+        {"name": "warehouse puller", "host": host.pk, "can_read": "on"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    (raw,) = re.findall(
+        r"Copy it now, it is not shown again: (lpr_[A-Za-z0-9_-]+)", response.content.decode()
+    )
+    token = ApiToken.objects.get()
+    assert (token.name, token.host, token.can_read, token.can_ingest, token.created_by) == (
+        "warehouse puller",
+        host,
+        True,
+        False,
+        staff,
+    )
+    assert token.token_hash == hashlib.sha256(raw.encode()).hexdigest()
+    listing = client.get("/admin/review/apitoken/").content.decode()
+    assert raw not in listing and token.prefix in listing
+    assert client.get("/api/v1/piles", HTTP_AUTHORIZATION=f"Bearer {raw}").json()["piles"][0]["host"] == (
+        "warehouse-sql"
+    )
+
+
+def test_a_token_needs_a_scope(client, staff, db):
+    response = client.post("/admin/review/apitoken/add/", {"name": "nothing"})
+    assert "A token needs at least one scope: ingest, read." in response.content.decode()
+    assert ApiToken.objects.count() == 0
+
+
+def test_the_revoke_action_revokes(client, staff, make_token_admin):
+    raw = make_token_admin()
+    token = ApiToken.objects.get()
+    client.post("/admin/review/apitoken/", {"action": "revoke_tokens", "_selected_action": [token.pk]})
+    assert ApiToken.objects.get().revoked is True
+    assert client.get("/api/v1/piles", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 401
+
+
+@pytest.fixture
+def make_token_admin(db):
+    from review.services.tokens import token_create
+
+    def make():
+        return token_create(name="x", host=None, can_ingest=False, can_read=True)[1]
+
+    return make
