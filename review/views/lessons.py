@@ -30,7 +30,8 @@ def _detail_or_problem(request: HttpRequest, host: str, lesson_hash: str):
         return None, render_problem(
             request, title="Not a lesson", message=LESSON_HASH_INVALID.format(hash=lesson_hash), status=404
         )
-    detail = selectors.lesson_detail(host_name=host, lesson_hash=lesson_hash)
+    # PostgreSQL text cannot hold NUL, so no host has one (and the query would fail).
+    detail = None if "\x00" in host else selectors.lesson_detail(host_name=host, lesson_hash=lesson_hash)
     if detail is None:
         return None, render_problem(
             request,

@@ -27,6 +27,7 @@ PILE_PARAMS_MISSING = (
     "A pile is named by its entity: add host and subject (and namespace, when it has one) to the address, "
     "e.g. /pile/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture."
 )
+PILE_PARAMS_NUL = "The pile address contains a NUL character; no host, namespace or subject has one."
 HOST_UNKNOWN = "There is no host named {host!r}."
 ENTITY_EMPTY = "Host {host} has no lesson on {target}."
 RETIRED_NOTICE = "Retired {n} lesson{s} with one reason: decision{s} {seqs}."
@@ -49,6 +50,8 @@ def _entity(params: QueryDict):
     namespace = params.get("namespace", "").strip()
     if not host_name or not subject:
         raise _NotFound("Which pile?", PILE_PARAMS_MISSING, status=400)
+    if "\x00" in host_name + namespace + subject:  # PostgreSQL text cannot hold NUL: no entity has it
+        raise _NotFound("Which pile?", PILE_PARAMS_NUL, status=400)
     host = selectors.host_get(name=host_name)
     if host is None:
         raise _NotFound("Unknown host", HOST_UNKNOWN.format(host=host_name))

@@ -6,12 +6,14 @@ import pytest
 
 from lessons.core.text import format_datetime
 from lessons.models import Host, Lesson
+from lessons.selectors.recurrence_lesson import MAX_QUERIES as RECURRENCE_SECTION_MAX_QUERIES
 from review.models import Decision
 from review.services.decisions import lesson_retire
 from review.views.lessons import LESSON_HASH_INVALID, LESSON_UNKNOWN, RESTORED_NOTICE
 from tests.pages.html import parse, table_rows
 
-LESSON_MAX_QUERIES = 9
+# The page's own queries, plus the recurrence section's (lessons.selectors.recurrence_lesson).
+LESSON_MAX_QUERIES = 9 + RECURRENCE_SECTION_MAX_QUERIES
 
 
 def url(lesson: Lesson) -> str:
@@ -211,3 +213,12 @@ def test_untrusted_text_is_escaped_on_every_page(ingest, client, reviewer):
         assert SCRIPT not in body and "s<b>" not in body, path
     assert "&lt;script&gt;alert(1)&lt;/script&gt; 0" in client.get(url(lesson)).content.decode()
     assert "entity:ns/<wbr>s&lt;b&gt;" in client.get("/").content.decode()
+
+
+def test_a_nul_in_the_lesson_host_is_an_unknown_lesson(corpora, client, viewer):
+    client.force_login(viewer)
+    response = client.get("/lessons/adbuy%00desk/" + "0" * 64 + "/")
+    assert response.status_code == 404
+    assert parse(response.content).find(cls="problem").find("p").text == LESSON_UNKNOWN.format(
+        host="adbuy\x00desk", hash="0" * 64
+    )

@@ -8,7 +8,13 @@ from lessons.models import Lesson
 from review.forms import MEMBERS_REQUIRED, REASON_TOO_LONG
 from review.models import Decision
 from review.services.decisions import REASON_REQUIRED, STALE_PILE
-from review.views.piles import ENTITY_EMPTY, HOST_UNKNOWN, PILE_PARAMS_MISSING, RETIRED_NOTICE
+from review.views.piles import (
+    ENTITY_EMPTY,
+    HOST_UNKNOWN,
+    PILE_PARAMS_MISSING,
+    PILE_PARAMS_NUL,
+    RETIRED_NOTICE,
+)
 from tests.pages.html import parse, table_rows
 
 ADBUY = "/pile/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture"
@@ -388,3 +394,15 @@ def test_the_pile_query_count_does_not_grow_with_the_members(
     with django_assert_max_num_queries(PILE_MAX_QUERIES):
         response = as_reviewer.get("/pile/?host=qa-host&namespace=qa&subject=orders")
     assert len(members(parse(response.content))) == n
+
+
+def test_a_nul_in_the_pile_address_is_refused_not_a_database_error(corpora, as_viewer):
+    response = as_viewer.get("/pile/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice%00capture")
+    assert response.status_code == 400
+    assert parse(response.content).find(cls="problem").find("p").text == PILE_PARAMS_NUL
+
+
+def test_nul_filters_are_ignored_on_the_queue(corpora, as_viewer):
+    response = as_viewer.get("/?q=%00&namespace=%00")
+    assert response.status_code == 200
+    assert len(table_rows(parse(response.content), "queue-table")) == 2
