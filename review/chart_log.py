@@ -38,6 +38,7 @@ COLOURS = {
     NO_CODE: "#999999",
 }
 MAX_WEEKS = 26
+MAX_BAR = 28.0  # px: a chart of one or two weeks keeps bars, not slabs
 MAX_HOSTS = 8
 WIDTH, HEIGHT = 640, 160
 LEFT, RIGHT, TOP, BOTTOM = 36, 8, 8, 22
@@ -122,7 +123,7 @@ def host_chart(host: str, rows: list[tuple[date, str | None, int]]) -> HostChart
     top = _nice_max(max(sum(per_week[w].values()) for w in weeks if w in per_week))  # the last week has data
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     slot = plot_w / len(weeks)
-    bar = max(2.0, slot * 0.7)
+    bar = min(MAX_BAR, max(2.0, slot * 0.7))
     segments, x_ticks = [], []
     totals: dict[str, int] = defaultdict(int)
     label_every = max(1, len(weeks) // 6)

@@ -45,8 +45,11 @@ class DecisionFilter(django_filters.FilterSet):
 
     host = django_filters.ChoiceFilter(choices=(), empty_label="every host")
     actor = django_filters.ChoiceFilter(choices=(), empty_label="every actor")
-    action = django_filters.ChoiceFilter(choices=Action.choices, empty_label="every action")
-    reason_code = django_filters.ChoiceFilter(choices=ReasonCode.choices, empty_label="any reason code")
+    # The values themselves as labels: they are the words of the record and the exports.
+    action = django_filters.ChoiceFilter(choices=[(a, a) for a in Action.values], empty_label="every action")
+    reason_code = django_filters.ChoiceFilter(
+        choices=[(c, c) for c in ReasonCode.values], empty_label="any reason code"
+    )
 
     class Meta:
         model = Decision

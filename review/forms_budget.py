@@ -47,5 +47,5 @@ class BudgetForm(BudgetPreviewForm):
         help_text="Required: why the budget changes, 1 to 500 characters.",
     )
     reason_code = forms.ChoiceField(
-        choices=[("", "no code"), *ReasonCode.choices], required=False, label="Reason code"
+        choices=[("", "no code"), *((c, c) for c in ReasonCode.values)], required=False, label="Reason code"
     )

@@ -103,7 +103,7 @@ class DecisionTable(tables.Table):
         fields = ("seq", "at", "actor", "action", "host")
         sequence = ("seq", "at", "actor", "action", "host", "target", "reason", "evidence", "status")
         order_by = ("-seq",)
-        attrs = {"class": "decision-log"}
+        attrs = {"class": "data decision-log"}
         row_attrs = {"id": lambda record: f"decision-{record.seq}", "data-seq": lambda record: record.seq}
         empty_text = "No decisions match these filters."
 
@@ -146,7 +146,9 @@ class DecisionTable(tables.Table):
 
     def render_reason(self, record: Decision):
         if record.reason_code:
-            return format_html('<span class="reason-code">{}</span> {}', record.reason_code, record.reason)
+            return format_html(
+                '<span class="badge reason-code">{}</span> {}', record.reason_code, record.reason
+            )
         return format_html("{}", record.reason)
 
     def render_evidence(self, record: Decision):
@@ -161,16 +163,16 @@ class DecisionTable(tables.Table):
     def render_status(self, record: Decision):
         status, acked_at, detail = decision_host_status(record)
         if status == STATUS_AWAITING:
-            return format_html('<span class="ack ack-awaiting">{}</span>', STATUS_AWAITING)
+            return format_html('<span class="badge ack-waiting">{}</span>', STATUS_AWAITING)
         if status == STATUS_APPLIED:
             return format_html(
-                '<span class="ack ack-applied">{}</span> <time datetime="{}">{}</time>',
+                '<span class="badge ack-applied">{}</span> <time datetime="{}">{}</time>',
                 STATUS_APPLIED,
                 format_datetime(acked_at),
                 format_datetime(acked_at),
             )
         return format_html(
-            '<span class="ack ack-failed">{}</span> <time datetime="{}">{}</time>: {}',
+            '<span class="badge ack-failed">{}</span> <time datetime="{}">{}</time>: {}',
             status,
             format_datetime(acked_at),
             format_datetime(acked_at),

@@ -128,10 +128,10 @@ def test_max_active_out_of_range_is_a_clear_message(client, admin_user, corpora,
     client.force_login(admin_user)
     assert MAX_ACTIVE_RANGE == "max_active must be between 1 and 10000"
     html = post(client, htmx=True, max_active=value, preview="1").content.decode()
-    assert f'<p class="error" role="alert">{message}</p>' in html
+    assert f'<p class="field-error" role="alert">{message}</p>' in html
     saved = post(client, max_active=value, budget_enabled="on", reason="why not", save="1")
     assert saved.status_code == 400
-    assert f'<p class="error" role="alert">{message}</p>' in saved.content.decode()
+    assert f'<p class="field-error" role="alert">{message}</p>' in saved.content.decode()
     assert Decision.objects.count() == 0
 
 
@@ -139,7 +139,7 @@ def test_saving_without_a_reason_is_refused_and_writes_nothing(client, admin_use
     client.force_login(admin_user)
     response = post(client, max_active="12", budget_enabled="on", reason="   ", save="1")
     assert response.status_code == 400
-    assert f'<p class="error" role="alert">{REASON_REQUIRED}</p>' in response.content.decode()
+    assert f'<p class="field-error" role="alert">{REASON_REQUIRED}</p>' in response.content.decode()
     assert Host.objects.get(name="adbuy-desk").max_active == 8
     assert Decision.objects.count() == 0
 

@@ -135,7 +135,7 @@ def test_rows_link_to_the_lesson_and_the_pile(client, viewer, log):
 
 def test_rows_show_reason_and_evidence(client, viewer, log):
     html = page(client, viewer, "actor=rita")
-    assert '<span class="reason-code">duplicate</span> restates rule 1' in html
+    assert '<span class="badge reason-code">duplicate</span> restates rule 1' in html
     assert "<summary>3/2 · not applied by the loop · recurred in 0 session(s)</summary>" in html
     budget = page(client, viewer, "host=alpha&action=set_budget")
     assert "<summary>max_active 2 → 3 · budget on → on · piles 0 → 0</summary>" in budget
@@ -154,7 +154,7 @@ def test_reasons_are_escaped(client, viewer, two_hosts, admin_user):
 def test_an_ack_changes_the_host_status_on_the_page(client, viewer, log):
     _token, raw = token_create(name="alpha-puller", host=None, can_ingest=False, can_read=True)
     html = page(client, viewer, "actor=rita")
-    assert '<span class="ack ack-awaiting">awaiting host</span>' in html
+    assert '<span class="badge ack-waiting">awaiting host</span>' in html
     api = client.post(
         "/api/v1/decisions/3/ack",
         data=json.dumps({"status": "applied"}),
@@ -164,7 +164,7 @@ def test_an_ack_changes_the_host_status_on_the_page(client, viewer, log):
     assert api.status_code == 200
     acked = format_datetime(DecisionAck.objects.get().acked_at)
     html = page(client, viewer, "actor=rita")
-    assert f'<span class="ack ack-applied">applied</span> <time datetime="{acked}">{acked}</time>' in html
+    assert f'<span class="badge ack-applied">applied</span> <time datetime="{acked}">{acked}</time>' in html
     client.post(
         "/api/v1/decisions/3/ack",
         data=json.dumps({"status": "failed", "detail": "store is read-only"}),
@@ -174,7 +174,7 @@ def test_an_ack_changes_the_host_status_on_the_page(client, viewer, log):
     acked = format_datetime(DecisionAck.objects.get().acked_at)
     html = page(client, viewer, "actor=rita")
     assert (
-        f'<span class="ack ack-failed">failed</span> <time datetime="{acked}">{acked}</time>: '
+        f'<span class="badge ack-failed">failed</span> <time datetime="{acked}">{acked}</time>: '
         "store is read-only"
     ) in html
 
