@@ -13,13 +13,11 @@ from dataclasses import dataclass
 from django.db.models import (
     Case,
     Count,
-    Exists,
     F,
     IntegerField,
     Max,
     OuterRef,
     Prefetch,
-    Q,
     QuerySet,
     Subquery,
     Value,
@@ -62,28 +60,8 @@ def host_names() -> list[str]:
 
 
 def queue_rows(*, host: str | None, namespace: str | None, text: str | None) -> QuerySet:
-    """Over-budget entities as rows of aggregates (``lessons.selectors.piles.pile_queue``), filtered.
-
-    ``text`` keeps the entities whose host, namespace or subject contains it, or that have a live lesson
-    whose text does. It is applied here as an entity-level ``EXISTS`` rather than through
-    ``pile_queue(text=...)``, whose ``id IN (matching lessons)`` condition restricts the lessons being
-    counted (so a matching pile's count drops below its budget and the pile vanishes).
-    """
-    rows = pile_queue(host=host or None, namespace=namespace or None)
-    if text:
-        matching = live_lessons().filter(
-            host_id=OuterRef("host_id"),
-            namespace=OuterRef("namespace"),
-            subject=OuterRef("subject"),
-            text__icontains=text,
-        )
-        rows = rows.filter(
-            Q(subject__icontains=text)
-            | Q(namespace__icontains=text)
-            | Q(host__name__icontains=text)
-            | Exists(matching)
-        )
-    return rows
+    """Over-budget entities as rows of aggregates, filtered (``lessons.selectors.piles.pile_queue``)."""
+    return pile_queue(host=host or None, namespace=namespace or None, text=text or None)
 
 
 QUEUE_NO_BUDGET = "no_budget"

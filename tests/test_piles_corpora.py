@@ -99,3 +99,12 @@ def test_piles_host_filter(corpora, capsys):
     call_command("piles", "--format", "json", "--host", "warehouse-sql")
     piles = json.loads(capsys.readouterr().out)["piles"]
     assert [p["host"] for p in piles] == ["warehouse-sql"]
+
+
+def test_the_queue_text_filter_keeps_a_matching_pile_whole(corpora):
+    from lessons.selectors.piles import pile_queue
+
+    rows = list(pile_queue(text="Contract Number"))
+    assert [(r["host_name"], r["subject"], r["count"]) for r in rows] == [("adbuy-desk", "invoice_capture", 10)]
+    assert [r["subject"] for r in pile_queue(text="revenue_models")] == ["revenue_models"]
+    assert list(pile_queue(text="no such words")) == []

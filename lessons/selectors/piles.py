@@ -10,7 +10,7 @@ import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Count, F, IntegerField, Min, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, Min, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from lessons.core.piles import Pile, PileMember, entity_pile, pile_summary, pile_target
@@ -18,7 +18,13 @@ from lessons.core.text import format_datetime
 from lessons.models import Draft, Host, Lesson
 
 RECURRENCE_FIELDS = (
-    "sessions_shown", "recurred", "recurred_sessions", "during", "unknown", "ambiguous", "earlier_version",
+    "sessions_shown",
+    "recurred",
+    "recurred_sessions",
+    "during",
+    "unknown",
+    "ambiguous",
+    "earlier_version",
 )
 KNOWN_MIX = ("held", "regressed", "drifted")
 
@@ -33,7 +39,8 @@ def pile_queue(*, host: str | None = None, namespace: str | None = None, text: s
     Rows are dicts: ``host_name``, ``host_id``, ``namespace``, ``subject``, ``max_active``, ``count``,
     ``overage``, ``held``, ``regressed``, ``drifted``, ``other``, ``not_applied``, ``oldest``
     (datetime, UTC), ``recurring`` (members with recurred_sessions >= 2), ``pending_drafts``.
-    ``text`` filters on entities having a live lesson whose text, subject or namespace contains it.
+    ``text`` keeps the entities whose host, namespace or subject contains it, or that have a live
+    lesson whose text does.
     spec: piles.md, rules 2-4.
     """
     lessons = live_lessons().filter(host__budget_enabled=True)
@@ -43,7 +50,9 @@ def pile_queue(*, host: str | None = None, namespace: str | None = None, text: s
         lessons = lessons.filter(namespace=namespace)
     pending = (
         Draft.objects.filter(
-            host_id=OuterRef("host_id"), namespace=OuterRef("namespace"), subject=OuterRef("subject"),
+            host_id=OuterRef("host_id"),
+            namespace=OuterRef("namespace"),
+            subject=OuterRef("subject"),
             status=Draft.Status.PENDING,
         )
         .order_by()
@@ -73,12 +82,19 @@ def pile_queue(*, host: str | None = None, namespace: str | None = None, text: s
         .order_by("host_name", "namespace", "subject")
     )
     if text:
-        matching = lessons.filter(Q(text__icontains=text) | Q(subject__icontains=text) | Q(namespace__icontains=text))
+        # An entity-level EXISTS: filtering the counted lessons themselves would shrink the count
+        # and drop a matching pile below its budget.
+        matching = live_lessons().filter(
+            host_id=OuterRef("host_id"),
+            namespace=OuterRef("namespace"),
+            subject=OuterRef("subject"),
+            text__icontains=text,
+        )
         rows = rows.filter(
             Q(subject__icontains=text)
             | Q(namespace__icontains=text)
             | Q(host__name__icontains=text)
-            | Q(id__in=Subquery(matching.values("id")))
+            | Exists(matching)
         )
     return rows
 
@@ -106,7 +122,9 @@ def pile_version(lessons: list[Lesson]) -> str:
 
 def to_member(lesson: Lesson) -> PileMember:
     return PileMember(
-        hash=lesson.hash, created_at_ms=int(lesson.created_at.timestamp() * 1000), status=lesson.status,
+        hash=lesson.hash,
+        created_at_ms=int(lesson.created_at.timestamp() * 1000),
+        status=lesson.status,
         verdict=lesson.latest_verdict,
     )
 
@@ -153,7 +171,9 @@ def piles_list(*, host: str | None = None) -> list[EntityPile]:
         entity_filter |= Q(host_id=row["host_id"], namespace=row["namespace"], subject=row["subject"])
     hosts = {h.id: h for h in Host.objects.filter(id__in={r["host_id"] for r in rows})}
     members: dict[tuple, list[Lesson]] = defaultdict(list)
-    for lesson in live_lessons().filter(entity_filter).select_related("recurrence").order_by("created_at", "hash"):
+    for lesson in (
+        live_lessons().filter(entity_filter).select_related("recurrence").order_by("created_at", "hash")
+    ):
         members[(lesson.host_id, lesson.namespace, lesson.subject)].append(lesson)
     drafts: dict[tuple, list[Draft]] = defaultdict(list)
     for draft in Draft.objects.filter(entity_filter).order_by("created_at", "ext_id"):
@@ -163,14 +183,20 @@ def piles_list(*, host: str | None = None) -> list[EntityPile]:
         key = (row["host_id"], row["namespace"], row["subject"])
         host_obj = hosts[row["host_id"]]
         pile = entity_pile(
-            namespace=row["namespace"], subject=row["subject"], max_active=host_obj.max_active,
-            budget_enabled=host_obj.budget_enabled, lessons=[to_member(m) for m in members[key]],
+            namespace=row["namespace"],
+            subject=row["subject"],
+            max_active=host_obj.max_active,
+            budget_enabled=host_obj.budget_enabled,
+            lessons=[to_member(m) for m in members[key]],
         )
         if pile is None:  # changed between the two queries; the next read shows it
             continue
         result.append(
             EntityPile(
-                host=host_obj, pile=pile, lessons=tuple(members[key]), drafts=tuple(drafts[key]),
+                host=host_obj,
+                pile=pile,
+                lessons=tuple(members[key]),
+                drafts=tuple(drafts[key]),
                 live_hashes=frozenset(m.hash for m in members[key]),
             )
         )
