@@ -47,3 +47,16 @@ ROLE_PERMISSIONS: dict[str, list[tuple[str, str]]] = {
     REVIEWER: _VIEW + _DECIDE,
     ADMIN: _VIEW + _DECIDE + _ADMIN,
 }
+
+
+def roles_ensure() -> None:
+    """Create the three groups with their permissions when missing (idempotent).
+
+    The migration does this once; tests that flush the database (transactional tests) call it again,
+    since a flush re-creates permissions but not the rows of a data migration.
+    """
+    import importlib
+
+    from django.apps import apps
+
+    importlib.import_module("review.migrations.0002_roles").create_roles(apps, None)

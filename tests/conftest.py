@@ -13,6 +13,10 @@ CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 def _user(username: str, group: str | None):
     from django.contrib.auth.models import Group, User
 
+    from review.roles import roles_ensure
+
+    if group and not Group.objects.filter(name=group).exists():
+        roles_ensure()
     user = User.objects.create_user(username=username, password=f"{username}-pass")
     if group:
         user.groups.add(Group.objects.get(name=group))
