@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from review.views import budget, decisions, drafts, hosts, lessons, piles, queue
+from review.views import budget, decisions, drafts, hosts, lessons, piles, queue, topics
 from review.views import imports as imports_views
 
 app_name = "review"
@@ -24,4 +24,6 @@ urlpatterns: list = [
     path("drafts/<str:host>/<str:draft_id>/approve/", drafts.draft_approve_view, name="draft_approve"),
     path("drafts/<str:host>/<str:draft_id>/reject/", drafts.draft_reject_view, name="draft_reject"),
     path("drafts/<str:host>/<str:draft_id>/rollback/", drafts.draft_rollback_view, name="draft_rollback"),
+    # recurrence: what users keep correcting that no live lesson anchors (recurrence.md)
+    path("hosts/<str:host>/unmatched-topics/", topics.unmatched_topics, name="unmatched_topics"),
 ]

@@ -8,6 +8,7 @@ are kept) and the totals say how many there were. spec: recurrence.md.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -23,6 +24,7 @@ TIMELINE_SESSIONS = 200  # sessions drawn and listed (the newest by first exposu
 ATTRIBUTION_LIMIT = 200  # charged corrections listed (the newest)
 TOPIC_CANDIDATES = 2000  # newest uncharged corrections sharing a word with the lesson, checked by the rules
 TOPIC_LIMIT = 50  # uncharged corrections on its topic shown
+MAX_QUERIES = 9
 
 OUTCOME_LABELS = {
     "recurred": "recurred",
@@ -127,8 +129,11 @@ class LessonRecurrence:
         return min(times) if times else None
 
 
-def lesson_recurrence(*, lesson: Lesson) -> LessonRecurrence:
-    """The recurrence section of ``lesson``'s page. Nine queries, whatever the data size.
+def lesson_recurrence(*, lesson: Lesson, verdicts: Iterable[Verdict] | None = None) -> LessonRecurrence:
+    """The recurrence section of ``lesson``'s page: at most ``MAX_QUERIES`` queries, whatever the data size.
+
+    ``verdicts``: the lesson's verdicts when the caller already has them (any order; else one query).
+    The counts come from ``lesson.recurrence`` when it was joined and the lesson is current.
 
     ``sessions``: newest ``TIMELINE_SESSIONS`` by first exposure; ``charged``: newest ``ATTRIBUTION_LIMIT``
     corrections charged to the current version; ``on_topic``: up to ``TOPIC_LIMIT`` newest uncharged
@@ -140,8 +145,10 @@ def lesson_recurrence(*, lesson: Lesson) -> LessonRecurrence:
     current = current_versions(versions).get(key) or Version(
         lesson.id, lesson.hash, key, lesson.text, lesson.text_hash, lesson.status == "live", lesson.created_at
     )
-    row = RecurrenceCount.objects.filter(lesson_id=current.id).first()
-    counts = counts_dict(row)
+    if current.id == lesson.id and Lesson._meta.get_field("recurrence").is_cached(lesson):
+        counts = counts_dict(getattr(lesson, "recurrence", None))
+    else:
+        counts = counts_dict(RecurrenceCount.objects.filter(lesson_id=current.id).first())
 
     exposures = Exposure.objects.filter(host_id=lesson.host_id, lesson_key=key)
     grouped = (
@@ -153,7 +160,9 @@ def lesson_recurrence(*, lesson: Lesson) -> LessonRecurrence:
         SessionShown(r["session"], r["first"], r["first_current"])
         for r in grouped.order_by("-first", "session")[:TIMELINE_SESSIONS]
     )
-    sessions_total = exposures.aggregate(n=Count("session", distinct=True))["n"]
+    sessions_total = len(sessions)
+    if sessions_total == TIMELINE_SESSIONS:  # only then can there be more
+        sessions_total = exposures.aggregate(n=Count("session", distinct=True))["n"]
 
     attributions = list(
         CorrectionAttribution.objects.filter(lesson_id=current.id)
@@ -185,11 +194,9 @@ def lesson_recurrence(*, lesson: Lesson) -> LessonRecurrence:
         for a in attributions
     )
 
-    verdicts = tuple(
-        Verdict.objects.filter(lesson_id__in=[v.id for v in versions] or [lesson.id]).order_by(
-            "measured_at", "horizon_ms", "id"
-        )
-    )
+    if verdicts is None:
+        verdicts = Verdict.objects.filter(lesson_id=lesson.id)
+    verdicts = tuple(sorted(verdicts, key=lambda v: (v.measured_at, v.horizon_ms or -1, v.id)))
     other_hosts = tuple(
         OtherHostLesson(other, counts_dict(getattr(other, "_recurrence_row", None)))
         for other in _other_hosts(lesson)

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
+from lessons.selectors.recurrence_lesson import lesson_recurrence
 from review import selectors
 from review.forms import RestoreForm
 from review.roles import PERM_DECIDE
@@ -53,6 +54,7 @@ def _context(
         "lesson": detail.lesson,
         "form": form if can_restore else None,
         "refusal": refusal,
+        "rec": lesson_recurrence(lesson=detail.lesson, verdicts=detail.lesson.history),
     }
 
 
