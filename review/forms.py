@@ -30,18 +30,21 @@ class QueueFilterForm(forms.Form):
     host = forms.ChoiceField(required=False)
     namespace = forms.CharField(required=False, max_length=200, strip=True)
     q = forms.CharField(required=False, max_length=200, strip=True, label="Text")
+    recurring = forms.BooleanField(required=False, label="Only piles with recurring members")
 
     def __init__(self, *args, host_names: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["host"].choices = [("", "All hosts"), *((n, n) for n in host_names)]
 
-    def filters(self) -> dict[str, str]:
-        """``{"host", "namespace", "text"}`` from valid data ("" for unset); all "" when invalid."""
+    def filters(self) -> dict[str, str | bool]:
+        """``{"host", "namespace", "text", "recurring"}`` from valid data ("" / False for unset); all
+        unset when invalid. ``recurring``: only piles with a recurring member (recurrence.md)."""
         data = self.cleaned_data if self.is_valid() else {}
         return {
             "host": data.get("host", ""),
             "namespace": data.get("namespace", ""),
             "text": data.get("q", ""),
+            "recurring": data.get("recurring", False),
         }
 
 

@@ -59,9 +59,13 @@ def host_names() -> list[str]:
 # --- the queue -------------------------------------------------------------------------------------
 
 
-def queue_rows(*, host: str | None, namespace: str | None, text: str | None) -> QuerySet:
-    """Over-budget entities as rows of aggregates, filtered (``lessons.selectors.piles.pile_queue``)."""
-    return pile_queue(host=host or None, namespace=namespace or None, text=text or None)
+def queue_rows(
+    *, host: str | None, namespace: str | None, text: str | None, recurring: bool = False
+) -> QuerySet:
+    """Over-budget entities as rows of aggregates, filtered (``lessons.selectors.piles.pile_queue``);
+    ``recurring``: only piles with at least one recurring member (recurrence.md, in SQL as a HAVING)."""
+    rows = pile_queue(host=host or None, namespace=namespace or None, text=text or None)
+    return rows.filter(recurring__gt=0) if recurring else rows
 
 
 QUEUE_NO_BUDGET = "no_budget"
