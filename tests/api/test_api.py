@@ -516,3 +516,16 @@ def test_decisions_are_never_changed_by_an_ack(logged, call, make_token):
 def test_hosts_are_untouched_by_reads(logged, call, make_token):
     call("get", "/piles", token=make_token())
     assert Host.objects.get(name="alpha").max_active == 12
+
+
+def test_bearer_calls_need_no_csrf_token(hosts, make_token):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    response = strict.post(
+        "/api/v1/ingest",
+        data=three_lessons("alpha"),
+        content_type="application/x-ndjson",
+        HTTP_AUTHORIZATION=f"Bearer {make_token()}",
+    )
+    assert response.status_code == 200

@@ -236,3 +236,18 @@ def test_an_outsider_is_sent_to_sign_in(outsider, log):
 def test_a_user_without_a_role_is_refused(client, log, django_user_model):
     client.force_login(django_user_model.objects.create_user("nobody"))
     assert client.get("/decisions/").status_code == 403
+
+
+def test_a_draft_decision_links_to_the_draft_and_its_pile(client, viewer, reviewer, corpora):
+    from lessons.models import Draft
+    from review.services.decisions import draft_reject
+
+    draft = Draft.objects.get(ext_id="rec-adbuy-consolidate-0")
+    draft_reject(draft=draft, actor=reviewer, reason="keeps a contract number", reason_code="too_specific")
+    html = page(client, viewer, "action=reject_consolidation")
+    assert (
+        '<span class="target-part"><a href="/pile/?host=adbuy-desk&amp;namespace=desk.adbuy&amp;'
+        'subject=invoice_capture">entity:desk.adbuy/invoice_capture</a></span>'
+        '<span class="target-part">draft <a href="/drafts/adbuy-desk/rec-adbuy-consolidate-0/">'
+        "rec-adbuy-consolidate-0</a></span>"
+    ) in html
