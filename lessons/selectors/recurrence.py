@@ -16,6 +16,7 @@ from django.db.models import Count, Q, QuerySet
 
 from lessons.core.recurrence import (
     RECURRING_MIN_SESSIONS,
+    SINGLE_OUTCOMES,
     UNMATCHED_TOPICS_LIMIT,
     USER_CORRECTION,
     correction_topics,
@@ -23,21 +24,12 @@ from lessons.core.recurrence import (
 )
 from lessons.core.recurrence import Correction as CoreCorrection
 from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
+from lessons.selectors.piles import RECURRENCE_FIELDS
 
-COUNT_FIELDS = (
-    "sessions_shown",
-    "recurred",
-    "recurred_sessions",
-    "during",
-    "unknown",
-    "ambiguous",
-    "earlier_version",
-)
+COUNT_FIELDS = RECURRENCE_FIELDS  # the seven counts, in spec order
 # Counts that are evidence of a correction; a lesson with none of them has "no observed correction".
 EVIDENCE_FIELDS = ("recurred", "during", "unknown", "ambiguous", "earlier_version")
-SINGLE_OUTCOMES = ("recurred", "during", "unknown", "earlier_version")
 NO_OBSERVED_CORRECTION = "no observed correction"
-TOPIC_EXAMPLES = 3
 
 
 def counts_dict(row: RecurrenceCount | None) -> dict[str, int]:

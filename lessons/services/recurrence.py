@@ -44,6 +44,7 @@ from lessons.core.recurrence import Correction as CoreCorrection
 from lessons.core.recurrence import Exposure as CoreExposure
 from lessons.core.text import to_ms
 from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
+from lessons.selectors.recurrence import COUNT_FIELDS
 from lessons.selectors.recurrence_keys import (
     KEY_CHUNK,
     Version,
@@ -60,15 +61,6 @@ ATTRIBUTE_CHUNK = 5000
 WRITE_BATCH = 500
 # Beyond this many changed sessions on one host, rebuilding the host reads less than the lookups would.
 FULL_REFRESH_SESSIONS = 20_000
-COUNT_FIELDS = (
-    "sessions_shown",
-    "recurred",
-    "recurred_sessions",
-    "during",
-    "unknown",
-    "ambiguous",
-    "earlier_version",
-)
 
 
 @dataclass
@@ -77,7 +69,6 @@ class RecurrenceStats:
 
     hosts: int = 0
     sessions: int = 0
-    corrections: int = 0
     attributions: int = 0
     lessons: int = 0
 
