@@ -30,9 +30,10 @@ import re
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, HttpRequest, HttpResponse
-from django.urls import URLPattern, URLResolver
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
+from django.urls import URLPattern, URLResolver, path
 from ninja import Field, NinjaAPI, Path, Query, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
@@ -390,18 +391,49 @@ def ack(request: HttpRequest, payload: AckIn, seq: int = Path(..., ge=1, le=MAX_
 
 # --- URLs ---------------------------------------------------------------------------------------
 
+E_METHOD = "method not allowed"
+E_NO_ENDPOINT = "no such endpoint"
 
-def _exempt_from_login(patterns: list) -> None:
-    # The API authenticates by token, not session: LoginRequiredMiddleware must not redirect it.
+
+def _plain_error(status: int, message: str, details: list) -> JsonResponse:
+    """The error body for answers given outside ninja's handlers (unknown path, wrong method)."""
+    return JsonResponse({"error": message, "details": details}, status=status)
+
+
+def _api_view(view):
+    """Exempt from the login redirect (the API authenticates by token, not session) and answer a 404 or a
+    405 that ninja leaves to Django with the API's error body."""
+
+    @functools.wraps(view)  # keeps csrf_exempt: bearer calls carry no CSRF token
+    def wrapper(request: HttpRequest, *args, **kwargs):
+        try:
+            response = view(request, *args, **kwargs)
+        except Http404:
+            return _plain_error(404, E_NOT_FOUND, [f"{E_NO_ENDPOINT}: {request.path}"])
+        if isinstance(response, HttpResponseNotAllowed):
+            return _plain_error(405, E_METHOD, [f"allowed: {response.get('Allow', '')}"])
+        return response
+
+    return login_not_required(wrapper)
+
+
+@login_not_required
+def _unknown_endpoint(request: HttpRequest, rest: str = "") -> JsonResponse:
+    return _plain_error(404, E_NOT_FOUND, [f"{E_NO_ENDPOINT}: {request.path}"])
+
+
+def _wrap(patterns: list) -> None:
     for pattern in patterns:
         if isinstance(pattern, URLResolver):
-            _exempt_from_login(pattern.url_patterns)
+            _wrap(pattern.url_patterns)
         elif isinstance(pattern, URLPattern):
-            pattern.callback.login_required = False
+            pattern.callback = _api_view(pattern.callback)
 
 
 def api_urls():
-    """``api.urls`` with every view exempt from the login redirect: for ``path("api/v1/", api_urls())``."""
+    """``api.urls`` with every view wrapped by ``_api_view``, then a JSON 404 for any other path under
+    the mount point: for ``path("api/v1/", api_urls())``."""
     patterns, app_name, namespace = api.urls
-    _exempt_from_login(patterns)
+    _wrap(patterns)
+    patterns.append(path("<path:rest>", _unknown_endpoint, name="unknown-endpoint"))
     return patterns, app_name, namespace

@@ -529,3 +529,16 @@ def test_bearer_calls_need_no_csrf_token(hosts, make_token):
         HTTP_AUTHORIZATION=f"Bearer {make_token()}",
     )
     assert response.status_code == 200
+
+
+def test_a_wrong_method_is_405_with_the_error_body(hosts, call, make_token):
+    response = call("get", "/ingest", token=make_token())
+    assert response.status_code == 405
+    assert response.json() == {"error": "method not allowed", "details": ["allowed: POST"]}
+
+
+@pytest.mark.parametrize("path", ["/nope", "/", "/decisions/1/nope"])
+def test_an_unknown_api_path_is_404_with_the_error_body(db, client, path):
+    response = client.get("/api/v1" + path)
+    assert response.status_code == 404
+    assert response.json() == {"error": "not found", "details": [f"no such endpoint: /api/v1{path}"]}
