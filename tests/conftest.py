@@ -10,6 +10,14 @@ import pytest
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _fast_password_hashing():
+    """Persona fixtures create users in nearly every test; the production hasher is slow on purpose."""
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _user(username: str, group: str | None):
     from django.contrib.auth.models import Group, User
 

@@ -26,6 +26,7 @@ RECORD_TYPES = ("host", "lesson", "verdict", "exposure", "correction", "draft")
 DEFAULT_MAX_ACTIVE = 8
 MAX_ACTIVE_MIN, MAX_ACTIVE_MAX = 1, 10_000
 MAX_TEXT = 1000
+NUL_MESSAGE = "must not contain the NUL character (U+0000)"
 MAX_SHORT = 200  # ids, sessions, metrics, labels: long enough for any real id, bounded for the database
 
 
@@ -209,6 +210,9 @@ class _Reader:
             return None
         if not value.strip() and not empty_ok:
             self.fail(name, "must not be empty")
+            return None
+        if "\x00" in value:
+            self.fail(name, NUL_MESSAGE)
             return None
         if len(value) > max_len:
             self.fail(name, f"at most {max_len} characters, got {len(value)}")
@@ -445,6 +449,9 @@ def _string_list(r: _Reader, name: str) -> tuple[str, ...]:
     value = r.obj[name]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         r.fail(name, "expected an array of strings")
+        return ()
+    if any("\x00" in v for v in value):
+        r.fail(name, NUL_MESSAGE)
         return ()
     return tuple(value)
 
