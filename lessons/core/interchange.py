@@ -28,6 +28,13 @@ MAX_ACTIVE_MIN, MAX_ACTIVE_MAX = 1, 10_000
 MAX_TEXT = 1000
 NUL_MESSAGE = "must not contain the NUL character (U+0000)"
 MAX_SHORT = 200  # ids, sessions, metrics, labels: long enough for any real id, bounded for the database
+MAX_COUNTER = 2**31 - 1  # helpful, harmful, applied: a PositiveIntegerField on PostgreSQL
+MAX_BIGINT = 2**63 - 1  # horizon_ms: a BigIntegerField
+E_JSON_TOO_DEEP = "not valid JSON (nested too deeply)"
+E_JSON_NUMBER_TOO_LONG = "not valid JSON (a number has too many digits)"
+E_DUPLICATE_KEY = 'duplicate key "{key}": a key may appear once in an object'
+E_LONE_SURROGATE = "contains a lone surrogate escape (\\ud800-\\udfff); text must be valid Unicode"
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -219,7 +226,11 @@ class _Reader:
             return None
         return value
 
-    def integer(self, name: str, *, required: bool, lo: int | None = None, hi: int | None = None) -> int | None:
+    def integer(
+        self, name: str, *, required: bool, lo: int | None = None, hi: int | None = None,
+        cap: int | None = None,
+    ) -> int | None:
+        """An integer in ``lo..hi``; ``cap`` is a storage limit with its own message."""
         if not self.present(name):
             if required:
                 self.fail(name, "required")
@@ -235,14 +246,20 @@ class _Reader:
             bounds = f"{lo}..{hi}" if hi is not None else f">= {lo}"
             self.fail(name, f"expected an integer in {bounds}, got {value}")
             return None
+        if cap is not None and value > cap:
+            self.fail(name, f"expected at most {cap}, got {value}")
+            return None
         return value
 
     def number(self, name: str, *, lo: float | None = None, hi: float | None = None) -> float | None:
         if not self.present(name):
             return None
         value = self.obj[name]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if isinstance(value, bool) or not isinstance(value, int | float):
             self.fail(name, f"expected a number, got {_json_type(value)}")
+            return None
+        if not math.isfinite(value):
+            self.fail(name, f"expected a finite number, got {json.dumps(value)}")
             return None
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             self.fail(name, f"expected a number in {lo}..{hi}, got {value}")
@@ -280,7 +297,7 @@ class _Reader:
 
     def hex64(self, name: str, *, required: bool = False) -> str | None:
         value = self.string(name, required=required)
-        if value is not None and not HEX64.match(value):
+        if value is not None and not HEX64.fullmatch(value):
             self.fail(name, "expected 64 lowercase hex digits")
             return None
         return value
@@ -294,7 +311,7 @@ class _Reader:
         if not isinstance(value, list):
             self.fail(name, f"expected an array of hashes, got {_json_type(value)}")
             return None
-        bad = [i for i, h in enumerate(value) if not isinstance(h, str) or not HEX64.match(h)]
+        bad = [i for i, h in enumerate(value) if not isinstance(h, str) or not HEX64.fullmatch(h)]
         if bad:
             self.fail(f"{name}[{bad[0]}]", "expected 64 lowercase hex digits")
             return None
@@ -318,7 +335,7 @@ class _Reader:
             if name is None:
                 self.fail("host", "required (or give a default host with --host)")
                 return None
-        if name is not None and not HOST_NAME.match(name):
+        if name is not None and not HOST_NAME.fullmatch(name):
             self.fail("host", f"expected a host name matching {HOST_NAME.pattern}, got {json.dumps(name)}")
             return None
         return name
@@ -363,12 +380,65 @@ def parse_line(line: str, *, default_host: str | None = None) -> Record | None:
     if not line.strip():
         return None
     try:
-        obj = json.loads(line)
+        obj = json.loads(line, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise RecordError([FieldError("json", f"not valid JSON ({exc.msg} at column {exc.colno})")]) from None
+    except _DuplicateKey as exc:
+        raise RecordError([FieldError("json", E_DUPLICATE_KEY.format(key=exc.key))]) from None
+    except RecursionError:
+        raise RecordError([FieldError("json", E_JSON_TOO_DEEP)]) from None
+    except ValueError as exc:  # Python refuses integers of more than 4300 digits
+        too_long = "integer string conversion" in str(exc)
+        message = E_JSON_NUMBER_TOO_LONG if too_long else f"not valid JSON ({exc})"
+        raise RecordError([FieldError("json", message)]) from None
     if not isinstance(obj, dict):
         raise RecordError([FieldError("json", f"expected a JSON object, got {_json_type(obj)}")])
     return parse_object(obj, default_host=default_host)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = json.dumps(key)[1:-1]  # escaped: a key may hold control characters or surrogates
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: a repeated key would silently keep its last value, so refuse it."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+def _has_surrogate(value: Any) -> bool:
+    """Whether a string anywhere in ``value`` holds a lone surrogate (JSON's ``"\\ud800"`` decodes to one,
+    and it cannot be encoded as UTF-8: hashing or storing it would fail)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _surrogate_errors(obj: dict[str, Any], rtype: str) -> list[FieldError]:
+    errors = []
+    for key, value in obj.items():
+        if _has_surrogate(key):
+            errors.append(FieldError("json", f"a key {E_LONE_SURROGATE}"))
+        elif _has_surrogate(value):
+            errors.append(FieldError(f"{rtype}.{key}", E_LONE_SURROGATE))
+    return errors
 
 
 def parse_object(obj: dict[str, Any], *, default_host: str | None = None) -> Record:
@@ -377,6 +447,9 @@ def parse_object(obj: dict[str, Any], *, default_host: str | None = None) -> Rec
     if rtype not in RECORD_TYPES:
         got = "missing" if rtype is None else json.dumps(rtype)
         raise RecordError([FieldError("type", f"expected one of {', '.join(RECORD_TYPES)}, got {got}")])
+    surrogates = _surrogate_errors(obj, rtype)
+    if surrogates:
+        raise RecordError(surrogates)
     reader = _Reader(obj, rtype)
     unknown = sorted(set(obj) - _ALLOWED[rtype])
     for key in unknown:
@@ -390,7 +463,7 @@ def parse_object(obj: dict[str, Any], *, default_host: str | None = None) -> Rec
 
 def _parse_host(r: _Reader, _default: str | None) -> HostRecord | None:
     name = r.string("name", required=True, max_len=64)
-    if name is not None and not HOST_NAME.match(name):
+    if name is not None and not HOST_NAME.fullmatch(name):
         r.fail("name", f"expected a host name matching {HOST_NAME.pattern}, got {json.dumps(name)}")
     max_active = r.integer("max_active", required=False, lo=MAX_ACTIVE_MIN, hi=MAX_ACTIVE_MAX)
     enabled = r.boolean("budget_enabled")
@@ -415,7 +488,9 @@ def _parse_lesson(r: _Reader, default_host: str | None) -> LessonRecord | None:
     superseded_by = r.hex64("superseded_by")
     consolidates = r.hash_list("consolidates", required=False)
     confidence = r.number("confidence", lo=0.0, hi=1.0)
-    counters = {c: r.integer(c, required=False, lo=0) for c in ("helpful", "harmful", "applied")}
+    counters = {
+        c: r.integer(c, required=False, lo=0, cap=MAX_COUNTER) for c in ("helpful", "harmful", "applied")
+    }
     tags = _string_list(r, "tags")
     if superseded_by and status != "superseded":
         r.fail("superseded_by", 'only with "status": "superseded"')
@@ -463,7 +538,7 @@ def _parse_verdict(r: _Reader, default_host: str | None) -> VerdictRecord | None
     metric = r.string("metric", required=False)
     baseline = r.number("baseline")
     current = r.number("current")
-    horizon = r.integer("horizon_ms", required=False, lo=0)
+    horizon = r.integer("horizon_ms", required=False, lo=0, cap=MAX_BIGINT)
     measured = r.timestamp("measured_at", required=True)
     if r.errors:
         return None

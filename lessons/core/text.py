@@ -50,6 +50,9 @@ class TimestampError(ValueError):
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MIN_MS = -62135596800000  # 0001-01-01T00:00:00Z
 MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+TIMESTAMP_OUT_OF_RANGE = (
+    "out of range: a timestamp lies between 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z"
+)
 
 
 def parse_timestamp(value: object) -> int:
@@ -62,9 +65,7 @@ def parse_timestamp(value: object) -> int:
     if isinstance(value, bool):
         raise TimestampError("expected a timestamp (ISO 8601 with Z or an offset, or epoch milliseconds)")
     if isinstance(value, int):
-        if not MIN_MS <= value <= MAX_MS:
-            raise TimestampError("epoch milliseconds out of range")
-        return value
+        return _in_range(value)
     if isinstance(value, str):
         if not _ISO_WITH_OFFSET.match(value):
             if re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", value):
@@ -76,8 +77,15 @@ def parse_timestamp(value: object) -> int:
             parsed = datetime.fromisoformat(_trim_fraction(value.replace("z", "Z")))
         except ValueError as exc:
             raise TimestampError(f"invalid timestamp {value!r}: {exc}") from None
-        return to_ms(parsed)
+        # An offset can carry a stamp of year 1 or 9999 outside what a UTC datetime holds.
+        return _in_range(to_ms(parsed))
     raise TimestampError("expected a timestamp (ISO 8601 with Z or an offset, or epoch milliseconds)")
+
+
+def _in_range(ms: int) -> int:
+    if not MIN_MS <= ms <= MAX_MS:
+        raise TimestampError(TIMESTAMP_OUT_OF_RANGE)
+    return ms
 
 
 def _trim_fraction(value: str) -> str:
@@ -107,4 +115,8 @@ def format_ms(ms: int) -> str:
 def format_datetime(moment: datetime) -> str:
     """UTC ISO 8601 with milliseconds and ``Z`` for an aware datetime. spec: interchange.md, "Framing"."""
     moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # Not strftime: its %Y drops the leading zeros of years before 1000 on glibc ("1-01-01").
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:"
+        f"{moment.second:02d}.{moment.microsecond // 1000:03d}Z"
+    )

@@ -38,6 +38,10 @@ from .verdicts import lesson_latest_verdict_refresh
 from .report import ImportReport, LineError
 
 CHUNK = 500
+HASH_CONTENT_DIFFERS = (
+    "hash {short}… on host {host} already names a lesson on {entity} with other content; "
+    "a hash names one namespace, subject and text"
+)
 Progress = Callable[[str, int], None]  # (phase, bytes read so far in this phase)
 
 _MUTABLE_LESSON_FIELDS = (
@@ -153,7 +157,7 @@ def _records(state: _State, sources: list[Source], progress: Progress | None, ph
 def _peek_type(text: str) -> str | None:
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value.get("type") if isinstance(value, dict) and isinstance(value.get("type"), str) else None
 
@@ -276,20 +280,44 @@ def _lesson_values(record: LessonRecord) -> dict:
     }
 
 
+def _content(x: Lesson | LessonRecord) -> tuple[str, str, str]:
+    return (x.namespace, x.subject, x.text)
+
+
+def _refuse_other_content(
+    state: _State, where: tuple[Source, int, int], record: LessonRecord, holder: Lesson | LessonRecord
+) -> None:
+    """A record whose given hash already names other content: refused, the first content kept (a hash is
+    a content address, interchange.md "Text normalization and hashes"; a silent last-wins would lose it)."""
+    src, index, number = where
+    entity = f"{holder.namespace}/{holder.subject}" if holder.namespace else holder.subject
+    _reject(state, src, index, number, "lesson", "lesson.hash",
+            HASH_CONTENT_DIFFERS.format(short=record.hash[:12], host=record.host, entity=entity))
+
+
 def _apply_lessons(state: _State, chunk: list[tuple[Source, int, int, Record]]) -> None:
     report = state.report
     by_host: dict[str, dict[str, LessonRecord]] = defaultdict(dict)
-    for _src, _index, _number, record in chunk:
+    where: dict[tuple[str, str], tuple[Source, int, int]] = {}
+    for src, index, number, record in chunk:
         assert isinstance(record, LessonRecord)
-        if record.hash in by_host[record.host]:
+        earlier = by_host[record.host].get(record.hash)
+        if earlier is not None:
+            if _content(earlier) != _content(record):
+                _refuse_other_content(state, (src, index, number), record, earlier)
+                continue
             report.count("lesson", "unchanged")  # the same lesson twice in one chunk: the last wins
         by_host[record.host][record.hash] = record
+        where[(record.host, record.hash)] = (src, index, number)
     for host_name, records in by_host.items():
         host = _host(state, host_name)
         existing = {lesson.hash: lesson for lesson in Lesson.objects.filter(host=host, hash__in=list(records))}
         new = []
         for h, record in records.items():
             lesson = existing.get(h)
+            if lesson is not None and _content(lesson) != _content(record):
+                _refuse_other_content(state, where[(host_name, h)], record, lesson)
+                continue
             if lesson is None:
                 new.append(
                     Lesson(
