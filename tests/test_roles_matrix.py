@@ -10,7 +10,8 @@ valid request, so a 302 or 200 means the action really went through, and asserts
 - admin: everything. The admin role is staff (as ``manage.py demo`` creates it), so the Django admin
   opens for it; for the others the Django admin redirects to its own sign-in page (302), as Django does.
 - /api/v1/ authenticates by bearer token, never by session: a signed-in session without a token gets 401
-  on every data endpoint; the schema and its docs page are public (200); the bare root is 404.
+  on every data endpoint; the schema and its docs page are public (200); the bare root and unknown
+  endpoints are 404.
 
 spec: decisions.md ("Actions": who); review/roles.py; style.md ("Login is required by default").
 """
@@ -170,6 +171,7 @@ MATRIX: dict[str, list[Cell]] = {
     "api:openapi-json": [Cell("api:openapi-json", PUBLIC)],
     "api:openapi-view": [Cell("api:openapi-view", PUBLIC)],
     "api:api-root": [Cell("api:api-root", (404, 404, 404, 404))],
+    "api:unknown-endpoint": [Cell("api:unknown-endpoint", (404, 404, 404, 404), args=lambda w: ["nope"])],
     "api:ingest": [
         Cell(
             "api:ingest",

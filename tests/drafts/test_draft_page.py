@@ -11,7 +11,7 @@ from django.urls import reverse
 from lessons.models import Draft, Host, Lesson
 from review.models import Decision
 from review.services.common import REASON_REQUIRED, STALE_PILE
-from review.services.consolidation import DRAFT_DROPS_ANCHORS
+from review.services.consolidation import DRAFT_DROPS_ANCHORS, DRAFT_STALE
 from review.services.decisions import draft_approve, lesson_retire
 from review.views import drafts as views
 from tests.drafts.conftest import entity_version
@@ -71,6 +71,28 @@ def test_a_draft_whose_member_was_retired_is_stale_and_only_rejectable(
     assert blocked in html
     assert action("draft_approve", "acme", "d-3") not in html
     assert action("draft_reject", "acme", "d-3") in html
+
+
+def test_a_forced_approval_of_a_stale_draft_is_refused(small_draft, reviewer, second_reviewer, signed_in):
+    hashes = small_draft(3)
+    lesson_retire(
+        host=Host.objects.get(name="acme"), hashes=[hashes[2]], actor=second_reviewer, reason="gone"
+    )
+    response = signed_in(reviewer).post(action("draft_approve", "acme", "d-3"), approve_data())
+    assert response.status_code == 422
+    assert DRAFT_STALE.format(draft="d-3", short=hashes[2][:8]) in response.content.decode()
+    assert Decision.objects.filter(action="approve_consolidation").count() == 0
+
+
+def test_the_pile_page_links_its_drafts_with_their_status(small_draft, reviewer, signed_in):
+    small_draft(3)
+    html = (
+        signed_in(reviewer)
+        .get("/pile/?host=acme&namespace=desk.adbuy&subject=invoice_capture")
+        .content.decode()
+    )
+    assert f'<a href="{page("acme", "d-3")}">d-3</a>' in html
+    assert '<span class="badge d-pending">pending</span>' in html
 
 
 def test_rejecting_a_stale_draft_marks_it_rejected(small_draft, reviewer, second_reviewer, signed_in):
