@@ -25,8 +25,13 @@ def normalize(text: str) -> str:
 
 
 def sha256_hex(text: str) -> str:
-    """Lowercase hex SHA-256 of the UTF-8 bytes of ``text``."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """Lowercase hex SHA-256 of the UTF-8 bytes of ``text``.
+
+    Total: a lone surrogate (which JSON's ``"\\ud800"`` decodes to) is hashed as its WTF-8 bytes instead
+    of raising, so an importer can translate such a record and the validator then refuse it by name.
+    Valid text hashes exactly as UTF-8.
+    """
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def text_hash(text: str) -> str:

@@ -32,7 +32,7 @@ from .altimate_sessions import (
     snapshot_exposures,
     why,
 )
-from .common import SKIPPED_LINES, SourceError, Translation, read_text
+from .common import JSON_ERRORS, SKIPPED_LINES, SourceError, Translation, read_text
 
 STORE_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 NOT_STORES = frozenset({"claims"})  # altimate's lock-claim folder matches the store pattern
@@ -147,7 +147,7 @@ def _lesson_file(path: Path, translation: Translation) -> list | None:
     name = f"{path.parent.name}/{path.name}"
     try:
         value = json.loads(read_text(path))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, *JSON_ERRORS) as exc:
         translation.skip(SKIPPED_FILES, name, f"does not parse, skipped whole ({why(exc)})")
         return None
     if not isinstance(value, list):
@@ -162,7 +162,7 @@ def _usage(path: Path, translation: Translation) -> dict[str, int]:
     name = f"{path.parent.name}/{path.name}"
     try:
         value = json.loads(read_text(path))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, *JSON_ERRORS) as exc:
         translation.skip(SKIPPED_FILES, name, f"does not parse, skipped whole ({why(exc)})")
         return {}
     if not isinstance(value, dict):

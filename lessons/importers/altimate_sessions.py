@@ -15,7 +15,7 @@ from typing import Any
 from lessons.core.interchange import MAX_TEXT
 from lessons.core.text import TimestampError, lesson_hash, normalize, parse_timestamp, text_hash
 
-from .common import SKIPPED_LINES, Translation, json_lines, read_text
+from .common import JSON_ERRORS, SKIPPED_LINES, Translation, json_lines, json_problem, read_text
 
 SUBJECT = "project"  # altimate renders a store's lessons for the whole project
 ORIGIN = "llm"
@@ -28,11 +28,11 @@ SHORTENED = "correction texts shortened"
 SNAPSHOT_VERSIONS = "earlier versions from snapshots"
 
 
-def why(exc: Exception) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+def why(exc: BaseException) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return "not valid UTF-8"
+    if isinstance(exc, JSON_ERRORS):
+        return json_problem(exc)
     return getattr(exc, "strerror", None) or str(exc)
 
 
@@ -172,7 +172,7 @@ def snapshot_exposures(
         origin = f"{SESSIONS}/{path.name}"
         try:
             snapshot = json.loads(read_text(path))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, *JSON_ERRORS) as exc:
             translation.skip(SKIPPED_SNAPSHOTS, origin, f"skipped: does not parse ({why(exc)})")
             continue
         session = snapshot.get("session") if isinstance(snapshot, dict) else None

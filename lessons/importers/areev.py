@@ -19,7 +19,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .common import SKIPPED_LINES, SourceError, Translation, is_hash, json_lines, read_text
+from .common import (
+    JSON_ERRORS,
+    SKIPPED_LINES,
+    SourceError,
+    Translation,
+    is_hash,
+    json_lines,
+    json_problem,
+    read_text,
+)
 
 PILE_ANALYZER = "loop.lesson_pile/1"
 PILE_METRIC = "lesson_pile"
@@ -54,6 +63,8 @@ def load_map(path: Path) -> dict[str, list[str]]:
         raise SourceError(ERROR_UNREADABLE.format(path=path, why=exc.strerror or exc)) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SourceError(ERROR_MAP.format(path=path, why=f"not valid JSON ({exc})")) from None
+    except JSON_ERRORS as exc:
+        raise SourceError(ERROR_MAP.format(path=path, why=f"not valid JSON ({json_problem(exc)})")) from None
     if not isinstance(value, dict):
         raise SourceError(ERROR_MAP.format(path=path, why="not an object"))
     mapping: dict[str, list[str]] = {}
@@ -93,7 +104,7 @@ def _objects(name: str, text: str, translation: Translation):
     """``(origin, value)`` per object: a whole JSON document (object or array), else JSON Lines."""
     try:
         document = json.loads(text)
-    except json.JSONDecodeError:
+    except JSON_ERRORS:  # not one document: read it as JSON Lines, line by line
         document = None
     else:
         if isinstance(document, list):

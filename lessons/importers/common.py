@@ -17,6 +17,9 @@ from lessons.core.interchange import HEX64, RecordError, parse_object
 
 MAX_PROBLEMS = 100  # problems listed in full; the counts always cover all of them
 BOM = "\ufeff"
+# What json.loads raises besides JSONDecodeError: ValueError for an integer of more than 4300 digits,
+# RecursionError for arrays or objects nested about a thousand deep. Both are malformed input.
+JSON_ERRORS = (ValueError, RecursionError)
 
 # Counter names shared by both importers (the report prints them as they are).
 SKIPPED_LINES = "skipped lines"
@@ -95,10 +98,23 @@ def json_lines(text: str) -> Iterator[tuple[int, Any, str | None]]:
             yield number, json.loads(line), None
         except json.JSONDecodeError as exc:
             yield number, None, f"not valid JSON: {exc.msg} (column {exc.colno})"
+        except JSON_ERRORS as exc:
+            yield number, None, f"not valid JSON: {json_problem(exc)}"
+
+
+def json_problem(exc: BaseException) -> str:
+    """Why ``json.loads`` refused a text, in words (a JSONDecodeError names its place)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if "integer string conversion" in str(exc):
+        return "a number has too many digits"
+    return str(exc)
 
 
 def is_hash(value: Any) -> bool:
-    return isinstance(value, str) and bool(HEX64.match(value))
+    return isinstance(value, str) and bool(HEX64.fullmatch(value))
 
 
 def validated(translation: Translation, *, host: str) -> None:

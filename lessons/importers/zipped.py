@@ -29,6 +29,7 @@ ZIP_UNZIPPED_TOO_LARGE = "The zip unpacks to more than 100 MB."
 ZIP_UNSAFE_PATH = 'Refused: the zip entry "{name}" points outside the folder (absolute path or "..").'
 ZIP_SYMLINK = 'Refused: the zip entry "{name}" is a symbolic link.'
 ZIP_ENCRYPTED = 'Refused: the zip entry "{name}" is encrypted.'
+ZIP_UNWRITABLE = 'Refused: the zip entry "{name}" cannot be unpacked ({why}).'
 
 
 class ZipRefused(Exception):
@@ -83,11 +84,11 @@ def extract_zip(stream: BinaryIO, size: int, dest: Path) -> None:
             if not parts:
                 continue
             target = root.joinpath(*parts)
-            if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
             try:
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
                 with archive.open(info) as src, open(target, "wb") as out:
                     while chunk := src.read(1 << 16):
                         written += len(chunk)
@@ -96,6 +97,8 @@ def extract_zip(stream: BinaryIO, size: int, dest: Path) -> None:
                         out.write(chunk)
             except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
                 raise ZipRefused(ZIP_DAMAGED.format(why=exc)) from None
+            except OSError as exc:  # a file and a folder of one name, a name too long for the file system
+                raise ZipRefused(ZIP_UNWRITABLE.format(name=info.filename, why=exc.strerror or exc)) from None
 
 
 def learn_root(folder: Path) -> Path:
