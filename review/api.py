@@ -182,7 +182,7 @@ def _token(request: HttpRequest, scope: str) -> ApiToken:
 
 
 def _check_host_param(host: str | None) -> None:
-    if host is not None and not HOST_NAME.match(host):
+    if host is not None and not HOST_NAME.fullmatch(host):  # fullmatch: "$" would let "name\n" through
         raise ApiError(400, E_INVALID, [E_BAD_HOST])
 
 
@@ -328,7 +328,7 @@ def lesson(
 ):
     token = _token(request, "read")
     hosts = _hosts_for(token, host)
-    if not _HEX64.match(lesson_hash):
+    if not _HEX64.fullmatch(lesson_hash):
         raise ApiError(400, E_INVALID, [E_BAD_HASH])
     found = lessons_by_hash(lesson_hash=lesson_hash, hosts=hosts)
     if not found:

@@ -7,6 +7,7 @@ failed and later applied the decision can say so. The latest acknowledgement win
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from django.db import transaction
@@ -17,6 +18,8 @@ from review.models import Decision, DecisionAck
 ACK_DETAIL_MAX = 2000
 ACK_STATUS_INVALID = 'status must be "applied" or "failed"'
 ACK_DETAIL_TOO_LONG = f"detail is longer than {ACK_DETAIL_MAX} characters"
+ACK_DETAIL_NOT_UNICODE = "detail contains a lone surrogate escape (\\ud800-\\udfff); send valid Unicode"
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class AckRefused(ValueError):
@@ -36,6 +39,8 @@ def decision_ack(
     detail = (detail or "").strip().replace("\x00", "")
     if len(detail) > ACK_DETAIL_MAX:
         raise AckRefused(ACK_DETAIL_TOO_LONG)
+    if _SURROGATE.search(detail):  # JSON's "\ud800" decodes to one; no database can store it
+        raise AckRefused(ACK_DETAIL_NOT_UNICODE)
     with transaction.atomic():
         ack, _created = DecisionAck.objects.select_for_update().update_or_create(
             decision=decision,

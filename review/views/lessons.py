@@ -27,7 +27,7 @@ _HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
 def _detail_or_problem(request: HttpRequest, host: str, lesson_hash: str):
-    if not _HASH.match(lesson_hash):
+    if not _HASH.fullmatch(lesson_hash):
         return None, render_problem(
             request, title="Not a lesson", message=LESSON_HASH_INVALID.format(hash=lesson_hash), status=404
         )

@@ -390,3 +390,14 @@ def test_the_ingest_command_exits_1_with_file_line_and_field(db, tmp_path, body,
     assert caught.value.returncode == 1
     assert err.getvalue().startswith(f"{path.parent}/{expected}")
     assert snapshot() == (0, 0, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("command", ["ingest", "import_altimate", "import_areev"])
+def test_a_host_option_with_a_trailing_newline_is_wrong_usage(db, tmp_path, command):
+    path = tmp_path / "in.jsonl"
+    path.write_text(LESSON_LINE + "\n")
+    with pytest.raises(CommandError) as caught:
+        call_command(command, str(path), "--host", "h1\n", stdout=io.StringIO(), stderr=io.StringIO())
+    assert caught.value.returncode == 2
+    assert str(caught.value) == f"--host: expected a host name matching {HOST_NAME.pattern}, got 'h1\\n'"
+    assert Host.objects.count() == 0

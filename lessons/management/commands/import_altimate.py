@@ -27,7 +27,7 @@ def write_result(command: BaseCommand, result: ImportResult) -> None:
 
 
 def check_host(host: str) -> None:
-    if not HOST_NAME.match(host):
+    if not HOST_NAME.fullmatch(host):
         raise UsageError(f"--host: expected a host name matching {HOST_NAME.pattern}, got {host!r}")
 
 

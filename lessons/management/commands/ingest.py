@@ -24,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["text", "json"], default="text")
 
     def handle(self, *args, files, host, skip_invalid, dry_run, format, **options):
-        if host is not None and not HOST_NAME.match(host):
+        if host is not None and not HOST_NAME.fullmatch(host):
             raise UsageError(f"--host: expected a host name matching {HOST_NAME.pattern}, got {host!r}")
         sources = []
         for path in files:
