@@ -13,7 +13,8 @@ chunk of sessions at a time and stores what it returns:
 ``recurrence_refresh`` is what ingest calls after a write (same transaction); ``recurrence_recompute``
 rebuilds everything (``manage.py recurrence --recompute``); ``recurrence_lessons_changed`` runs when a
 lesson's status changes (a ``post_save`` receiver, so that retire, restore, consolidation and the admin
-cannot forget it). Memory stays bounded by ``SESSION_CHUNK`` sessions plus one host's lesson texts.
+cannot forget it; it runs once the change is committed). Every writer locks the host row first.
+Memory stays bounded by ``ATTRIBUTE_CHUNK`` sessions plus one host's lesson texts.
 spec: recurrence.md.
 """
 
@@ -76,14 +77,16 @@ class RecurrenceStats:
 def recurrence_recompute(*, host: Host | None = None) -> RecurrenceStats:
     """Rebuild every attribution and count, of one host or of all hosts, in one transaction.
 
-    Reads sessions in chunks of ``SESSION_CHUNK`` (memory bounded by a chunk plus the host's lesson
-    texts). Returns ``RecurrenceStats``. spec: recurrence.md ("Analysis covers the whole stored
-    history, not a window").
+    Attributes ``ATTRIBUTE_CHUNK`` sessions at a time, reading ``SESSION_CHUNK`` per query, so memory is
+    bounded by a chunk plus the host's lesson texts. Locks each host row while it works (see
+    ``_lock_host``). Returns ``RecurrenceStats``. spec: recurrence.md ("Analysis covers the whole
+    stored history, not a window").
     """
     stats = RecurrenceStats()
     hosts = [host.id] if host is not None else list(Host.objects.order_by("id").values_list("id", flat=True))
     with transaction.atomic():
         for host_id in hosts:
+            _lock_host(host_id)
             _recompute_host(host_id, stats)
     return stats
 
@@ -103,13 +106,12 @@ def recurrence_refresh(
     full = set(host_ids)
     by_host: dict[int, set[str]] = defaultdict(set)
     for host_id, session in sessions:
-        if host_id not in full:
-            by_host[host_id].add(session)
+        by_host[host_id].add(session)
     with transaction.atomic():
-        for host_id in sorted(full):
-            _recompute_host(host_id, stats)
-        for host_id in sorted(by_host):
-            if len(by_host[host_id]) > FULL_REFRESH_SESSIONS:
+        # One pass in host id order, so two refreshes always take the host locks in the same order.
+        for host_id in sorted(full | set(by_host)):
+            _lock_host(host_id)
+            if host_id in full or len(by_host[host_id]) > FULL_REFRESH_SESSIONS:
                 _recompute_host(host_id, stats)
             else:
                 _refresh_sessions(host_id, sorted(by_host[host_id]), changed_keys=set(), stats=stats)
@@ -122,15 +124,26 @@ def recurrence_lessons_changed(*, lessons: Iterable[Lesson]) -> RecurrenceStats:
     A status change can move a key's current version (live, else newest) to another text, which
     changes attributions (``recurred`` versus ``earlier_version``) in every session that saw the key.
     For each key whose count row is no longer exactly on its current version, the sessions exposed
-    to the key are re-attributed and the key's counts moved. A key whose current version is unchanged
-    costs two queries and writes nothing. spec: recurrence.md, "Lesson keys and versions".
+    to the key are re-attributed and the key's counts moved; a key whose current version is
+    unchanged is only read. spec: recurrence.md, "Lesson keys and versions".
     """
-    stats = RecurrenceStats()
     keys_by_host: dict[int, set[LessonKey]] = defaultdict(set)
     for lesson in lessons:
         keys_by_host[lesson.host_id].add(key_of(lesson))
+    stats = RecurrenceStats()
     for host_id in sorted(keys_by_host):
-        versions = key_versions(host_id=host_id, keys=keys_by_host[host_id])
+        recurrence_keys_changed(host_id=host_id, keys=keys_by_host[host_id], stats=stats)
+    return stats
+
+
+def recurrence_keys_changed(
+    *, host_id: int, keys: Iterable[LessonKey], stats: RecurrenceStats | None = None
+) -> RecurrenceStats:
+    """``recurrence_lessons_changed`` for lesson keys of one host (see there), under the host lock."""
+    stats = stats or RecurrenceStats()
+    with transaction.atomic():
+        _lock_host(host_id)
+        versions = key_versions(host_id=host_id, keys=keys)
         current = current_versions(versions)
         with_rows = set(
             RecurrenceCount.objects.filter(lesson_id__in=[v.id for v in versions]).values_list(
@@ -142,9 +155,7 @@ def recurrence_lessons_changed(*, lessons: Iterable[Lesson]) -> RecurrenceStats:
             for key, version in current.items()
             if (with_rows & {v.id for v in versions if v.key == key}) != {version.id}
         }
-        if not changed:
-            continue
-        with transaction.atomic():
+        if changed:
             # Deduplicated here: a DISTINCT would make SQLite walk the session index of the whole host.
             sessions = sorted(
                 set(
@@ -163,10 +174,22 @@ def _lesson_saved(
 ) -> None:
     # Every path that changes a status (decisions, consolidations, ingest updates, the admin) saves
     # the row; listening here keeps counts right without each of them having to remember.
-    # Ingest's bulk-created lessons send no signal: ingest passes their hosts to recurrence_refresh.
+    # After the commit, not inside: a decision holds its entity's lessons FOR UPDATE, and taking
+    # the host lock under them could deadlock with an ingest that holds the host lock and needs a
+    # key-share lock on those lessons for its attribution rows. Ingest's bulk-created lessons send
+    # no signal: ingest passes their hosts to recurrence_refresh.
     if raw or not (created or update_fields is None or "status" in update_fields):
         return
-    recurrence_lessons_changed(lessons=[instance])
+    host_id, key = instance.host_id, key_of(instance)
+    # robust: the change itself is committed; a failure here leaves counts that --recompute rebuilds.
+    transaction.on_commit(lambda: recurrence_keys_changed(host_id=host_id, keys={key}), robust=True)
+
+
+def _lock_host(host_id: int) -> None:
+    # Counts are sums read back from the stored rows: two writers recomputing the same lesson's
+    # counts at once (PostgreSQL, READ COMMITTED) would each miss the other's rows. The host row
+    # serializes them; SQLite already serializes every write transaction.
+    Host.objects.select_for_update().filter(id=host_id).values_list("id", flat=True).first()
 
 
 # --- internals ---------------------------------------------------------------------------------
