@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -49,6 +49,8 @@ def _refused_field(message: str) -> str | None:
 def host_budget(request: HttpRequest, name: str) -> HttpResponse:
     """GET: the form with the host's budget. POST ``preview``: the preview (the partial for htmx).
     POST ``save``: the decision, then a redirect to the hosts page with a message."""
+    if "\x00" in name:  # PostgreSQL text cannot hold NUL, so no host has one (and the query would fail)
+        raise Http404("no such host")
     host = get_object_or_404(Host, name=name)
     context: dict = {"host": host, "preview": None, "host_state": _state(host.budget_enabled)}
     if request.method == "GET":

@@ -23,7 +23,8 @@ TOPIC_EXAMPLES = 3
 @permission_required(PERM_VIEW, raise_exception=True)
 def unmatched_topics(request: HttpRequest, host: str) -> HttpResponse:
     """``/hosts/<host>/unmatched-topics/``: at most five topics, each with its newest corrections."""
-    host_obj = Host.objects.filter(name=host).first()
+    # PostgreSQL text cannot hold NUL, so no host has one (and the query would fail).
+    host_obj = None if "\x00" in host else Host.objects.filter(name=host).first()
     if host_obj is None:
         return render_problem(
             request, title="Unknown host", message=HOST_UNKNOWN.format(host=host), status=404
