@@ -342,6 +342,9 @@ def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> None:
         # A reviewer's decision newer than the record wins (interchange.md, "lesson").
         if lesson.decided_at is not None and to_ms(lesson.decided_at) >= record.created_at_ms:
             held = True
+            # superseded_by belongs to the status the decision set: clearing it would unlink the member
+            # from the consolidation that superseded it, and a rollback would no longer revive it.
+            changed = [f for f in changed if f != "superseded_by"]
             report.add_held(
                 f"lesson {lesson.hash[:12]} on {record.host}: stays {lesson.status} "
                 f"(the source says {record.status}; a reviewer's decision is newer)"
