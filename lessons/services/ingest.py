@@ -45,8 +45,17 @@ HASH_CONTENT_DIFFERS = (
 Progress = Callable[[str, int], None]  # (phase, bytes read so far in this phase)
 
 _MUTABLE_LESSON_FIELDS = (
-    "kind", "lesson_id", "store", "origin", "superseded_by", "consolidates", "confidence",
-    "helpful", "harmful", "applied", "tags",
+    "kind",
+    "lesson_id",
+    "store",
+    "origin",
+    "superseded_by",
+    "consolidates",
+    "confidence",
+    "helpful",
+    "harmful",
+    "applied",
+    "tags",
 )
 
 
@@ -88,7 +97,11 @@ def ingest_sources(
     message), and with any error and no ``skip_invalid`` nothing is written. spec: interchange.md.
     """
     return ingest_sources_detailed(
-        sources=sources, default_host=default_host, skip_invalid=skip_invalid, dry_run=dry_run, progress=progress
+        sources=sources,
+        default_host=default_host,
+        skip_invalid=skip_invalid,
+        dry_run=dry_run,
+        progress=progress,
     ).report
 
 
@@ -107,8 +120,12 @@ def ingest_sources_detailed(
             _pass_validate_hosts(state, sources, progress)
             _pass_typed(state, sources, progress, phase="lessons", types=("lesson",), apply=_apply_lessons)
             _pass_typed(
-                state, sources, progress, phase="references",
-                types=("verdict", "exposure", "correction", "draft"), apply=_apply_references,
+                state,
+                sources,
+                progress,
+                phase="references",
+                types=("verdict", "exposure", "correction", "draft"),
+                apply=_apply_references,
             )
             if (state.report.error_count and not skip_invalid) or dry_run:
                 raise _Rollback
@@ -129,9 +146,9 @@ def _after_write(state: _State) -> None:
     recurrence_refresh(sessions=state.affected_sessions, host_ids=state.affected_hosts)
 
 
-def _records(state: _State, sources: list[Source], progress: Progress | None, phase: str) -> Iterator[
-    tuple[Source, int, Record | None, RecordError | None, str | None]
-]:
+def _records(
+    state: _State, sources: list[Source], progress: Progress | None, phase: str
+) -> Iterator[tuple[Source, int, Record | None, RecordError | None, str | None]]:
     for index, source in enumerate(sources):
         done = 0
         for number, text, size in iter_lines(source):
@@ -220,7 +237,8 @@ def _host(state: _State, name: str) -> Host:
         if host is None:
             host = Host.objects.create(name=name)
             state.created_in_batch.add(name)
-            state.report.notes.append(f"host {name} created with the defaults (budget off)")
+            verb = "would be created" if state.report.dry_run else "created"
+            state.report.notes.append(f"host {name} {verb} with the defaults (budget off)")
         state.hosts[name] = host
     return host
 
@@ -291,8 +309,15 @@ def _refuse_other_content(
     a content address, interchange.md "Text normalization and hashes"; a silent last-wins would lose it)."""
     src, index, number = where
     entity = f"{holder.namespace}/{holder.subject}" if holder.namespace else holder.subject
-    _reject(state, src, index, number, "lesson", "lesson.hash",
-            HASH_CONTENT_DIFFERS.format(short=record.hash[:12], host=record.host, entity=entity))
+    _reject(
+        state,
+        src,
+        index,
+        number,
+        "lesson",
+        "lesson.hash",
+        HASH_CONTENT_DIFFERS.format(short=record.hash[:12], host=record.host, entity=entity),
+    )
 
 
 def _apply_lessons(state: _State, chunk: list[tuple[Source, int, int, Record]]) -> None:
@@ -311,7 +336,9 @@ def _apply_lessons(state: _State, chunk: list[tuple[Source, int, int, Record]]) 
         where[(record.host, record.hash)] = (src, index, number)
     for host_name, records in by_host.items():
         host = _host(state, host_name)
-        existing = {lesson.hash: lesson for lesson in Lesson.objects.filter(host=host, hash__in=list(records))}
+        existing = {
+            lesson.hash: lesson for lesson in Lesson.objects.filter(host=host, hash__in=list(records))
+        }
         new = []
         for h, record in records.items():
             lesson = existing.get(h)
@@ -321,9 +348,15 @@ def _apply_lessons(state: _State, chunk: list[tuple[Source, int, int, Record]]) 
             if lesson is None:
                 new.append(
                     Lesson(
-                        host=host, hash=h, namespace=record.namespace, subject=record.subject, text=record.text,
-                        text_hash=text_hash(record.text), created_at=from_ms(record.created_at_ms),
-                        status=record.status, **_lesson_values(record),
+                        host=host,
+                        hash=h,
+                        namespace=record.namespace,
+                        subject=record.subject,
+                        text=record.text,
+                        text_hash=text_hash(record.text),
+                        created_at=from_ms(record.created_at_ms),
+                        status=record.status,
+                        **_lesson_values(record),
                     )
                 )
                 continue
@@ -437,16 +470,30 @@ def _apply_references(state: _State, chunk: list[tuple[Source, int, int, Record]
         if isinstance(record, VerdictRecord):
             lesson = resolver.lesson(record.host, record.lesson)
             if lesson is None:
-                _reject(state, src, index, number, "verdict", "verdict.lesson",
-                        f"no {record.lesson.describe()} on host {record.host} in this batch or the database")
+                _reject(
+                    state,
+                    src,
+                    index,
+                    number,
+                    "verdict",
+                    "verdict.lesson",
+                    f"no {record.lesson.describe()} on host {record.host} in this batch or the database",
+                )
                 continue
             key = _digest(record.metric, record.horizon_ms, record.measured_at_ms)
             verdicts.append((lesson, key, record))
         elif isinstance(record, ExposureRecord):
             lesson = resolver.version_at(record.host, record.lesson, record.shown_at_ms)
             if lesson is None:
-                _reject(state, src, index, number, "exposure", "exposure.lesson",
-                        f"no {record.lesson.describe()} on host {record.host} in this batch or the database")
+                _reject(
+                    state,
+                    src,
+                    index,
+                    number,
+                    "exposure",
+                    "exposure.lesson",
+                    f"no {record.lesson.describe()} on host {record.host} in this batch or the database",
+                )
                 continue
             digest = record.text_hash or lesson.text_hash
             shown = resolver.same_key_with_text(record.host, lesson, digest)
@@ -466,8 +513,9 @@ def _write_verdicts(state: _State, items: list[tuple[Lesson, str, VerdictRecord]
     if not items:
         return
     existing = set(
-        Verdict.objects.filter(lesson__in={lesson.id for lesson, _k, _r in items}, key__in={k for _l, k, _r in items})
-        .values_list("lesson_id", "key")
+        Verdict.objects.filter(
+            lesson__in={lesson.id for lesson, _k, _r in items}, key__in={k for _l, k, _r in items}
+        ).values_list("lesson_id", "key")
     )
     new = []
     for lesson, key, record in items:
@@ -477,8 +525,14 @@ def _write_verdicts(state: _State, items: list[tuple[Lesson, str, VerdictRecord]
         existing.add((lesson.id, key))
         new.append(
             Verdict(
-                host_id=lesson.host_id, lesson=lesson, key=key, verdict=record.verdict, metric=record.metric,
-                baseline=record.baseline, current=record.current, horizon_ms=record.horizon_ms,
+                host_id=lesson.host_id,
+                lesson=lesson,
+                key=key,
+                verdict=record.verdict,
+                metric=record.metric,
+                baseline=record.baseline,
+                current=record.current,
+                horizon_ms=record.horizon_ms,
                 measured_at=from_ms(record.measured_at_ms),
             )
         )
@@ -503,8 +557,14 @@ def _write_exposures(state: _State, items: list) -> None:
         existing.add((host_id, key))
         new.append(
             Exposure(
-                host_id=host_id, session=record.session, lesson_key=lkey, lesson=shown, text_hash=digest,
-                shown_at=from_ms(record.shown_at_ms), tier=record.tier, key=key,
+                host_id=host_id,
+                session=record.session,
+                lesson_key=lkey,
+                lesson=shown,
+                text_hash=digest,
+                shown_at=from_ms(record.shown_at_ms),
+                tier=record.tier,
+                key=key,
             )
         )
         state.affected_sessions.add((host_id, record.session))
@@ -516,8 +576,9 @@ def _write_corrections(state: _State, items: list[tuple[Host, str, CorrectionRec
     if not items:
         return
     existing = set(
-        Correction.objects.filter(host__in={h.id for h, _k, _r in items}, key__in={k for _h, k, _r in items})
-        .values_list("host_id", "key")
+        Correction.objects.filter(
+            host__in={h.id for h, _k, _r in items}, key__in={k for _h, k, _r in items}
+        ).values_list("host_id", "key")
     )
     new = []
     for host, key, record in items:
@@ -527,9 +588,17 @@ def _write_corrections(state: _State, items: list[tuple[Host, str, CorrectionRec
         existing.add((host.id, key))
         new.append(
             Correction(
-                host=host, session=record.session, ext_id=record.id, key=key, kind=record.kind, text=record.text,
-                text_hash=text_hash(record.text), corrected_at=from_ms(record.corrected_at_ms),
-                turn_started_at=from_ms(record.turn_started_at_ms) if record.turn_started_at_ms is not None else None,
+                host=host,
+                session=record.session,
+                ext_id=record.id,
+                key=key,
+                kind=record.kind,
+                text=record.text,
+                text_hash=text_hash(record.text),
+                corrected_at=from_ms(record.corrected_at_ms),
+                turn_started_at=from_ms(record.turn_started_at_ms)
+                if record.turn_started_at_ms is not None
+                else None,
             )
         )
         state.affected_sessions.add((host.id, record.session))
@@ -537,23 +606,45 @@ def _write_corrections(state: _State, items: list[tuple[Host, str, CorrectionRec
     state.report.count("correction", "created", len(new))
 
 
-def _apply_draft(state: _State, resolver: _Resolver, src: Source, index: int, number: int, record: DraftRecord) -> None:
+def _apply_draft(
+    state: _State, resolver: _Resolver, src: Source, index: int, number: int, record: DraftRecord
+) -> None:
     for position, h in enumerate(record.supersedes):
         lesson = resolver.by_hash.get((record.host, h))
         if lesson is None:
-            _reject(state, src, index, number, "draft", f"draft.supersedes[{position}]",
-                    f"no lesson {h} on host {record.host} in this batch or the database")
+            _reject(
+                state,
+                src,
+                index,
+                number,
+                "draft",
+                f"draft.supersedes[{position}]",
+                f"no lesson {h} on host {record.host} in this batch or the database",
+            )
             return
         if (lesson.namespace, lesson.subject) != (record.namespace, record.subject):
-            _reject(state, src, index, number, "draft", f"draft.supersedes[{position}]",
-                    f"lesson {h[:12]} is on entity {lesson.namespace}/{lesson.subject}, "
-                    f"not the draft's {record.namespace}/{record.subject}")
+            _reject(
+                state,
+                src,
+                index,
+                number,
+                "draft",
+                f"draft.supersedes[{position}]",
+                f"lesson {h[:12]} is on entity {lesson.namespace}/{lesson.subject}, "
+                f"not the draft's {record.namespace}/{record.subject}",
+            )
             return
     host = _host(state, record.host)
     values = {
-        "namespace": record.namespace, "subject": record.subject, "text": record.text,
-        "supersedes": list(record.supersedes), "drafted_by": record.drafted_by, "triggered_by": record.triggered_by,
-        "gate_ground": record.gate_ground, "gate_verify": record.gate_verify, "confidence": record.confidence,
+        "namespace": record.namespace,
+        "subject": record.subject,
+        "text": record.text,
+        "supersedes": list(record.supersedes),
+        "drafted_by": record.drafted_by,
+        "triggered_by": record.triggered_by,
+        "gate_ground": record.gate_ground,
+        "gate_verify": record.gate_verify,
+        "confidence": record.confidence,
         "created_at": from_ms(record.created_at_ms),
     }
     draft = Draft.objects.filter(host=host, ext_id=record.identity).first()
@@ -566,7 +657,9 @@ def _apply_draft(state: _State, resolver: _Resolver, src: Source, index: int, nu
         state.report.count("draft", "unchanged")
     elif draft.status != Draft.Status.PENDING:
         state.report.count("draft", "held")
-        state.report.add_held(f"draft {draft.ext_id} on {record.host}: kept as {draft.status} by a reviewer's decision")
+        state.report.add_held(
+            f"draft {draft.ext_id} on {record.host}: kept as {draft.status} by a reviewer's decision"
+        )
     else:
         for f in changed:
             setattr(draft, f, values[f])

@@ -27,7 +27,9 @@ def run(*args):
 
 
 def test_the_three_corpora_ingest_with_a_report(db):
-    code, out, _err = run(*(str(CORPORA / n) for n in ("adbuy-desk.jsonl", "support-triage.jsonl", "warehouse-sql.jsonl")))
+    code, out, _err = run(
+        *(str(CORPORA / n) for n in ("adbuy-desk.jsonl", "support-triage.jsonl", "warehouse-sql.jsonl"))
+    )
     assert code == 0
     assert out.splitlines()[-1] == (
         "imported: 172 line(s); 172 created, 0 unchanged, 0 updated, 0 held, 0 rejected"
@@ -38,7 +40,9 @@ def test_the_three_corpora_ingest_with_a_report(db):
 def test_an_invalid_file_exits_1_names_line_and_field_and_writes_nothing(db, tmp_path):
     bad = tmp_path / "bad.jsonl"
     lines = (CORPORA / "warehouse-sql.jsonl").read_text().splitlines()
-    lines[3] = lines[3].replace('"created_at": "2026-01-17T00:00:00.000Z"', '"created_at": "2026-01-17T00:00:00"')
+    lines[3] = lines[3].replace(
+        '"created_at": "2026-01-17T00:00:00.000Z"', '"created_at": "2026-01-17T00:00:00"'
+    )
     bad.write_text("\n".join(lines))
     code, _out, err = run(str(bad))
     assert code == 1
@@ -58,7 +62,9 @@ def test_a_bad_default_host_is_wrong_usage(db):
 
 
 def test_dash_reads_standard_input(db, monkeypatch):
-    data = json.dumps({"type": "lesson", "namespace": "", "subject": "s", "text": "From stdin.", "created_at": 1})
+    data = json.dumps(
+        {"type": "lesson", "namespace": "", "subject": "s", "text": "From stdin.", "created_at": 1}
+    )
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.encode())))
     code, out, _err = run("-", "--host", "piped")
     assert code == 0 and Lesson.objects.get().host.name == "piped"
@@ -83,8 +89,37 @@ def test_json_format_report(db):
 @pytest.mark.parametrize("args", [[], ["--format", "yaml", "x"]])
 def test_wrong_usage_exits_2_without_a_traceback(args):
     proc = subprocess.run(
-        [sys.executable, "manage.py", "ingest", *args], cwd=ROOT, capture_output=True, text=True,
+        [sys.executable, "manage.py", "ingest", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
         env={"DEBUG": "1", "PATH": "/usr/bin:/bin", "DATABASE_URL": "sqlite:///:memory:"},
     )
     assert proc.returncode == 2
     assert "usage:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_without_debug_or_secret_key_a_command_says_so_in_one_line():
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "piles"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "error: SECRET_KEY must be set when DEBUG is off (for local use: export DEBUG=1; make does this for you)\n"
+    )
+
+
+def test_a_dry_run_says_a_missing_host_would_be_created(db):
+    from lessons.services.ingest import ingest_sources
+    from lessons.services.reading import bytes_source
+
+    data = json.dumps(
+        {"type": "lesson", "host": "newhost", "namespace": "", "subject": "s", "text": "T.", "created_at": 1}
+    ).encode()
+    report = ingest_sources(sources=[bytes_source(data)], dry_run=True)
+    assert report.notes == ["host newhost would be created with the defaults (budget off)"]
+    assert not Host.objects.exists()
