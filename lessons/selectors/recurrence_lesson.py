@@ -24,7 +24,7 @@ TIMELINE_SESSIONS = 200  # sessions drawn and listed (the newest by first exposu
 ATTRIBUTION_LIMIT = 200  # charged corrections listed (the newest)
 TOPIC_CANDIDATES = 2000  # newest uncharged corrections sharing a word with the lesson, checked by the rules
 TOPIC_LIMIT = 50  # uncharged corrections on its topic shown
-MAX_QUERIES = 9
+MAX_QUERIES = 10
 
 OUTCOME_LABELS = {
     "recurred": "recurred",
@@ -196,12 +196,23 @@ def lesson_recurrence(*, lesson: Lesson, verdicts: Iterable[Verdict] | None = No
 
     if verdicts is None:
         verdicts = Verdict.objects.filter(lesson_id=lesson.id)
-    verdicts = tuple(sorted(verdicts, key=lambda v: (v.measured_at, v.horizon_ms or -1, v.id)))
+    verdicts = tuple(
+        sorted(verdicts, key=lambda v: (v.measured_at, -1 if v.horizon_ms is None else v.horizon_ms, v.id))
+    )
     other_hosts = tuple(
-        OtherHostLesson(other, counts_dict(getattr(other, "_recurrence_row", None)))
-        for other in _other_hosts(lesson)
+        # A missing reverse one-to-one raises an AttributeError subclass, so getattr's default applies.
+        OtherHostLesson(other, counts_dict(getattr(other, "recurrence", None)))
+        for other in Lesson.objects.filter(text_hash=lesson.text_hash)
+        .exclude(host_id=lesson.host_id)
+        .select_related("host", "recurrence")
+        .order_by("host__name", "hash")
     )
     shown_by_session = {s.session: s for s in sessions}
+    # A charged session older than the newest TIMELINE_SESSIONS still gets its first exposure listed.
+    missing = sorted({c.session for c in charged} - shown_by_session.keys())
+    if missing:
+        for r in grouped.filter(session__in=missing):
+            shown_by_session[r["session"]] = SessionShown(r["session"], r["first"], r["first_current"])
     grouped_charged: dict[str, list[ChargedCorrection]] = defaultdict(list)
     for correction in charged:
         grouped_charged[correction.session].append(correction)
@@ -226,21 +237,6 @@ def lesson_recurrence(*, lesson: Lesson, verdicts: Iterable[Verdict] | None = No
 
 def _newest(items: list[ChargedCorrection]) -> float:
     return max(c.corrected_at.timestamp() for c in items)
-
-
-def _other_hosts(lesson: Lesson) -> list[Lesson]:
-    rows = list(
-        Lesson.objects.filter(text_hash=lesson.text_hash)
-        .exclude(host_id=lesson.host_id)
-        .select_related("host", "recurrence")
-        .order_by("host__name", "hash")
-    )
-    for row in rows:
-        try:
-            row._recurrence_row = row.recurrence
-        except Lesson.recurrence.RelatedObjectDoesNotExist:
-            row._recurrence_row = None
-    return rows
 
 
 def _on_topic(host_id: int, current: Version, charged_ids: set[int]) -> tuple[TopicCorrection, ...]:

@@ -154,7 +154,10 @@ def test_the_lesson_page_query_count_does_not_grow_with_exposures(
     assert ingest(records).ok
     with django_assert_max_num_queries(PAGE_MAX_QUERIES):
         page = section(as_viewer.get(f"/lessons/desk/{hash_of(TEXT)}/"))
-    assert len(table_rows(page, "recurrence-sessions")) == min(sessions, 200)
+    rows = table_rows(page, "recurrence-sessions")
+    assert len(rows) == min(sessions, 200)
+    # Every charged session names its first exposure, also those beyond the 200 drawn.
+    assert {row[1] for row in rows} == {"2026-10-05T10:00:00.000Z"}
 
 
 def test_the_unmatched_topics_page_lists_cycle_year_with_its_corrections(corpora, as_viewer):
