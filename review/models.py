@@ -22,14 +22,20 @@ class Action(models.TextChoices):
 
 
 class ReasonCode(models.TextChoices):
-    DUPLICATE = "duplicate"
-    RESTATES_ANOTHER = "restates_another"
-    REGRESSED = "regressed"
-    DRIFTED = "drifted"
-    RECURRING = "recurring"
-    OBSOLETE = "obsolete"
-    TOO_SPECIFIC = "too_specific"
-    OTHER = "other"
+    """decisions.md, "Reason". Labels are the code's words in lower case (every form, filter and page shows
+    them); the record and the exports keep the value."""
+
+    DUPLICATE = "duplicate", "duplicate"
+    RESTATES_ANOTHER = "restates_another", "restates another"
+    REGRESSED = "regressed", "regressed"
+    DRIFTED = "drifted", "drifted"
+    RECURRING = "recurring", "recurring"
+    OBSOLETE = "obsolete", "obsolete"
+    TOO_SPECIFIC = "too_specific", "too specific"
+    OTHER = "other", "other"
+
+
+NO_REASON_CODE = "(no code)"  # how a decision without a reason code is shown (forms, filters, pages)
 
 
 class Decision(models.Model):
@@ -101,7 +107,9 @@ class DecisionAck(models.Model):
     token_name = models.CharField(max_length=100, blank=True, default="")
 
     class Meta:
-        constraints = [models.CheckConstraint(condition=Q(status__in=["applied", "failed"]), name="ack_status_valid")]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=["applied", "failed"]), name="ack_status_valid")
+        ]
 
 
 class ApiToken(models.Model):
@@ -110,7 +118,9 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=12)
     token_hash = models.CharField(max_length=64, unique=True)
-    host = models.ForeignKey("lessons.Host", on_delete=models.CASCADE, null=True, blank=True, related_name="tokens")
+    host = models.ForeignKey(
+        "lessons.Host", on_delete=models.CASCADE, null=True, blank=True, related_name="tokens"
+    )
     can_ingest = models.BooleanField(default=False)
     can_read = models.BooleanField(default=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
