@@ -336,9 +336,10 @@ def _apply_lessons(state: _State, chunk: list[tuple[Source, int, int, Record]]) 
         where[(record.host, record.hash)] = (src, index, number)
     for host_name, records in by_host.items():
         host = _host(state, host_name)
-        existing = {
-            lesson.hash: lesson for lesson in Lesson.objects.filter(host=host, hash__in=list(records))
-        }
+        # Locked until the batch commits, so a reviewer's decision committing meanwhile is read (and holds)
+        # rather than overwritten; (created_at, hash) is the order the decision services lock in.
+        rows = Lesson.objects.filter(host=host, hash__in=list(records)).select_for_update()
+        existing = {lesson.hash: lesson for lesson in rows.order_by("created_at", "hash")}
         new = []
         for h, record in records.items():
             lesson = existing.get(h)

@@ -294,7 +294,7 @@ def _race_posts(clients_and_posts) -> list[int]:
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_two_reviewers_posting_the_retire_form_at_once_exactly_one_wins(pile, reviewer, second_reviewer):
     from django.test import Client
 
@@ -316,7 +316,7 @@ def test_two_reviewers_posting_the_retire_form_at_once_exactly_one_wins(pile, re
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
-@pytest.mark.django_db(transaction=True)
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_two_admins_saving_budgets_at_once_both_land_in_one_intact_chain(pile, admin_user):
     from django.contrib.auth.models import Group, User
     from django.test import Client
@@ -341,3 +341,49 @@ def test_two_admins_saving_budgets_at_once_both_land_in_one_intact_chain(pile, a
     first = Decision.objects.get(seq=1)
     assert last.evidence["before"] == first.evidence["after"]  # the second saw the first's change
     assert decisions_verify() == (None, 2)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_an_import_racing_a_retire_never_overwrites_the_decision(pile, reviewer):
+    """The retire holds its row locks until commit; an import that read the lesson before that commit must
+    not then write the source's status over the decision (interchange.md: held by the decision)."""
+    import threading
+    import time
+
+    from django.db import connections, transaction
+
+    from lessons.services.ingest import ingest_sources
+    from lessons.services.reading import bytes_source
+    from review.services.decisions import lesson_retire
+
+    locked, go = threading.Event(), threading.Event()
+    reports = []
+
+    def reviewer_thread():
+        try:
+            with transaction.atomic():
+                lesson_retire(host=Host.objects.get(), hashes=[h(2)], actor=reviewer, reason="Duplicate.")
+                locked.set()
+                go.wait(timeout=10)
+        finally:
+            connections.close_all()
+
+    def import_thread():
+        try:
+            locked.wait(timeout=10)
+            body = json.dumps({**record(2, status="superseded"), "superseded_by": h(3)}).encode()
+            reports.append(ingest_sources(sources=[bytes_source(body, name="race.jsonl")]))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=reviewer_thread), threading.Thread(target=import_thread)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)  # the import is now blocked on the reviewer's row lock
+    go.set()
+    for thread in threads:
+        thread.join(timeout=30)
+    lesson = Lesson.objects.get(hash=h(2))
+    assert (lesson.status, lesson.superseded_by) == ("retracted", None)
+    assert reports[0].counts["lesson"]["held"] == 1

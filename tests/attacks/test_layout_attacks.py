@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 HOST = "long-" + "h" * 59
 NS, SUBJECT = "n" * 200, "s" * 200
