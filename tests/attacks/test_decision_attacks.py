@@ -387,3 +387,31 @@ def test_an_import_racing_a_retire_never_overwrites_the_decision(pile, reviewer)
     lesson = Lesson.objects.get(hash=h(2))
     assert (lesson.status, lesson.superseded_by) == ("retracted", None)
     assert reports[0].counts["lesson"]["held"] == 1
+
+
+# --- the Django admin is no back door ----------------------------------------------------------------
+
+
+def test_the_admins_bulk_delete_action_cannot_remove_decisions_acks_or_lessons(client, pile, reviewer):
+    from django.contrib.auth.models import User
+
+    from review.models import DecisionAck
+    from review.services.acks import decision_ack
+    from review.services.decisions import lesson_retire
+
+    decision = lesson_retire(host=Host.objects.get(), hashes=[h(2)], actor=reviewer, reason="Duplicate.")[0]
+    decision_ack(decision=decision, status="applied")
+    client.force_login(User.objects.create_superuser("root", "root@example.invalid", "x"))
+    for path, model in (
+        ("review/decision", Decision),
+        ("review/decisionack", DecisionAck),
+        ("lessons/lesson", Lesson),
+        ("lessons/host", Host),
+    ):
+        ids = [str(pk) for pk in model.objects.values_list("pk", flat=True)]
+        response = client.post(
+            f"/admin/{path}/", {"action": "delete_selected", "_selected_action": ids, "post": "yes"}
+        )
+        assert response.status_code in (200, 302, 403), path
+        assert model.objects.count() == len(ids), path
+    assert decisions_verify() == (None, 1)
