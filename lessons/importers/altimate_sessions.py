@@ -179,7 +179,9 @@ def snapshot_exposures(
         if not _text(session) or not isinstance(snapshot.get("shown"), list):
             translation.skip(SKIPPED_SNAPSHOTS, origin, "skipped: expected an object with session and shown")
             continue
-        if hashlib.sha256(session.encode("utf-8")).hexdigest() != path.name[: -len(".json")]:
+        # surrogatepass: a lone surrogate (from a "\ud800" escape) must not crash the import; the
+        # validator refuses the session's records by name later.
+        if hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest() != path.name[: -len(".json")]:
             translation.skip(
                 SKIPPED_SNAPSHOTS, origin, f"skipped: sha256 of session {session!r} is not the file name"
             )

@@ -174,3 +174,26 @@ def test_a_zip_that_lies_about_its_unpacked_size_is_refused(upload):
     assert response.status_code == 400
     assert "The zip is damaged and cannot be read" in page_text(response)
     assert not Host.objects.exists()
+
+
+def test_altimate_a_session_snapshot_whose_session_has_a_lone_surrogate_is_skipped_not_a_crash(db, project):
+    import hashlib
+
+    session = "ses_\udc00"
+    name = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()
+    snapshot = {
+        "session": "PLACEHOLDER",
+        "shown": [
+            {
+                "at": "2026-09-28T08:00:00.000Z",
+                "name": "team-playbook",
+                "tier": "core",
+                "lesson": {"id": "L-8201", "text": "Shown."},
+            }
+        ],
+    }
+    path = project / ".altimate-code" / "learn" / ".sessions" / f"{name}.json"
+    path.write_text(json.dumps(snapshot).replace("PLACEHOLDER", "ses_\\udc00"))
+    code, _out, err = run_command("import_altimate", str(project), "--host", "dbt-project", "--dry-run")
+    assert code == 0, err
+    assert f"exposure.session: {E_LONE_SURROGATE}" in err and "Traceback" not in err
