@@ -112,3 +112,23 @@ def test_acking_twice_keeps_one_row_with_the_latest_status(call, token, decision
 def test_a_get_on_the_ack_route_is_405(call, token, decision):  # noqa: F811
     response = call("get", f"/decisions/{decision.seq}/ack", token)
     assert response.status_code == 405
+
+
+def test_a_content_length_shorter_than_the_body_reads_only_that_much_and_writes_nothing(client, token):  # noqa: F811
+    body = (LINE + "\n" + LINE.replace("zeros", "ones")).encode()
+    response = client.post(
+        "/api/v1/ingest",
+        data=body,
+        content_type="application/x-ndjson",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+        CONTENT_LENGTH=str(len(LINE) + 20),
+    )
+    assert response.status_code == 400
+    assert response.json()["details"][0].startswith("body:2: json: not valid JSON")
+    assert Lesson.objects.count() == 0
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/json", "application/octet-stream"])
+def test_ingest_reads_the_body_whatever_its_content_type(call, token, content_type):  # noqa: F811
+    response = call("post", "/ingest", token, body=LINE.encode(), content_type=content_type)
+    assert (response.status_code, Lesson.objects.count()) == (200, 1)
