@@ -401,3 +401,10 @@ def test_a_host_option_with_a_trailing_newline_is_wrong_usage(db, tmp_path, comm
     assert caught.value.returncode == 2
     assert str(caught.value) == f"--host: expected a host name matching {HOST_NAME.pattern}, got 'h1\\n'"
     assert Host.objects.count() == 0
+
+
+def test_texts_equal_after_nfkc_and_whitespace_are_one_lesson(ingest):
+    report = ingest([lesson("Use the \ufb01le\u3000name."), lesson("Use  the file name.")])
+    assert report.ok
+    assert report.counts["lesson"]["created"] == 1 and report.counts["lesson"]["unchanged"] == 1
+    assert Lesson.objects.get().text == "Use the file name."
