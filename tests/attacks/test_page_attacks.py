@@ -286,3 +286,43 @@ def test_a_draft_address_with_a_nul_is_a_404(client, admin_user, hostile, path):
         pytest.skip("SQLite stores NUL: the fault shows on PostgreSQL only")
     client.force_login(admin_user)
     assert client.get(path).status_code == 404
+
+
+@pytest.mark.xfail(
+    reason="draft page (templates/review/_draft_member.html, still being built) puts the host's verdict word "
+    "into a class attribute: a verdict 'wobbled cov-held' is styled as held; reported",
+    strict=True,
+)
+def test_an_unknown_verdict_cannot_borrow_the_held_style_on_the_draft_page(client, viewer, ingest):
+    texts = ["Rule one.", "Rule two."]
+    hashes = [lesson_hash("ns", "s", t) for t in texts]
+    records = [
+        {"type": "lesson", "host": "h1", "namespace": "ns", "subject": "s", "text": t, "created_at": T0}
+        for t in texts
+    ]
+    records += [
+        {
+            "type": "verdict",
+            "host": "h1",
+            "lesson": hashes[0],
+            "verdict": "wobbled cov-held",
+            "measured_at": T0,
+        },
+        {
+            "type": "draft",
+            "host": "h1",
+            "id": "d-1",
+            "namespace": "ns",
+            "subject": "s",
+            "text": "Rules one and two.",
+            "supersedes": hashes,
+            "drafted_by": "llm:x",
+            "gates": {"ground": "pass", "verify": "pass"},
+            "created_at": T0,
+        },
+    ]
+    assert ingest(records).ok
+    client.force_login(viewer)
+    body = client.get("/drafts/h1/d-1/").content.decode()
+    article = body.split(f'data-hash="{hashes[0]}"', 1)[0].rsplit("<article", 1)[1]
+    assert "cov-held" not in article
