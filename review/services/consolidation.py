@@ -64,9 +64,10 @@ def principal_names(label: str | None) -> set[str]:
     bare label is compared as it is. spec: cli.md ("``user:NAME`` names the user ``NAME``")."""
     if not label:
         return set()
-    names = {label}
-    if label.startswith(USER_LABEL_PREFIX):
-        names.add(label[len(USER_LABEL_PREFIX) :])
+    names = {label, label.strip()}
+    if label.strip().startswith(USER_LABEL_PREFIX):
+        # "user: rita" and "user:rita " name rita too: a stray space must not let her approve her own draft
+        names.add(label.strip()[len(USER_LABEL_PREFIX) :].strip())
     return names
 
 

@@ -415,3 +415,28 @@ def test_the_admins_bulk_delete_action_cannot_remove_decisions_acks_or_lessons(c
         assert response.status_code in (200, 302, 403), path
         assert model.objects.count() == len(ids), path
     assert decisions_verify() == (None, 1)
+
+
+@pytest.mark.parametrize("label", ["user: rita", " user:rita ", "user:rita\t", "rita "])
+def test_a_label_naming_the_reviewer_with_stray_spaces_still_forbids_self_approval(
+    pile, ingest, reviewer, label
+):
+    from review.services.decisions import DRAFT_SELF_APPROVAL, DecisionRefused
+
+    draft = {
+        "type": "draft",
+        "host": "acme",
+        "id": "d-2",
+        "namespace": NS,
+        "subject": SUBJECT,
+        "text": "Rules 3 and 4 together.",
+        "supersedes": [h(3), h(4)],
+        "drafted_by": "llm:x",
+        "triggered_by": label,
+        "gates": {"ground": "pass", "verify": "pass"},
+        "created_at": T0 + 60,
+    }
+    assert ingest([draft]).ok
+    with pytest.raises(DecisionRefused) as caught:
+        draft_approve(draft=Draft.objects.get(ext_id="d-2"), actor=reviewer, reason="Looks right.")
+    assert str(caught.value) == DRAFT_SELF_APPROVAL.format(user="rita", draft="d-2")
