@@ -7,6 +7,7 @@ budget services can share them without importing each other.
 
 from __future__ import annotations
 
+import unicodedata
 import uuid
 from datetime import datetime
 
@@ -20,6 +21,8 @@ from review.models import ReasonCode
 from review.services.chain import truncate_to_ms
 
 REASON_MAX = 500
+# Zero-width and other format characters survive str.strip(); a reason of only those says nothing.
+_INVISIBLE = frozenset({"Cf", "Cc", "Zs", "Zl", "Zp"})
 NOT_APPLIED = "not applied by the loop"
 
 # Every text a user can be shown by a refusal. Tests assert these exact values.
@@ -63,7 +66,7 @@ def new_batch() -> str:
 def clean_reason(reason: str | None) -> str:
     """The reason trimmed; refused unless 1..500 characters. spec: decisions.md, "Reason"."""
     text = (reason or "").strip()
-    if not text:
+    if not text or all(unicodedata.category(c) in _INVISIBLE for c in text):
         raise DecisionRefused(REASON_REQUIRED)
     if len(text) > REASON_MAX:
         raise DecisionRefused(REASON_TOO_LONG.format(length=len(text)))

@@ -440,3 +440,10 @@ def test_a_label_naming_the_reviewer_with_stray_spaces_still_forbids_self_approv
     with pytest.raises(DecisionRefused) as caught:
         draft_approve(draft=Draft.objects.get(ext_id="d-2"), actor=reviewer, reason="Looks right.")
     assert str(caught.value) == DRAFT_SELF_APPROVAL.format(user="rita", draft="d-2")
+
+
+@pytest.mark.parametrize("reason", ["\u200b", "\u200b\u200d\ufeff", "\u2060 \u200b"])
+def test_a_reason_of_only_invisible_characters_is_refused(as_reviewer, pile, reason):
+    response = retire(as_reviewer, [h(2)], reason=reason, pile_version=version(as_reviewer))
+    assert (response.status_code, REASON_REQUIRED in response.content.decode()) == (422, True)
+    assert Decision.objects.count() == 0
