@@ -447,3 +447,12 @@ def test_a_reason_of_only_invisible_characters_is_refused(as_reviewer, pile, rea
     response = retire(as_reviewer, [h(2)], reason=reason, pile_version=version(as_reviewer))
     assert (response.status_code, REASON_REQUIRED in response.content.decode()) == (422, True)
     assert Decision.objects.count() == 0
+
+
+@pytest.mark.parametrize("line", ["[" * 100_000, '{"seq": ' + "1" * 5000 + "}", "[1, 2]"])
+def test_verifying_a_file_json_chokes_on_names_the_line(db, tmp_path, line):
+    path = tmp_path / "export.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(CommandError) as caught:
+        call_command("verify_decisions", "--file", str(path), stdout=io.StringIO(), stderr=io.StringIO())
+    assert (caught.value.returncode, str(caught.value)) == (1, f"{path}, line 1: not a JSON object")

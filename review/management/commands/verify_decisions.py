@@ -49,7 +49,7 @@ class Command(BaseCommand):
                     continue
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: arrays nested a thousand deep
                     raise _BadLine(number) from None
                 if not isinstance(record, dict):
                     raise _BadLine(number)
