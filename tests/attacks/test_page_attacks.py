@@ -326,3 +326,10 @@ def test_an_unknown_verdict_cannot_borrow_the_held_style_on_the_draft_page(clien
     body = client.get("/drafts/h1/d-1/").content.decode()
     article = body.split(f'data-hash="{hashes[0]}"', 1)[0].rsplit("<article", 1)[1]
     assert "cov-held" not in article
+
+
+@pytest.mark.parametrize("username", ["vera\x00", "\x00", "v" * 10_000])
+def test_signing_in_with_a_hostile_username_is_a_form_error(client, viewer, username):
+    response = client.post("/accounts/login/", {"username": username, "password": "vera-pass"})
+    assert response.status_code == 200
+    assert "_auth_user_id" not in client.session
