@@ -408,3 +408,20 @@ def test_texts_equal_after_nfkc_and_whitespace_are_one_lesson(ingest):
     assert report.ok
     assert report.counts["lesson"]["created"] == 1 and report.counts["lesson"]["unchanged"] == 1
     assert Lesson.objects.get().text == "Use the file name."
+
+
+def test_an_invalid_second_file_refuses_the_first_file_too(db, tmp_path):
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_text(LESSON_LINE + "\n")
+    bad.write_text('{"type": "host", "name": "ok"}\n' + "[" * 50_000 + "\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("ingest", str(good), str(bad), stdout=io.StringIO(), stderr=err)
+    assert f"{bad}:2: json: {E_JSON_TOO_DEEP}" in err.getvalue()
+    assert snapshot() == (0, 0, 0, 0, 0, 0)
+
+
+def test_a_folder_given_as_a_file_is_a_clear_error(db, tmp_path):
+    with pytest.raises(CommandError) as caught:
+        call_command("ingest", str(tmp_path), stdout=io.StringIO(), stderr=io.StringIO())
+    assert (caught.value.returncode, str(caught.value)) == (1, f"{tmp_path}: cannot read: Is a directory")
