@@ -94,7 +94,7 @@ def approval_against_retirement(reviewer, second_reviewer) -> list[str]:
 
 
 @postgres_only
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_three_reviewers_retiring_from_one_pile_at_once_exactly_one_wins(
     pile, reviewer, second_reviewer, admin_user
 ):
@@ -109,7 +109,7 @@ def test_three_reviewers_retiring_from_one_pile_at_once_exactly_one_wins(
 
 
 @postgres_only
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_approving_a_draft_while_another_reviewer_retires_a_member_exactly_one_wins(
     corpora, reviewer, second_reviewer
 ):
@@ -129,7 +129,7 @@ def test_approving_a_draft_while_another_reviewer_retires_a_member_exactly_one_w
 
 
 @postgres_only
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_four_reviewers_retiring_and_approving_on_one_pile_at_once_exactly_one_wins(
     corpora, reviewer, second_reviewer, admin_user, user_with_role
 ):
@@ -154,7 +154,7 @@ def test_four_reviewers_retiring_and_approving_on_one_pile_at_once_exactly_one_w
 
 
 @postgres_only
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_many_decisions_on_different_piles_at_once_all_land_in_one_chain(ingest, reviewer, second_reviewer):
     from tests.decisions.conftest import lesson_record
 
