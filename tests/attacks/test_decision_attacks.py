@@ -456,3 +456,26 @@ def test_verifying_a_file_json_chokes_on_names_the_line(db, tmp_path, line):
     with pytest.raises(CommandError) as caught:
         call_command("verify_decisions", "--file", str(path), stdout=io.StringIO(), stderr=io.StringIO())
     assert (caught.value.returncode, str(caught.value)) == (1, f"{path}, line 1: not a JSON object")
+
+
+def test_a_double_submit_of_the_budget_form_records_one_decision(client, admin_user, pile):
+    from review.services.decisions import BUDGET_UNCHANGED
+
+    client.force_login(admin_user)
+    form = {"max_active": 5, "budget_enabled": "on", "reason": "Room for two more.", "save": "1"}
+    assert client.post("/hosts/acme/budget/", form).status_code == 302
+    second = client.post("/hosts/acme/budget/", form)
+    assert second.status_code == 400
+    message = BUDGET_UNCHANGED.format(host="acme", max_active=5, state="enabled")
+    assert message in second.content.decode()
+    assert Decision.objects.count() == 1
+
+
+def test_a_double_submit_of_the_restore_form_records_one_decision(as_reviewer, pile):
+    assert retire(as_reviewer, [h(2)], pile_version=version(as_reviewer)).status_code == 302
+    path = f"/lessons/acme/{h(2)}/restore/"
+    seen = version(as_reviewer)
+    assert as_reviewer.post(path, {"reason": "Needed after all.", "pile_version": seen}).status_code == 302
+    second = as_reviewer.post(path, {"reason": "Needed after all.", "pile_version": seen})
+    assert second.status_code == 409
+    assert Decision.objects.count() == 2 and statuses()[h(2)] == "live"
