@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-NO_CODE = "no code"
+NO_CODE = "(no code)"
 # Reason codes in the order of decisions.md, "Reason", then decisions without one.
 CODE_ORDER = (
     "duplicate",
@@ -25,6 +25,8 @@ CODE_ORDER = (
     "other",
     NO_CODE,
 )
+# The words shown for each code: lower case with spaces, as review.models.ReasonCode labels them.
+LABELS = {code: code.replace("_", " ") for code in CODE_ORDER}
 # Okabe-Ito colours (distinguishable with common colour-vision deficiencies), grey for "no code".
 COLOURS = {
     "duplicate": "#0072B2",
@@ -157,7 +159,7 @@ def host_chart(host: str, rows: list[tuple[date, str | None, int]]) -> HostChart
     legend = tuple((code, COLOURS[code], totals[code]) for code in CODE_ORDER if totals.get(code))
     span = f"the weeks of {weeks[0].isoformat()} to {weeks[-1].isoformat()}"
     description = f"{total} decision(s) on {host} in {span}, stacked by reason code: " + ", ".join(
-        f"{code} {n}" for code, _c, n in legend
+        f"{LABELS[code]} {n}" for code, _c, n in legend
     )
     table = tuple(
         (w.isoformat(), tuple((code, per_week[w][code]) for code in CODE_ORDER if per_week[w].get(code)))

@@ -1,8 +1,8 @@
 """The decision log's filters (django-filter), shared by the page and its exports. spec: decisions.md.
 
-URL parameters: ``host``, ``actor``, ``action``, ``reason_code``, ``from`` and ``to`` (dates,
-``YYYY-MM-DD``, UTC, both inclusive). ``from`` and ``to`` are Python keywords, hence they are added to
-``base_filters`` after the class body.
+URL parameters: ``seq`` (one decision: the target of the "decision #N" links), ``host``, ``actor``,
+``action``, ``reason_code``, ``from`` and ``to`` (dates, ``YYYY-MM-DD``, UTC, both inclusive). ``from``
+and ``to`` are Python keywords, hence they are added to ``base_filters`` after the class body.
 """
 
 from __future__ import annotations
@@ -40,16 +40,26 @@ class DecisionFilterForm(forms.Form):
         return data
 
 
+SEQ_MAX = 2**63 - 1  # the largest seq a database column holds
+
+
+class SeqFilter(django_filters.NumberFilter):
+    """One decision by its ``seq``: a whole number 1.. ``SEQ_MAX`` (a bigger one is a form error, not a
+    database overflow)."""
+
+    field_class = forms.IntegerField
+
+
 class DecisionFilter(django_filters.FilterSet):
     """Filters of the log page and its exports; every value is exact (no partial matches)."""
 
+    seq = SeqFilter(label="Decision #", min_value=1, max_value=SEQ_MAX)
     host = django_filters.ChoiceFilter(choices=(), empty_label="every host")
     actor = django_filters.ChoiceFilter(choices=(), empty_label="every actor")
-    # The values themselves as labels: they are the words of the record and the exports.
+    # Actions by their values: they are the words of the record and the exports. Reason codes by their
+    # labels ("restates another"), as every form shows them; the URL carries the value.
     action = django_filters.ChoiceFilter(choices=[(a, a) for a in Action.values], empty_label="every action")
-    reason_code = django_filters.ChoiceFilter(
-        choices=[(c, c) for c in ReasonCode.values], empty_label="any reason code"
-    )
+    reason_code = django_filters.ChoiceFilter(choices=ReasonCode.choices, empty_label="any reason code")
 
     class Meta:
         model = Decision

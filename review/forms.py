@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django import forms
 
-from review.models import ReasonCode
+from review.models import NO_REASON_CODE, ReasonCode
 from review.services.decisions import REASON_REQUIRED
 
 REASON_MAX = 500
@@ -21,14 +21,15 @@ MEMBER_NOT_ON_ENTITY = "A selected lesson is not on this entity; reload the pile
 REASON_CODE_INVALID = "Choose a reason code from the list, or leave it empty."
 PILE_VERSION_MISSING = "The pile version is missing; reload the pile and try again."
 
-REASON_CODE_CHOICES = [("", "(no code)"), *ReasonCode.choices]
+REASON_CODE_CHOICES = [("", NO_REASON_CODE), *ReasonCode.choices]
 
 
 class QueueFilterForm(forms.Form):
-    """The queue's GET filters: host (select), namespace (exact), text (substring). All optional."""
+    """The queue's GET filters, all optional: host (select), namespace and text (case-insensitive
+    substrings)."""
 
     host = forms.ChoiceField(required=False)
-    namespace = forms.CharField(required=False, max_length=200, strip=True)
+    namespace = forms.CharField(required=False, max_length=200, strip=True, label="Namespace contains")
     q = forms.CharField(required=False, max_length=200, strip=True, label="Text")
     recurring = forms.BooleanField(required=False, label="Only piles with recurring members")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django import forms
 
 from lessons.core.interchange import MAX_ACTIVE_MAX, MAX_ACTIVE_MIN
-from review.models import ReasonCode
+from review.forms import REASON_CODE_CHOICES
 from review.services.common import REASON_MAX
 
 MAX_ACTIVE_RANGE = f"max_active must be between {MAX_ACTIVE_MIN} and {MAX_ACTIVE_MAX}"
@@ -46,6 +46,4 @@ class BudgetForm(BudgetPreviewForm):
         strip=False,
         help_text="Required: why the budget changes, 1 to 500 characters.",
     )
-    reason_code = forms.ChoiceField(
-        choices=[("", "no code"), *((c, c) for c in ReasonCode.values)], required=False, label="Reason code"
-    )
+    reason_code = forms.ChoiceField(choices=REASON_CODE_CHOICES, required=False, label="Reason code")

@@ -18,6 +18,7 @@ from django.db.models import (
     Max,
     OuterRef,
     Prefetch,
+    Q,
     QuerySet,
     Subquery,
     Value,
@@ -69,15 +70,19 @@ def queue_rows(
 
 
 QUEUE_NO_BUDGET = "no_budget"
+QUEUE_HOST_NO_BUDGET = "host_no_budget"
 QUEUE_NOTHING_OVER = "nothing_over"
 QUEUE_NO_MATCH = "no_match"
 
 
-def queue_empty_reason(*, filtered: bool) -> str:
-    """Why the queue shows no row: ``no_budget``, ``nothing_over`` or ``no_match``.
+def queue_empty_reason(*, filtered: bool, host: str = "") -> str:
+    """Why the queue shows no row: ``host_no_budget`` (filtered to a host whose budget is off),
+    ``no_budget``, ``nothing_over`` or ``no_match``. spec: piles.md rule 3.
 
     Called only when the (filtered) queue is empty, so a full queue costs no extra query.
     """
+    if host and Host.objects.filter(name=host, budget_enabled=False).exists():
+        return QUEUE_HOST_NO_BUDGET
     if not Host.objects.filter(budget_enabled=True).exists():
         return QUEUE_NO_BUDGET
     if filtered and queue_rows(host=None, namespace=None, text=None).exists():
@@ -255,6 +260,32 @@ def lesson_detail(*, host_name: str, lesson_hash: str) -> LessonDetail | None:
 
 
 # --- hosts -------------------------------------------------------------------------------------------
+
+
+def host_overview(*, name: str) -> Host | None:
+    """One host with the counts of ``hosts_overview``, or ``None`` when there is no such host (one query)."""
+    if "\x00" in name:  # PostgreSQL text cannot hold NUL, so no host has one (and the query would fail)
+        return None
+    return hosts_overview().filter(name=name).first()
+
+
+def host_entities(*, host: Host) -> QuerySet:
+    """Every entity of ``host`` that has a lesson (any status), one dict each, counted in SQL (one query):
+    ``namespace``, ``subject``, ``live`` (live lessons: the count against the budget), ``total``
+    (lessons of any status), ``overage`` (``live - max_active``; negative within budget).
+    Sorted most live lessons first, then namespace and subject (unique per host). spec: piles.md rules 1-4.
+    """
+    return (
+        Lesson.objects.filter(host=host)
+        .order_by()
+        .values("namespace", "subject")
+        .annotate(
+            live=Count("id", filter=Q(status=Lesson.Status.LIVE)),
+            total=Count("id"),
+        )
+        .annotate(overage=F("live") - Value(host.max_active))
+        .order_by("-live", "namespace", "subject")
+    )
 
 
 def hosts_overview() -> QuerySet[Host]:

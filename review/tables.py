@@ -22,6 +22,17 @@ def _then_tie(*fields: str) -> tuple[str, ...]:
     return (*fields, *(f for f in _TIE if f not in fields))
 
 
+def target_link(host: str, namespace: str, subject: str) -> str:
+    """The entity's target linked to its pile page; ``<wbr>`` lets a narrow column break it at its ":"
+    and "/" rather than mid-word."""
+    href = pile_href(host, namespace, subject)
+    target = pile_target(namespace, subject)
+    head, _, tail = target.rpartition("/")
+    if not head:
+        return format_html('<a href="{}">{}<wbr>{}</a>', href, "entity:", target.removeprefix("entity:"))
+    return format_html('<a href="{}">{}/<wbr>{}</a>', href, head, tail)
+
+
 class _CountColumn(tables.Column):
     """A small number, zero shown as a muted em dash; ``cell_class`` colours it like its verdict badge.
 
@@ -32,6 +43,7 @@ class _CountColumn(tables.Column):
         kwargs.setdefault(
             "attrs", {"th": {"class": f"num {cell_class}"}, "td": {"class": f"num {cell_class}"}}
         )
+        kwargs.setdefault("initial_sort_descending", True)  # a first click on a count: the most first
         super().__init__(*args, **kwargs)
 
     def render(self, value):
@@ -49,7 +61,10 @@ class QueueTable(tables.Table):
         attrs={"td": {"class": "target"}},
     )
     count = tables.Column(
-        verbose_name="Live / budget", order_by=_then_tie("count"), attrs={"td": {"class": "gauge-cell"}}
+        verbose_name="Live / budget",
+        order_by=_then_tie("count"),
+        attrs={"td": {"class": "gauge-cell"}},
+        initial_sort_descending=True,
     )
     overage = _CountColumn(verbose_name="Over", order_by=_then_tie("overage"), cell_class="over")
     held = _CountColumn(verbose_name="held", order_by=_then_tie("held"), cell_class="mix mix-held")
@@ -73,16 +88,66 @@ class QueueTable(tables.Table):
         empty_text = ""
 
     def render_target(self, record):
-        href = pile_href(record["host_name"], record["namespace"], record["subject"])
-        # <wbr> lets a narrow column break the target at its ":" and "/" rather than mid-word.
-        target = pile_target(record["namespace"], record["subject"])
-        head, _, tail = target.rpartition("/")
-        if not head:
-            return format_html('<a href="{}">{}<wbr>{}</a>', href, "entity:", target.removeprefix("entity:"))
-        return format_html('<a href="{}">{}/<wbr>{}</a>', href, head, tail)
+        return target_link(record["host_name"], record["namespace"], record["subject"])
 
     def render_count(self, record):
         return budget_gauge(record["count"], record["max_active"])
 
     def render_oldest(self, value):
         return age(value)
+
+
+HOST_ENTITIES_PER_PAGE = 50
+ENTITY_OVER = "over budget by {n}"
+ENTITY_WITHIN = "within budget"
+ENTITY_BUDGET_OFF = "budget off"
+
+
+class HostEntityTable(tables.Table):
+    """The entities of one host (rows of ``review.selectors.host_entities``): target, live count against
+    the budget, whether it is a pile, lessons of any status. Most live lessons first.
+    spec: piles.md rules 3-4 (a host without an enabled budget has no piles)."""
+
+    target = tables.Column(
+        verbose_name="Entity",
+        accessor="subject",
+        order_by=("namespace", "subject"),
+        attrs={"td": {"class": "target"}},
+    )
+    live = tables.Column(
+        verbose_name="Live / budget",
+        order_by=("live", "namespace", "subject"),
+        attrs={"td": {"class": "gauge-cell"}},
+        initial_sort_descending=True,
+    )
+    state = tables.Column(verbose_name="Budget", accessor="overage", empty_values=(), orderable=False)
+    total = tables.Column(
+        verbose_name="All lessons",
+        order_by=("total", "namespace", "subject"),
+        attrs={"th": {"class": "num"}, "td": {"class": "num"}},
+        initial_sort_descending=True,
+    )
+
+    class Meta:
+        attrs = {"class": "data host-entities"}
+        row_attrs = {"data-target": lambda record: pile_target(record["namespace"], record["subject"])}
+        empty_text = "This host has no lesson yet."
+
+    def __init__(self, *args, host, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.host = host
+
+    def render_target(self, record):
+        return target_link(self.host.name, record["namespace"], record["subject"])
+
+    def render_live(self, record):
+        return budget_gauge(record["live"], self.host.max_active, self.host.budget_enabled)
+
+    def render_state(self, record):
+        if not self.host.budget_enabled:
+            return format_html('<span class="state state-off">{}</span>', ENTITY_BUDGET_OFF)
+        if record["overage"] > 0:
+            return format_html(
+                '<span class="state state-over">{}</span>', ENTITY_OVER.format(n=record["overage"])
+            )
+        return format_html('<span class="state state-within">{}</span>', ENTITY_WITHIN)

@@ -5,6 +5,7 @@ reasons and entity names are user-written text. spec: decisions.md, "The record"
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import urlencode
 
 import django_tables2 as tables
@@ -15,6 +16,7 @@ from lessons.core.piles import pile_target
 from lessons.core.text import format_datetime
 from review.models import Action, Decision
 from review.selectors_log import STATUS_APPLIED, STATUS_AWAITING, decision_host_status
+from review.templatetags.review_tags import reason_label
 
 LESSON_ACTIONS = {Action.RETIRE, Action.RESTORE}
 DRAFT_ACTIONS = {Action.APPROVE, Action.REJECT, Action.ROLLBACK}
@@ -45,6 +47,25 @@ def pile_url(host: str, namespace: str, subject: str) -> str | None:
 
 def _link(url: str | None, text: str):
     return format_html('<a href="{}">{}</a>', url, text) if url else format_html("{}", text)
+
+
+def _break_after(text: str, marks: str):
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each character of ``marks``: a
+    narrow column then breaks ``entity:desk.adbuy/invoice_capture`` after ``:`` or ``/``, not mid-word."""
+    *head, tail = re.split(f"(?<=[{re.escape(marks)}])", text)
+    return format_html("{}{}", format_html_join("", "{}<wbr>", ((p,) for p in head)), tail)
+
+
+def _stamp(moment) -> str:
+    """``<time>`` with the UTC ISO 8601 time, breakable between the date and the time of day."""
+    stamp = format_datetime(moment)
+    day, _, clock = stamp.partition("T")
+    return format_html(
+        '<time datetime="{}"><span class="nowrap">{}</span><wbr><span class="nowrap">T{}</span></time>',
+        stamp,
+        day,
+        clock,
+    )
 
 
 def _on_off(enabled: object) -> str:
@@ -108,20 +129,20 @@ class DecisionTable(tables.Table):
         empty_text = "No decisions match these filters."
 
     def render_at(self, value):
-        return format_datetime(value)
+        return _stamp(value)
 
     def render_action(self, value, record):
-        return record.action
+        return _break_after(record.action, "_")
 
     def render_target(self, record: Decision):
         if record.action == Action.SET_BUDGET:
-            return format_html("budget of {}", _link(_url("review:hosts"), record.host))
+            return format_html("budget of {}", _link(_url("review:host", record.host), record.host))
         parts = []
         if record.subject is not None:
             parts.append(
                 _link(
                     pile_url(record.host, record.namespace or "", record.subject),
-                    pile_target(record.namespace or "", record.subject),
+                    _break_after(pile_target(record.namespace or "", record.subject), ":/"),
                 )
             )
         if record.action in LESSON_ACTIONS and record.lesson_hash:
@@ -132,8 +153,12 @@ class DecisionTable(tables.Table):
                 )
             )
         if record.action in DRAFT_ACTIONS and record.draft_id:
+            # A draft id is a host's name for it: it may break anywhere (class "id"), after its hyphens first.
             parts.append(
-                format_html("draft {}", _link(draft_url(record.host, record.draft_id), record.draft_id))
+                format_html(
+                    'draft <span class="id">{}</span>',
+                    _link(draft_url(record.host, record.draft_id), record.draft_id),
+                )
             )
         if record.created_hash:
             parts.append(
@@ -147,7 +172,9 @@ class DecisionTable(tables.Table):
     def render_reason(self, record: Decision):
         if record.reason_code:
             return format_html(
-                '<span class="badge reason-code">{}</span> {}', record.reason_code, record.reason
+                '<span class="badge reason-code">{}</span> {}',
+                reason_label(record.reason_code),
+                record.reason,
             )
         return format_html("{}", record.reason)
 
@@ -166,15 +193,11 @@ class DecisionTable(tables.Table):
             return format_html('<span class="badge ack-waiting">{}</span>', STATUS_AWAITING)
         if status == STATUS_APPLIED:
             return format_html(
-                '<span class="badge ack-applied">{}</span> <time datetime="{}">{}</time>',
-                STATUS_APPLIED,
-                format_datetime(acked_at),
-                format_datetime(acked_at),
+                '<span class="badge ack-applied">{}</span> {}', STATUS_APPLIED, _stamp(acked_at)
             )
         return format_html(
-            '<span class="badge ack-failed">{}</span> <time datetime="{}">{}</time>: {}',
+            '<span class="badge ack-failed">{}</span> {}: {}',
             status,
-            format_datetime(acked_at),
-            format_datetime(acked_at),
+            _stamp(acked_at),
             detail or "no detail given",
         )

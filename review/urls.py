@@ -13,6 +13,7 @@ urlpatterns: list = [
     path("lessons/<str:host>/<str:lesson_hash>/", lessons.lesson, name="lesson"),
     path("lessons/<str:host>/<str:lesson_hash>/restore/", lessons.lesson_restore_view, name="lesson_restore"),
     path("hosts/", hosts.hosts, name="hosts"),
+    path("hosts/<str:name>/", hosts.host, name="host"),
     path("imports/altimate/", imports_views.import_altimate, name="import_altimate"),
     # the decision log, its exports, host budgets (decisions.md)
     path("decisions/", decisions.decision_log, name="decisions"),

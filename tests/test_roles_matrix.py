@@ -117,6 +117,7 @@ MATRIX: dict[str, list[Cell]] = {
         )
     ],
     "review:hosts": [Cell("review:hosts", READ)],
+    "review:host": [Cell("review:host", READ, args=lambda w: ["acme"])],
     "review:import_altimate": [
         Cell("review:import_altimate", ADMIN_PAGE),
         Cell(

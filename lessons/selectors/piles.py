@@ -39,15 +39,15 @@ def pile_queue(*, host: str | None = None, namespace: str | None = None, text: s
     Rows are dicts: ``host_name``, ``host_id``, ``namespace``, ``subject``, ``max_active``, ``count``,
     ``overage``, ``held``, ``regressed``, ``drifted``, ``other``, ``not_applied``, ``oldest``
     (datetime, UTC), ``recurring`` (members with recurred_sessions >= 2), ``pending_drafts``.
-    ``text`` keeps the entities whose host, namespace or subject contains it, or that have a live
-    lesson whose text does.
+    ``namespace`` keeps the entities whose namespace contains it (case-insensitive); ``text`` keeps the
+    entities whose host, namespace or subject contains it, or that have a live lesson whose text does.
     spec: piles.md, rules 2-4.
     """
     lessons = live_lessons().filter(host__budget_enabled=True)
     if host:
         lessons = lessons.filter(host__name=host)
     if namespace:
-        lessons = lessons.filter(namespace=namespace)
+        lessons = lessons.filter(namespace__icontains=namespace)
     pending = (
         Draft.objects.filter(
             host_id=OuterRef("host_id"),
@@ -144,7 +144,8 @@ def _has_recurrence(lesson: Lesson) -> bool:
 
 
 def draft_status(draft: Draft, live_hashes: set[str]) -> str:
-    """``pending``, ``approved``, ``rejected``, or ``stale`` (pending while a superseded member is not live)."""
+    """``pending``, ``approved``, ``rejected``, or ``stale`` (pending while a superseded member is not
+    live)."""
     if draft.status == Draft.Status.PENDING and not set(draft.supersedes) <= live_hashes:
         return "stale"
     return draft.status

@@ -16,6 +16,7 @@ from django.utils.html import format_html
 
 from lessons.core.piles import NOT_APPLIED
 from lessons.core.text import format_datetime
+from review.models import NO_REASON_CODE, ReasonCode
 from review.roles import ADMIN, PERM_DECIDE, PERM_SET_BUDGET, REVIEWER, VIEWER
 
 register = template.Library()
@@ -55,7 +56,7 @@ def budget_gauge(count: int, max_active: int, enabled: bool = True) -> str:
     over_w = round(100 * max(count - max_active, 0) / scale, 2)
     state = "off" if not enabled else ("over" if count > max_active else "within")
     return format_html(
-        '<span class="gauge gauge-{state}" title="{count} live of a budget of {max_active}">'
+        '<span class="gauge gauge-{state}" title="{count} live of a budget of {max_active}{off}">'
         '<svg viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true" focusable="false">'
         '<rect class="g-track" x="0" y="1" width="100" height="8"/>'
         '<rect class="g-within" x="0" y="1" width="{within_w}" height="8"/>'
@@ -64,6 +65,7 @@ def budget_gauge(count: int, max_active: int, enabled: bool = True) -> str:
         "</svg>"
         '<span class="gauge-text"><b>{count}</b> / {max_active}</span></span>',
         state=state,
+        off="" if enabled else " (budget off)",
         count=count,
         max_active=max_active,
         within_w=within_w,
@@ -166,6 +168,21 @@ def user_role(user) -> str:
     if user.has_perm(PERM_DECIDE):
         return REVIEWER
     return VIEWER
+
+
+@register.filter
+def reason_label(code: str | None) -> str:
+    """The words shown for a reason code: ``restates_another`` -> ``restates another``, none -> ``(no code)``.
+
+    The record and the exports keep the value; a value the list does not know is shown as it is.
+    spec: decisions.md, "Reason".
+    """
+    if not code or code == NO_REASON_CODE:
+        return NO_REASON_CODE
+    try:
+        return ReasonCode(code).label
+    except ValueError:
+        return code
 
 
 @register.filter

@@ -2,8 +2,8 @@
 
 spec: decisions.md, "The record", "Exports", "Hosts apply decisions".
 
-The page and the exports share one ``DecisionFilter`` (URL parameters ``host``, ``actor``, ``action``,
-``reason_code``, ``from``, ``to``), so an export link carries exactly the rows the page shows.
+The page and the exports share one ``DecisionFilter`` (URL parameters ``seq``, ``host``, ``actor``,
+``action``, ``reason_code``, ``from``, ``to``), so an export link carries exactly the rows the page shows.
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ from review.tables_log import DecisionTable
 PERM_VIEW_DECISIONS = "review.view_decision"
 PER_PAGE = 50
 EXPORT_FILTERS_INVALID = "These filters are not valid: {errors}"
-FILTER_PARAMS = ("host", "actor", "action", "reason_code", "from", "to")
+FILTER_PARAMS = ("seq", "host", "actor", "action", "reason_code", "from", "to")
+# What the table says when it has no row: the log is empty, or the filters leave nothing.
+EMPTY_LOG = "No decisions yet. Every retire, restore, consolidation and budget change will be recorded here."
+EMPTY_FILTERED = "No decisions match these filters."
 
 
 def _filter_query(request: HttpRequest) -> str:
@@ -45,10 +48,13 @@ def decision_log(request: HttpRequest) -> HttpResponse:
     """
     log_filter = filter_decisions(request.GET, decisions_log())
     decisions = log_filter.qs if log_filter.is_valid() else decisions_log().none()
-    table = DecisionTable(decisions)
+    filtered = any(request.GET.get(key) for key in FILTER_PARAMS)
+    table = DecisionTable(decisions, empty_text=EMPTY_FILTERED if filtered else EMPTY_LOG)
     RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
     context = {
         "filter": log_filter,
+        "filtered": filtered,
+        "seq": log_filter.form.cleaned_data.get("seq") if log_filter.is_valid() else None,
         "table": table,
         "chart": log_chart(reason_codes_by_week(decisions)),
         "export_query": _filter_query(request),

@@ -6,6 +6,7 @@ spec: piles.md, "Rules" (which entities are piles); style.md, "Views and templat
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_tables2 import RequestConfig
 
@@ -21,6 +22,8 @@ EMPTY_NOTHING_OVER = (
     "Nothing is over budget: every entity carries at most its host's max_active live lessons."
 )
 EMPTY_NO_MATCH = "No pile matches these filters."
+EMPTY_HOST_NO_BUDGET = "Host {host} has no budget enabled, so it has no piles."
+EMPTY_HOST_NO_BUDGET_HINT = "Its entities and their live counts are on its host page."
 EMPTY_TEXTS = {
     selectors.QUEUE_NO_BUDGET: EMPTY_NO_BUDGET,
     selectors.QUEUE_NOTHING_OVER: EMPTY_NOTHING_OVER,
@@ -39,7 +42,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     RequestConfig(request, paginate={"per_page": QUEUE_PER_PAGE}).configure(table)
     empty_reason = None
     if table.paginator.count == 0:
-        empty_reason = selectors.queue_empty_reason(filtered=any(filters.values()))
+        empty_reason = selectors.queue_empty_reason(filtered=any(filters.values()), host=filters["host"])
     context = {
         "form": form,
         "table": table,
@@ -47,5 +50,10 @@ def queue(request: HttpRequest) -> HttpResponse:
         "empty_reason": empty_reason,
         "empty_text": EMPTY_TEXTS.get(empty_reason, ""),
         "empty_hint": EMPTY_NO_BUDGET_HINT if empty_reason == selectors.QUEUE_NO_BUDGET else "",
+        "empty_link": (reverse("review:hosts"), "Go to Hosts"),
     }
+    if empty_reason == selectors.QUEUE_HOST_NO_BUDGET:
+        context["empty_text"] = EMPTY_HOST_NO_BUDGET.format(host=filters["host"])
+        context["empty_hint"] = EMPTY_HOST_NO_BUDGET_HINT
+        context["empty_link"] = (reverse("review:host", args=[filters["host"]]), f"Host {filters['host']}")
     return render_region(request, "review/queue.html", "queue", context)

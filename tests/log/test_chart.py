@@ -47,7 +47,7 @@ def test_the_description_names_the_span_and_the_counts():
     assert chart.title == "Reason codes per week on beta"
     assert chart.description == (
         "3 decision(s) on beta in the weeks of 2026-03-02 to 2026-03-09, stacked by reason code: "
-        "drifted 2, no code 1"
+        "drifted 2, (no code) 1"
     )
 
 

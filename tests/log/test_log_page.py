@@ -130,7 +130,7 @@ def test_an_htmx_request_gets_only_the_log_region(client, viewer, log):
 def test_rows_link_to_the_lesson_and_the_pile(client, viewer, log):
     html = page(client, viewer, "actor=rita")
     assert f'<a href="/lessons/alpha/{log[0]}/">{log[0][:8]}…</a>' in html
-    assert '<a href="/pile/?host=alpha&amp;namespace=ns&amp;subject=s">entity:ns/s</a>' in html
+    assert '<a href="/pile/?host=alpha&amp;namespace=ns&amp;subject=s">entity:<wbr>ns/<wbr>s</a>' in html
 
 
 def test_rows_show_reason_and_evidence(client, viewer, log):
@@ -151,6 +151,15 @@ def test_reasons_are_escaped(client, viewer, two_hosts, admin_user):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
+def stamp(iso: str) -> str:
+    """A UTC time as the log shows it: breakable between the date and the time of day."""
+    day, clock = iso.split("T")
+    return (
+        f'<time datetime="{iso}"><span class="nowrap">{day}</span><wbr>'
+        f'<span class="nowrap">T{clock}</span></time>'
+    )
+
+
 def test_an_ack_changes_the_host_status_on_the_page(client, viewer, log):
     _token, raw = token_create(name="alpha-puller", host=None, can_ingest=False, can_read=True)
     html = page(client, viewer, "actor=rita")
@@ -164,7 +173,7 @@ def test_an_ack_changes_the_host_status_on_the_page(client, viewer, log):
     assert api.status_code == 200
     acked = format_datetime(DecisionAck.objects.get().acked_at)
     html = page(client, viewer, "actor=rita")
-    assert f'<span class="badge ack-applied">applied</span> <time datetime="{acked}">{acked}</time>' in html
+    assert f'<span class="badge ack-applied">applied</span> {stamp(acked)}' in html
     client.post(
         "/api/v1/decisions/3/ack",
         data=json.dumps({"status": "failed", "detail": "store is read-only"}),
@@ -173,10 +182,7 @@ def test_an_ack_changes_the_host_status_on_the_page(client, viewer, log):
     )
     acked = format_datetime(DecisionAck.objects.get().acked_at)
     html = page(client, viewer, "actor=rita")
-    assert (
-        f'<span class="badge ack-failed">failed</span> <time datetime="{acked}">{acked}</time>: '
-        "store is read-only"
-    ) in html
+    assert (f'<span class="badge ack-failed">failed</span> {stamp(acked)}: store is read-only') in html
 
 
 def test_export_links_carry_the_filters(client, viewer, log):
@@ -196,7 +202,7 @@ def test_the_chart_stacks_reason_codes_per_week_per_host(client, viewer, log):
     assert "week of 2026-03-16: 1 × obsolete" in html
     assert (
         '<li><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" '
-        'fill="#999999"/></svg> no code (1)</li>' in html
+        'fill="#999999"/></svg> (no code): 1</li>' in html
     )
 
 
@@ -247,7 +253,7 @@ def test_a_draft_decision_links_to_the_draft_and_its_pile(client, viewer, review
     html = page(client, viewer, "action=reject_consolidation")
     assert (
         '<span class="target-part"><a href="/pile/?host=adbuy-desk&amp;namespace=desk.adbuy&amp;'
-        'subject=invoice_capture">entity:desk.adbuy/invoice_capture</a></span>'
-        '<span class="target-part">draft <a href="/drafts/adbuy-desk/rec-adbuy-consolidate-0/">'
-        "rec-adbuy-consolidate-0</a></span>"
+        'subject=invoice_capture">entity:<wbr>desk.adbuy/<wbr>invoice_capture</a></span>'
+        '<span class="target-part">draft <span class="id">'
+        '<a href="/drafts/adbuy-desk/rec-adbuy-consolidate-0/">rec-adbuy-consolidate-0</a></span></span>'
     ) in html

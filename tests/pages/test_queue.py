@@ -137,9 +137,9 @@ def test_sorting_orders_the_rows(corpora, signed_in, sort, hosts):
 
 def test_sort_links_keep_the_filters_and_drop_the_page(corpora, signed_in):
     page = parse(signed_in.get("/?host=adbuy-desk&page=1").content)
-    link = page.find("a", cls="sort", href="?host=adbuy-desk&sort=count")
+    link = page.find("a", cls="sort", href="?host=adbuy-desk&sort=-count")  # counts: the most first
     assert link is not None
-    assert link.attrs["hx-get"] == "?host=adbuy-desk&sort=count"
+    assert link.attrs["hx-get"] == "?host=adbuy-desk&sort=-count"
     assert link.attrs["hx-push-url"] == "true"
 
 
