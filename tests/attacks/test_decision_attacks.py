@@ -294,7 +294,7 @@ def _race_posts(clients_and_posts) -> list[int]:
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_two_reviewers_posting_the_retire_form_at_once_exactly_one_wins(pile, reviewer, second_reviewer):
     from django.test import Client
 
@@ -316,7 +316,7 @@ def test_two_reviewers_posting_the_retire_form_at_once_exactly_one_wins(pile, re
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_two_admins_saving_budgets_at_once_both_land_in_one_intact_chain(pile, admin_user):
     from django.contrib.auth.models import Group, User
     from django.test import Client
@@ -344,7 +344,7 @@ def test_two_admins_saving_budgets_at_once_both_land_in_one_intact_chain(pile, a
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_an_import_racing_a_retire_never_overwrites_the_decision(pile, reviewer):
     """The retire holds its row locks until commit; an import that read the lesson before that commit must
     not then write the source's status over the decision (interchange.md: held by the decision)."""

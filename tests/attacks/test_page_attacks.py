@@ -275,11 +275,6 @@ def test_a_hostile_address_is_answered_without_a_server_error(client, admin_user
     assert client.get(path).status_code == status
 
 
-@pytest.mark.xfail(
-    reason="draft page (review/views/drafts.py, still being built): a NUL in the address reaches the query, "
-    "a 500 on PostgreSQL; reported",
-    strict=True,
-)
 @pytest.mark.parametrize("path", ["/drafts/x%00y/d-1/", "/drafts/xss/d%00/"])
 def test_a_draft_address_with_a_nul_is_a_404(client, admin_user, hostile, path):
     if connection.vendor != "postgresql":
@@ -288,11 +283,6 @@ def test_a_draft_address_with_a_nul_is_a_404(client, admin_user, hostile, path):
     assert client.get(path).status_code == 404
 
 
-@pytest.mark.xfail(
-    reason="draft page (templates/review/_draft_member.html, still being built) puts the host's verdict word "
-    "into a class attribute: a verdict 'wobbled cov-held' is styled as held; reported",
-    strict=True,
-)
 def test_an_unknown_verdict_cannot_borrow_the_held_style_on_the_draft_page(client, viewer, ingest):
     texts = ["Rule one.", "Rule two."]
     hashes = [lesson_hash("ns", "s", t) for t in texts]
