@@ -34,8 +34,8 @@ from lessons.core.text import from_ms, sha256_hex, text_hash, to_ms
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 
 from .reading import Source, iter_lines
-from .verdicts import lesson_latest_verdict_refresh
 from .report import ImportReport, LineError
+from .verdicts import lesson_latest_verdict_refresh
 
 CHUNK = 500
 HASH_CONTENT_DIFFERS = (
@@ -373,8 +373,10 @@ def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> None:
     changed = [f for f, v in _lesson_values(record).items() if getattr(lesson, f) != v]
     held = False
     if record.status != lesson.status:
-        # A reviewer's decision newer than the record wins (interchange.md, "lesson").
-        if lesson.decided_at is not None and to_ms(lesson.decided_at) >= record.created_at_ms:
+        # A reviewer's decision newer than the record wins (interchange.md, "lesson"). A record carries no
+        # time of its status change (created_at is when the lesson was written, and a host could send
+        # any value), so every decision counts as newer: only another decision changes the status.
+        if lesson.decided_at is not None:
             held = True
             # superseded_by belongs to the status the decision set: clearing it would unlink the member
             # from the consolidation that superseded it, and a rollback would no longer revive it.

@@ -357,17 +357,15 @@ def test_a_draft_failing_both_gates_names_both(pile, ingest, reviewer):
     )
 
 
-def test_rollback_leaves_alone_a_member_an_import_changed_since(pile, ingest, reviewer):
+def test_an_import_after_approval_cannot_change_a_member_and_rollback_revives_it(pile, ingest, reviewer):
     d = small_draft(ingest, text="Merged rule.", supersedes=pile[:2])
     draft_approve(draft=d, actor=reviewer, reason="ok", now=NOW)
-    ingest([{**lesson_record(0), "status": "retracted", "created_at": "2026-04-01T00:00:00Z"}])
+    report = ingest([{**lesson_record(0), "status": "retracted", "created_at": "2026-04-01T00:00:00Z"}])
+    assert report.counts["lesson"]["held"] == 1
     consolidation_rollback(draft=Draft.objects.get(pk=d.pk), actor=reviewer, reason="undo")
     assert list(
         Lesson.objects.filter(hash__in=pile[:2]).order_by("created_at").values_list("status", flat=True)
-    ) == [
-        "retracted",
-        "live",
-    ]
+    ) == ["live", "live"]
 
 
 def test_the_callers_draft_instance_shows_the_new_status(pile, ingest, reviewer):

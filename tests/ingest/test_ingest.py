@@ -199,3 +199,11 @@ def test_chunking_does_not_change_the_result(ingest, monkeypatch, chunk):
     report = ingest(records)
     assert report.counts["lesson"] == {"created": 5, "unchanged": 1, "updated": 0, "held": 0, "rejected": 0}
     assert Verdict.objects.count() == 5
+
+
+def test_a_record_claiming_a_later_created_at_still_cannot_undo_a_decision(ingest):
+    ingest([lesson()])
+    Lesson.objects.update(status="retracted", decided_at=datetime(2026, 3, 1, tzinfo=UTC))
+    report = ingest([lesson(status="live", created_at="2099-01-01T00:00:00Z")])
+    assert Lesson.objects.get().status == "retracted"
+    assert report.counts["lesson"]["held"] == 1
