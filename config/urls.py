@@ -5,10 +5,12 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from review.api import api_urls
+from review.views.site import favicon
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/v1/", api_urls()),
     path("", include("review.urls")),

@@ -91,10 +91,38 @@ class TokenAuth(HttpBearer):
         return token_authenticate(token.strip())
 
 
+# What the docs page (/api/v1/docs) tells a host developer: how to call, what comes back, no internals.
+API_DESCRIPTION = """\
+The API a host uses to send its lessons and to read the reviewers' decisions.
+
+**Authentication.** Send `Authorization: Bearer <token>` with every call. An admin creates the token
+(`manage.py create_token`); it is limited to one host or open to every host, and carries the `ingest`
+and/or `read` scope. Acknowledging a decision needs `read`.
+
+**Pulling decisions.** `GET /api/v1/decisions?since=SEQ&limit=N[&host=NAME]` returns
+`{"decisions": [...], "next_since": n, "has_more": bool}`: the records with a seq greater than SEQ, in seq
+order, at most N (default 1000, at most 10000). Call again with `since=next_since` until `has_more` is
+false, apply each record, then acknowledge it with `POST /api/v1/decisions/{seq}/ack`
+(`{"status": "applied"}` or `{"status": "failed", "detail": "..."}`).
+
+**Status codes.**
+
+- 400: invalid parameters or body, or an ingest batch refused (`report` holds the import report);
+- 401: no token, or an unknown or revoked one;
+- 403: the token lacks the scope, or the request names another host than the token's (`?host=`, a record
+  of an ingested batch, the decision being acknowledged);
+- 404: nothing with that name on the token's host(s);
+- 409: `GET /lessons/{hash}` with an every-host token when the hash is on several hosts and no `?host=`
+  says which (`details` lists them);
+- 413: a request body over the server's size limit, refused before it is read (`details` gives the limit).
+
+Every error body is `{"error": "...", "details": [...]}` (ingest refusals add `report`).
+"""
+
 api = NinjaAPI(
     title="Lesson Pile Review API",
     version="1",
-    description=(__doc__ or "").split("\n\n", 1)[1],
+    description=API_DESCRIPTION,
     urls_namespace="api",
     auth=TokenAuth(),
 )
@@ -260,7 +288,7 @@ def _foreign_hosts(body: bytes, *, default_host: str | None, allowed: str) -> li
 @api.post(
     "/ingest",
     response={200: dict[str, Any], 400: IngestErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut},
-    summary="Ingest interchange JSON Lines (the body); same result and report as manage.py ingest",
+    summary="Send interchange records (JSON Lines in the body); answers the import report",
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -274,7 +302,9 @@ def ingest(
     skip_invalid: bool = Query(False, description="write the valid lines, report the invalid ones"),
     dry_run: bool = Query(False, description="report what would happen, write nothing"),
 ):
-    """The import report (interchange.md, "Errors and the import report"); 400 with it when refused."""
+    """The import report: lines read, records created, unchanged, updated, held or rejected, and the
+    errors by line. A batch with an invalid line is refused whole (400, the report in ``report``) unless
+    ``skip_invalid`` is set."""
     token = _token(request, "ingest")
     _check_host_param(host)
     default_host = host
@@ -305,7 +335,9 @@ def ingest(
 
 
 @api.get(
-    "/piles", response={200: dict[str, Any], **_ERRORS}, summary="Over-budget piles (piles.md, JSON output)"
+    "/piles",
+    response={200: dict[str, Any], **_ERRORS},
+    summary="Over-budget entities (piles) and their members",
 )
 def piles(request: HttpRequest, host: str | None = Query(None, description="only this host")):
     """``{"piles": [...]}`` sorted by host, namespace, subject; limited to the token's host."""
@@ -350,7 +382,8 @@ def decisions(
     limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="at most this many records"),
     host: str | None = Query(None, description="only this host's decisions"),
 ):
-    """``{"decisions": [...], "next_since": n, "has_more": bool}`` (records as decisions.md, "The record")."""
+    """``{"decisions": [...], "next_since": n, "has_more": bool}``: each record with its seq, time, actor,
+    action, entity, lesson or draft, reason, evidence and its place in the hash chain."""
     token = _token(request, "read")
     hosts = _hosts_for(token, host)
     rows = decisions_since(since=since, hosts=hosts, limit=limit + 1)

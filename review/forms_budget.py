@@ -41,9 +41,10 @@ class BudgetForm(BudgetPreviewForm):
     """The budget fields with the reason the decision records."""
 
     reason = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3, "maxlength": REASON_MAX}),
+        # data-counter: the same live character counter as the retire form (static/js/app.js)
+        widget=forms.Textarea(attrs={"rows": 3, "maxlength": REASON_MAX, "data-counter": str(REASON_MAX)}),
         required=False,  # checked by the service (clean_reason), so the page and the CLI say the same
         strip=False,
-        help_text="Required: why the budget changes, 1 to 500 characters.",
+        help_text="Why the budget changes; hosts read it with the decision.",
     )
     reason_code = forms.ChoiceField(choices=REASON_CODE_CHOICES, required=False, label="Reason code")

@@ -12,6 +12,7 @@ valid request, so a 302 or 200 means the action really went through, and asserts
 - /api/v1/ authenticates by bearer token, never by session: a signed-in session without a token gets 401
   on every data endpoint; the schema and its docs page are public (200); the bare root and unknown
   endpoints are 404.
+- /favicon.ico redirects everyone, signed in or not, to the static icon (302).
 
 spec: decisions.md ("Actions": who); review/roles.py; style.md ("Login is required by default").
 """
@@ -44,6 +45,7 @@ ADMIN_UPLOAD = (302, 403, 403, 200)  # the upload answers with its import report
 TOKEN_ONLY = (401, 401, 401, 401)
 PUBLIC = (200, 200, 200, 200)
 DJANGO_ADMIN = (302, 302, 302, 200)
+PUBLIC_REDIRECT = (302, 302, 302, 302)  # /favicon.ico: to the static icon, signed in or not
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ def _altimate_zip() -> SimpleUploadedFile:
 
 MATRIX: dict[str, list[Cell]] = {
     "login": [Cell("login", PUBLIC)],
+    "favicon": [Cell("favicon", PUBLIC_REDIRECT)],
     "logout": [
         Cell("logout", (302, 405, 405, 405)),
         Cell("logout", (302, 302, 302, 302), method="post"),
@@ -319,7 +322,9 @@ def test_roles_matrix(cell: Cell, persona: str, world: World, persona_client):
     if expected != 302:
         return
     location = response["Location"]
-    if persona == "anonymous":
+    if cell.route == "favicon":
+        assert location == "/static/icons/pile.svg", location
+    elif persona == "anonymous":
         assert "login/?next=" in location
     elif cell.route == "logout":
         assert location == reverse("login")

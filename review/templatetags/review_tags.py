@@ -6,13 +6,14 @@ ever marked safe. spec: piles.md rule 6 (verdict shown), interchange.md "Framing
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from urllib.parse import urlencode
 
 from django import template
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from lessons.core.piles import NOT_APPLIED
 from lessons.core.text import format_datetime
@@ -33,15 +34,44 @@ VERDICT_CLASSES = {
 VERDICT_UNKNOWN_CLASS = "v-unknown"
 VERDICT_NOT_APPLIED_CLASS = "v-not-applied"
 MS_PER_DAY = 86_400_000
+# Short explanations of the product's own words, shown as tooltips (<abbr title> or a badge's title).
+JARGON = {
+    NOT_APPLIED: "No Verify-gate verdict has been recorded for this lesson",
+    "held_costlier": "held, but at a higher cost",
+    "pile version": (
+        "a fingerprint of the pile's lessons; an action on a pile that changed since you loaded it is refused"
+    ),
+    "stale": "a lesson this draft supersedes is no longer live",
+}
 
 
 @register.simple_tag
 def verdict_badge(verdict: str | None) -> str:
     """``<span class="badge v-…">verdict</span>``, or the outlined ``not applied by the loop``."""
     if not verdict:
-        return format_html('<span class="badge {}">{}</span>', VERDICT_NOT_APPLIED_CLASS, NOT_APPLIED)
+        return format_html(
+            '<span class="badge {}" title="{}">{}</span>',
+            VERDICT_NOT_APPLIED_CLASS,
+            JARGON[NOT_APPLIED],
+            NOT_APPLIED,
+        )
     css = VERDICT_CLASSES.get(verdict, VERDICT_UNKNOWN_CLASS)
+    if verdict in JARGON:
+        return format_html('<span class="badge {}" title="{}">{}</span>', css, JARGON[verdict], verdict)
     return format_html('<span class="badge {}">{}</span>', css, verdict)
+
+
+@register.simple_tag
+def jargon(term: str, text: str = "") -> str:
+    """``<abbr title="what it means">term</abbr>`` for one of the ``JARGON`` words (``text`` shown instead
+    of the term when given)."""
+    return format_html('<abbr title="{}">{}</abbr>', JARGON[term], text or term)
+
+
+@register.filter
+def jargon_title(term: str) -> str:
+    """What one of the ``JARGON`` words means ("" for any other word): for a ``title`` attribute."""
+    return JARGON.get(term, "")
 
 
 @register.simple_tag
@@ -168,6 +198,27 @@ def user_role(user) -> str:
     if user.has_perm(PERM_DECIDE):
         return REVIEWER
     return VIEWER
+
+
+# "decision #3", "Decision #3", "decisions #3, #4": the references a success message makes to the log.
+_DECISION_REFS = re.compile(r"([Dd]ecisions? )(#\d+(?:, #\d+)*)")
+
+
+@register.filter
+def link_decisions(message) -> str:
+    """A message with each "decision #N" linked to the decision log filtered to that decision
+    (``/decisions/?seq=N``). Everything else is escaped (a message may quote a host's draft id)."""
+    text = str(message)
+    log = reverse("review:decisions")
+    parts: list = []
+    last = 0
+    for match in _DECISION_REFS.finditer(text):
+        parts += [text[last : match.start()], match.group(1)]
+        refs = [ref.removeprefix("#") for ref in match.group(2).split(", ")]
+        parts.append(format_html_join(", ", '<a href="{}?seq={}">#{}</a>', ((log, seq, seq) for seq in refs)))
+        last = match.end()
+    parts.append(text[last:])
+    return format_html_join("", "{}", ((part,) for part in parts))
 
 
 @register.filter

@@ -16,6 +16,7 @@ from review.services.decisions import draft_approve, lesson_retire
 from review.views import drafts as views
 from tests.drafts.conftest import entity_version
 from tests.drafts.helpers import member_summary, member_words
+from tests.pages.html import inline_text, parse
 
 L1 = "Convert `*_at` timestamp columns with `to_utc` in staging models."
 L2 = "Staging models must convert timestamp columns to UTC."
@@ -66,7 +67,9 @@ def test_a_draft_whose_member_was_retired_is_stale_and_only_rejectable(
         host=Host.objects.get(name="acme"), hashes=[hashes[1]], actor=second_reviewer, reason="gone"
     )
     html = signed_in(reviewer).get(page("acme", "d-3")).content.decode()
-    assert 'data-testid="draft-status">stale</span>' in html
+    status = parse(html).find("span", data_testid="draft-status")
+    assert status.text == "stale"
+    assert status.attrs["title"] == "a lesson this draft supersedes is no longer live"
     blocked = views.BLOCKED_STALE.format(lessons=f"lesson {hashes[1][:8]}…", verb="is")
     assert blocked in html
     assert action("draft_approve", "acme", "d-3") not in html
@@ -237,7 +240,9 @@ def test_rollback_restores_the_members_and_shows_rolled_back(
     assert 'data-testid="rolled-back">rolled back</span>' in html
     created = Lesson.objects.get(kind="consolidation")
     assert views.BLOCKED_ROLLBACK.format(short=created.hash[:8], status="retracted") in html
-    assert views.ROLLED_BACK_NOTICE.format(draft="d-3", short=created.hash[:8], seq=2) in html
+    notice = parse(html).find(cls="notices").find("span")
+    assert inline_text(notice) == views.ROLLED_BACK_NOTICE.format(draft="d-3", short=created.hash[:8], seq=2)
+    assert notice.find("a").attrs["href"] == "/decisions/?seq=2"  # "Decision #2" links to it in the log
 
 
 def test_htmx_approve_swaps_the_actions_and_the_header_in_place(small_draft, reviewer, signed_in):
@@ -253,8 +258,9 @@ def test_htmx_approve_swaps_the_actions_and_the_header_in_place(small_draft, rev
     assert 'data-testid="draft-status">approved</span>' in html
     assert "<html" not in html
     decision = Decision.objects.get(action="approve_consolidation")
-    assert (
-        views.APPROVED_NOTICE.format(draft="d-3", short=decision.created_hash[:8], n=3, s="s", seq=1) in html
+    notice = parse(html).find(cls="notice-success").find("span")
+    assert inline_text(notice) == views.APPROVED_NOTICE.format(
+        draft="d-3", short=decision.created_hash[:8], n=3, s="s", seq=1
     )
 
 

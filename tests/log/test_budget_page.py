@@ -16,6 +16,7 @@ from review.models import Decision
 from review.services.decisions import BUDGET_UNCHANGED, REASON_REQUIRED
 from review.views.budget import BUDGET_SAVED
 from tests.log.conftest import row_seqs
+from tests.pages.html import inline_text, parse
 
 URL = "/hosts/adbuy-desk/budget/"
 INVOICE = "entity:desk.adbuy/invoice_capture"
@@ -56,7 +57,9 @@ def test_an_admin_raises_a_budget_from_8_to_12_after_a_preview(client, admin_use
     assert (host.max_active, host.budget_enabled) == (12, True)
     decision = Decision.objects.get()
     message = BUDGET_SAVED.format(host="adbuy-desk", max_active=12, state="enabled", seq=decision.seq)
-    assert message in client.get("/hosts/").content.decode()
+    notice = parse(client.get("/hosts/").content).find(cls="notices").find("span")
+    assert inline_text(notice) == message
+    assert notice.find("a").attrs["href"] == f"/decisions/?seq={decision.seq}"
 
     assert piles_json(host="adbuy-desk") == {"piles": []}
     assert (decision.action, decision.actor, decision.reason) == (

@@ -52,6 +52,26 @@ class Element:
         return re.sub(r"\s+", " ", "".join(parts)).strip()
 
 
+INLINE = {"a", "abbr", "b", "code", "em", "i", "span", "strong", "time", "wbr"}
+
+
+def inline_text(el: Element) -> str:
+    """The text of ``el`` as a reader sees it: inline elements (links, spans) add no space around them."""
+
+    def walk(node: Element) -> str:
+        parts = []
+        for child in node.children:
+            if isinstance(child, str):
+                parts.append(child)
+            elif child.tag in INLINE:
+                parts.append(walk(child))
+            else:
+                parts.append(" " + walk(child) + " ")
+        return "".join(parts)
+
+    return re.sub(r"\s+", " ", walk(el)).strip()
+
+
 class _Builder(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)

@@ -10,7 +10,7 @@ from lessons.selectors.recurrence_lesson import MAX_QUERIES as RECURRENCE_SECTIO
 from review.models import Decision
 from review.services.decisions import lesson_retire
 from review.views.lessons import LESSON_HASH_INVALID, LESSON_UNKNOWN, RESTORED_NOTICE
-from tests.pages.html import parse, table_rows
+from tests.pages.html import inline_text, parse, table_rows
 
 # The page's own queries, plus the recurrence section's (lessons.selectors.recurrence_lesson).
 LESSON_MAX_QUERIES = 9 + RECURRENCE_SECTION_MAX_QUERIES
@@ -83,7 +83,9 @@ def test_the_lesson_page_shows_the_verdict_history_newest_first(corpora, as_view
 def test_a_lesson_without_verdicts_says_not_applied_by_the_loop(l0a07, as_viewer):
     page = parse(as_viewer.get(url(l0a07)).content)
     assert page.find("table", "verdicts") is None
-    assert "not applied by the loop: no Verify-gate verdict was received for this lesson." in page.text
+    note = page.find("abbr", title="No Verify-gate verdict has been recorded for this lesson")
+    assert note.text == "not applied by the loop"
+    assert "not applied by the loop : no Verify-gate verdict was received for this lesson." in page.text
 
 
 def test_the_lesson_page_links_back_to_its_pile(l0a07, as_viewer):
@@ -106,6 +108,8 @@ def test_the_lesson_page_lists_the_decisions_on_it(corpora, as_viewer, reviewer)
     rows = table_rows(parse(response.content), "decisions")
     at = format_datetime(Decision.objects.get().at)
     assert rows == [["1", at, "rita", "retire", "drifted", "Drifted <b>twice</b>", "awaiting the host"]]
+    seq_link = parse(response.content).find("table", "decisions").find("td").find("a")
+    assert seq_link.attrs["href"] == "/decisions/?seq=1"  # the # column opens that decision in the log
     assert "Drifted &lt;b&gt;twice&lt;/b&gt;" in response.content.decode()
 
 
@@ -134,7 +138,9 @@ def test_a_reviewer_restores_a_retired_lesson(corpora, as_reviewer, reviewer):
     )
     assert response.redirect_chain == [(url(lesson), 302)]
     page = parse(response.content)
-    assert page.find(cls="notices").find("span").text == RESTORED_NOTICE.format(short=lesson.hash[:8], seq=2)
+    notice = page.find(cls="notices").find("span")
+    assert inline_text(notice) == RESTORED_NOTICE.format(short=lesson.hash[:8], seq=2)
+    assert notice.find("a").attrs["href"] == "/decisions/?seq=2"
     assert [r[3] for r in table_rows(page, "decisions")] == ["retire", "restore"]
     lesson.refresh_from_db()
     assert lesson.status == "live"

@@ -8,6 +8,14 @@ from lessons.management.base import Command as BaseCommand
 from lessons.models import Host
 from lessons.selectors.piles import piles_json, piles_list
 
+TEXT_WIDTH = 70
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` on one line (whitespace runs become one space), cut to ``width`` characters with "…"."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "\u2026"
+
 
 class Command(BaseCommand):
     help = "List every over-budget entity (pile) with its members' latest verdicts."
@@ -25,12 +33,17 @@ class Command(BaseCommand):
         piles = piles_list(host=host)
         if not piles:
             enabled = Host.objects.filter(budget_enabled=True).exists()
-            self.stdout.write("no piles: " + ("nothing is over budget" if enabled else "no host has a budget enabled"))
+            why = "nothing is over budget" if enabled else "no host has a budget enabled"
+            self.stdout.write(f"no piles: {why}")
             return
+        self.stdout.write(f"{'HOST':<20} {'ENTITY':<45} {'LIVE / BUDGET':>13} SEVERITY")
         for entity in piles:
             p = entity.pile
-            self.stdout.write(f"{entity.host.name:<20} {p.target:<45} {p.count:>5} / {p.max_active:<5} {p.severity}")
+            live = f"{p.count} / {p.max_active}"
+            host, target = cut(entity.host.name, 20), cut(p.target, 45)
+            self.stdout.write(f"{host:<20} {target:<45} {live:>13} {p.severity}")
             for lesson, member in zip(entity.lessons, p.members, strict=True):
                 verdict = member.verdict or "not applied by the loop"
-                self.stdout.write(f"    {lesson.hash[:8]}  {verdict:<24} {lesson.text[:70]}")
+                text = cut(lesson.text, TEXT_WIDTH)
+                self.stdout.write(f"    {lesson.hash[:8]}  {cut(verdict, 24):<24} {text}")
         self.stdout.write(f"{len(piles)} pile(s)")
