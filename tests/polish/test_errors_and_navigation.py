@@ -84,3 +84,13 @@ def test_everyone_signed_in_finds_the_api_in_the_footer(client, viewer):
     footer = parse(client.get(reverse("review:hosts")).content).find("footer", cls="site-footer")
     assert footer.find("a").attrs["href"] == "/api/v1/docs"
     assert footer.find("a").text == "API"
+
+
+def test_a_server_error_is_a_plain_page_in_the_house_style(rf):
+    from django.views.defaults import server_error
+
+    response = server_error(rf.get("/"))
+    assert response.status_code == 500
+    page = parse(response.content)
+    assert page.find("h1").text == "Server error"
+    assert page.find("link", rel="stylesheet").attrs["href"] == "/static/css/app.css"
