@@ -196,20 +196,35 @@ def _done(request: HttpRequest, host: str, draft_id: str, notice: str) -> HttpRe
     return _respond(request, _context(request, fresh, notice=notice))
 
 
+def _decide(
+    request: HttpRequest, host: str, draft_id: str, *, which: str, form_class, act, notice
+) -> HttpResponse:
+    """The flow the three actions share: the draft, the posted form, the service, then the page.
+
+    ``act(detail, data)`` calls the service with the form's cleaned data and returns its ``Decision``;
+    ``notice(detail, decision)`` is the success text. Refusals re-render with the typed reason kept.
+    """
+    detail, problem = _detail_or_problem(request, host, draft_id)
+    if problem:
+        return problem
+    form = form_class(request.POST)
+    if not form.is_valid():
+        return _invalid(request, detail, which=which, form=form)
+    try:
+        decision = act(detail, form.cleaned_data)
+    except DecisionRefused as exc:
+        return _refused(request, host, draft_id, exc, which=which, form=form, fresh_form_class=form_class)
+    return _done(request, host, draft_id, notice(detail, decision))
+
+
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
 def draft_approve_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     """POST ``/drafts/<host>/<draft id>/approve/``: approve with a reason, the pile version seen and, when
     the draft drops a full anchor of a held member, the confirmation."""
-    detail, problem = _detail_or_problem(request, host, draft_id)
-    if problem:
-        return problem
-    form = ApproveForm(request.POST)
-    if not form.is_valid():
-        return _invalid(request, detail, which="approve", form=form)
-    data = form.cleaned_data
-    try:
-        decision = draft_approve(
+
+    def act(detail, data):
+        return draft_approve(
             draft=detail.draft,
             actor=request.user,
             reason=data["reason"],
@@ -217,35 +232,30 @@ def draft_approve_view(request: HttpRequest, host: str, draft_id: str) -> HttpRe
             pile_version=data["pile_version"],
             confirm_dropped_anchors=data["confirm_dropped_anchors"],
         )
-    except DecisionRefused as exc:
-        return _refused(
-            request, host, draft_id, exc, which="approve", form=form, fresh_form_class=ApproveForm
+
+    def notice(detail, decision):
+        n = len(detail.draft.supersedes)
+        return APPROVED_NOTICE.format(
+            draft=draft_id, short=decision.created_hash[:8], n=n, s="" if n == 1 else "s", seq=decision.seq
         )
-    n = len(detail.draft.supersedes)
-    notice = APPROVED_NOTICE.format(
-        draft=draft_id, short=decision.created_hash[:8], n=n, s="" if n == 1 else "s", seq=decision.seq
-    )
-    return _done(request, host, draft_id, notice)
+
+    return _decide(request, host, draft_id, which="approve", form_class=ApproveForm, act=act, notice=notice)
 
 
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
 def draft_reject_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     """POST ``/drafts/<host>/<draft id>/reject/``: reject a pending or stale draft with a reason."""
-    detail, problem = _detail_or_problem(request, host, draft_id)
-    if problem:
-        return problem
-    form = RejectForm(request.POST)
-    if not form.is_valid():
-        return _invalid(request, detail, which="reject", form=form)
-    data = form.cleaned_data
-    try:
-        decision = draft_reject(
+
+    def act(detail, data):
+        return draft_reject(
             draft=detail.draft, actor=request.user, reason=data["reason"], reason_code=data["reason_code"]
         )
-    except DecisionRefused as exc:
-        return _refused(request, host, draft_id, exc, which="reject", form=form, fresh_form_class=RejectForm)
-    return _done(request, host, draft_id, REJECTED_NOTICE.format(draft=draft_id, seq=decision.seq))
+
+    def notice(detail, decision):
+        return REJECTED_NOTICE.format(draft=draft_id, seq=decision.seq)
+
+    return _decide(request, host, draft_id, which="reject", form_class=RejectForm, act=act, notice=notice)
 
 
 @require_POST
@@ -253,26 +263,19 @@ def draft_reject_view(request: HttpRequest, host: str, draft_id: str) -> HttpRes
 def draft_rollback_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     """POST ``/drafts/<host>/<draft id>/rollback/``: retract an approved, still-live consolidation; its
     lessons are live again."""
-    detail, problem = _detail_or_problem(request, host, draft_id)
-    if problem:
-        return problem
-    form = RollbackForm(request.POST)
-    if not form.is_valid():
-        return _invalid(request, detail, which="rollback", form=form)
-    data = form.cleaned_data
-    try:
-        decision = consolidation_rollback(
+
+    def act(detail, data):
+        return consolidation_rollback(
             draft=detail.draft,
             actor=request.user,
             reason=data["reason"],
             reason_code=data["reason_code"],
             pile_version=data["pile_version"],
         )
-    except DecisionRefused as exc:
-        return _refused(
-            request, host, draft_id, exc, which="rollback", form=form, fresh_form_class=RollbackForm
+
+    def notice(detail, decision):
+        return ROLLED_BACK_NOTICE.format(
+            draft=draft_id, short=(decision.lesson_hash or "")[:8], seq=decision.seq
         )
-    notice = ROLLED_BACK_NOTICE.format(
-        draft=draft_id, short=(decision.lesson_hash or "")[:8], seq=decision.seq
-    )
-    return _done(request, host, draft_id, notice)
+
+    return _decide(request, host, draft_id, which="rollback", form_class=RollbackForm, act=act, notice=notice)
