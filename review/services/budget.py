@@ -21,9 +21,7 @@ from review.services.chain import decision_append
 from review.services.common import (
     NOT_ALLOWED_BUDGET,
     DecisionRefused,
-    check_actor,
-    clean_reason,
-    clean_reason_code,
+    check_decision,
     decision_now,
     new_batch,
 )
@@ -97,9 +95,9 @@ def host_set_budget(
     ``review.set_budget``) or ``DecisionRefused`` (reason, range, nothing given, nothing would change).
     spec: decisions.md, "Actions" (``set_budget``).
     """
-    check_actor(actor, PERM_SET_BUDGET, NOT_ALLOWED_BUDGET)
-    reason = clean_reason(reason)
-    reason_code = clean_reason_code(reason_code)
+    reason, reason_code = check_decision(
+        actor, reason, reason_code, perm=PERM_SET_BUDGET, message=NOT_ALLOWED_BUDGET
+    )
     if max_active is None and budget_enabled is None:
         raise DecisionRefused(BUDGET_NOTHING_GIVEN)
     if max_active is not None:

@@ -18,6 +18,7 @@ from django.utils import timezone
 from lessons.models import Host, Lesson
 from lessons.selectors.piles import entity_lessons, pile_version, recurrence_dict
 from review.models import ReasonCode
+from review.roles import PERM_DECIDE
 from review.services.chain import truncate_to_ms
 
 REASON_MAX = 500
@@ -91,6 +92,23 @@ def check_actor(actor: AbstractBaseUser, perm: str, message: str) -> None:
         raise NotAllowed(NOT_ALLOWED_INACTIVE.format(user=name))
     if not actor.has_perm(perm):
         raise NotAllowed(message.format(user=name))
+
+
+def check_decision(
+    actor: AbstractBaseUser,
+    reason: str | None,
+    reason_code: str | None,
+    *,
+    perm: str = PERM_DECIDE,
+    message: str = NOT_ALLOWED_DECIDE,
+) -> tuple[str, str | None]:
+    """What every decision service checks first: the actor (``check_actor``), then the reason and its code.
+
+    Returns ``(reason, reason_code)`` cleaned. Raises ``NotAllowed`` or ``DecisionRefused``.
+    spec: decisions.md, "Actions" and "Reason".
+    """
+    check_actor(actor, perm, message)
+    return clean_reason(reason), clean_reason_code(reason_code)
 
 
 def decision_now(now: datetime | None) -> datetime:

@@ -15,15 +15,11 @@ from lessons.core.text import lesson_hash, text_hash
 from lessons.models import Draft, Host, Lesson
 from lessons.selectors.piles import entity_lessons, recurrence_dict
 from review.models import Action, Decision
-from review.roles import PERM_DECIDE
 from review.services.chain import decision_append
 from review.services.common import (
-    NOT_ALLOWED_DECIDE,
     DecisionRefused,
-    check_actor,
+    check_decision,
     check_version,
-    clean_reason,
-    clean_reason_code,
     decision_now,
     live_count,
     lock_entity,
@@ -96,6 +92,35 @@ def _sync(target: Draft, source: Draft) -> None:
     target.decided_at = source.decided_at
 
 
+def _record(
+    locked: Draft,
+    *,
+    actor: str,
+    action: str,
+    reason: str,
+    reason_code: str | None,
+    evidence: dict,
+    at: datetime,
+    **extra,
+) -> Decision:
+    """The one record of a decision on ``locked`` (the draft, its host and entity, a fresh batch);
+    ``extra`` adds ``lesson`` or ``created_hash``. spec: decisions.md, "The record"."""
+    return decision_append(
+        actor=actor,
+        action=action,
+        host=locked.host.name,
+        namespace=locked.namespace,
+        subject=locked.subject,
+        draft_id=locked.ext_id,
+        batch=new_batch(),
+        reason=reason,
+        reason_code=reason_code,
+        evidence=evidence,
+        at=at,
+        **extra,
+    )
+
+
 def draft_evidence(*, draft: Draft, lessons: list[Lesson], host: Host) -> dict:
     """What the reviewer saw of a draft: ``{"count", "max_active", "supersedes", "gates", "members"}``.
 
@@ -136,9 +161,7 @@ def draft_approve(
     and, when the text drops a full anchor of a ``held`` member, ``confirm_dropped_anchors``.
     Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. spec: decisions.md, "Actions".
     """
-    check_actor(actor, PERM_DECIDE, NOT_ALLOWED_DECIDE)
-    reason = clean_reason(reason)
-    reason_code = clean_reason_code(reason_code)
+    reason, reason_code = check_decision(actor, reason, reason_code)
     at = decision_now(now)
     username = actor.get_username()
     with transaction.atomic():
@@ -194,19 +217,15 @@ def draft_approve(
         locked.created_lesson = created
         locked.decided_at = at
         locked.save(update_fields=["status", "created_lesson", "decided_at"])
-        decision = decision_append(
+        decision = _record(
+            locked,
             actor=username,
             action=Action.APPROVE,
-            host=host.name,
-            namespace=locked.namespace,
-            subject=locked.subject,
-            draft_id=locked.ext_id,
-            created_hash=new_hash,
-            batch=new_batch(),
             reason=reason,
             reason_code=reason_code,
             evidence=evidence,
             at=at,
+            created_hash=new_hash,
         )
     _sync(draft, locked)
     return decision
@@ -224,9 +243,7 @@ def draft_reject(
 
     Raises ``NotAllowed`` or ``DecisionRefused`` (approved or rejected already). spec: decisions.md.
     """
-    check_actor(actor, PERM_DECIDE, NOT_ALLOWED_DECIDE)
-    reason = clean_reason(reason)
-    reason_code = clean_reason_code(reason_code)
+    reason, reason_code = check_decision(actor, reason, reason_code)
     at = decision_now(now)
     with transaction.atomic():
         locked = _lock_draft(draft)
@@ -238,14 +255,10 @@ def draft_reject(
         locked.status = Draft.Status.REJECTED
         locked.decided_at = at
         locked.save(update_fields=["status", "decided_at"])
-        decision = decision_append(
+        decision = _record(
+            locked,
             actor=actor.get_username(),
             action=Action.REJECT,
-            host=host.name,
-            namespace=locked.namespace,
-            subject=locked.subject,
-            draft_id=locked.ext_id,
-            batch=new_batch(),
             reason=reason,
             reason_code=reason_code,
             evidence=evidence,
@@ -270,9 +283,7 @@ def consolidation_rollback(
 
     Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. spec: decisions.md, "Actions".
     """
-    check_actor(actor, PERM_DECIDE, NOT_ALLOWED_DECIDE)
-    reason = clean_reason(reason)
-    reason_code = clean_reason_code(reason_code)
+    reason, reason_code = check_decision(actor, reason, reason_code)
     at = decision_now(now)
     with transaction.atomic():
         locked = _lock_draft(draft)
@@ -305,19 +316,15 @@ def consolidation_rollback(
                 member.superseded_by = None
                 member.decided_at = at
                 member.save(update_fields=["status", "superseded_by", "decided_at", "updated_at"])
-        decision = decision_append(
+        decision = _record(
+            locked,
             actor=actor.get_username(),
             action=Action.ROLLBACK,
-            host=host.name,
-            namespace=locked.namespace,
-            subject=locked.subject,
-            lesson=created,
-            draft_id=locked.ext_id,
-            batch=new_batch(),
             reason=reason,
             reason_code=reason_code,
             evidence=evidence,
             at=at,
+            lesson=created,
         )
     _sync(draft, locked)
     return decision

@@ -18,7 +18,6 @@ from django.db import transaction
 
 from lessons.models import Host, Lesson
 from review.models import Action, Decision
-from review.roles import PERM_DECIDE
 from review.services.budget import (
     BUDGET_NOTHING_GIVEN,
     BUDGET_OUT_OF_RANGE,
@@ -39,10 +38,8 @@ from review.services.common import (
     DecisionRefused,
     NotAllowed,
     StalePile,
-    check_actor,
+    check_decision,
     check_version,
-    clean_reason,
-    clean_reason_code,
     decision_now,
     lesson_evidence,
     live_count,
@@ -137,9 +134,7 @@ def lesson_retire(
     Raises ``NotAllowed`` (no ``review.decide``), ``StalePile``, or ``DecisionRefused`` (reason, unknown
     lesson, several entities, a lesson not live). spec: decisions.md, "Actions" (``retire``).
     """
-    check_actor(actor, PERM_DECIDE, NOT_ALLOWED_DECIDE)
-    reason = clean_reason(reason)
-    reason_code = clean_reason_code(reason_code)
+    reason, reason_code = check_decision(actor, reason, reason_code)
     wanted = list(dict.fromkeys(hashes))
     if not wanted:
         raise DecisionRefused(RETIRE_NOTHING)
@@ -205,9 +200,7 @@ def lesson_restore(
     decision naming it is a ``retire`` (not a source's retraction, not a consolidation rollback).
     Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. spec: decisions.md, "Actions" (``restore``).
     """
-    check_actor(actor, PERM_DECIDE, NOT_ALLOWED_DECIDE)
-    reason = clean_reason(reason)
-    reason_code = clean_reason_code(reason_code)
+    reason, reason_code = check_decision(actor, reason, reason_code)
     at = decision_now(now)
     host = lesson.host
     with transaction.atomic():
