@@ -1,9 +1,11 @@
 """Ingest benchmark: time and peak memory of ``manage.py ingest`` on a generated file.
 
-Usage: .venv/bin/python bench/ingest_bench.py [LINES ...]   (default: 250000 500000 1000000)
+Usage: .venv/bin/python bench/ingest_bench.py [LINES ...]
+(default: 250000 500000 1000000)
 Each run uses a fresh SQLite database in a temporary folder and a generated interchange file
-(1 host, 1 lesson per 20 lines, the rest exposures and corrections, 10 lines a session). Reports wall time and the peak
-resident memory of the ingest process, so doubling the input shows how both grow.
+(1 host, 1 lesson per 20 lines, the rest exposures and corrections, 10 lines a session).
+Reports wall time and the peak resident memory of the ingest process, so doubling the input shows
+how both grow.
 """
 
 from __future__ import annotations
@@ -22,24 +24,58 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def generate(path: Path, lines: int) -> None:
     with path.open("w") as out:
-        out.write(json.dumps({"type": "host", "name": "bench", "max_active": 8, "budget_enabled": True}) + "\n")
+        out.write(
+            json.dumps({"type": "host", "name": "bench", "max_active": 8, "budget_enabled": True}) + "\n"
+        )
         lessons = max(1, lines // 20)
         for i in range(lessons):
-            out.write(json.dumps({"type": "lesson", "host": "bench", "namespace": "ns", "subject": f"s{i % 500}",
-                                  "text": f"Use `col_{i}` with care in staging models rule {i}.",
-                                  "created_at": 1_700_000_000_000 + i, "lesson_id": f"L-{i:05x}",
-                                  "store": "team-playbook"}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "type": "lesson",
+                        "host": "bench",
+                        "namespace": "ns",
+                        "subject": f"s{i % 500}",
+                        "text": f"Use `col_{i}` with care in staging models rule {i}.",
+                        "created_at": 1_700_000_000_000 + i,
+                        "lesson_id": f"L-{i:05x}",
+                        "store": "team-playbook",
+                    }
+                )
+                + "\n"
+            )
         for j in range(lines - lessons - 1):
             session = f"ses_{j // 10}"
             if j % 5 == 4:
-                out.write(json.dumps({"type": "correction", "host": "bench", "session": session, "id": f"c{j}",
-                                      "kind": "user_correction", "text": f"Use `col_{j % lessons}` in staging.",
-                                      "corrected_at": 1_800_000_000_000 + j,
-                                      "turn_started_at": 1_800_000_000_000 + j - 500}) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "type": "correction",
+                            "host": "bench",
+                            "session": session,
+                            "id": f"c{j}",
+                            "kind": "user_correction",
+                            "text": f"Use `col_{j % lessons}` in staging.",
+                            "corrected_at": 1_800_000_000_000 + j,
+                            "turn_started_at": 1_800_000_000_000 + j - 500,
+                        }
+                    )
+                    + "\n"
+                )
             else:
-                out.write(json.dumps({"type": "exposure", "host": "bench", "session": session,
-                                      "store": "team-playbook", "lesson_id": f"L-{(j * 7) % lessons:05x}",
-                                      "shown_at": 1_800_000_000_000 + j - 1000}) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "type": "exposure",
+                            "host": "bench",
+                            "session": session,
+                            "store": "team-playbook",
+                            "lesson_id": f"L-{(j * 7) % lessons:05x}",
+                            "shown_at": 1_800_000_000_000 + j - 1000,
+                        }
+                    )
+                    + "\n"
+                )
 
 
 def run(lines: int) -> tuple[float, float]:
@@ -47,12 +83,23 @@ def run(lines: int) -> tuple[float, float]:
         data = Path(tmp) / "input.jsonl"
         generate(data, lines)
         # DEBUG off: with DEBUG on, Django keeps the last 9000 SQL statements, which would be measured too.
-        env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "bench", "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3"}
+        env = {
+            **os.environ,
+            "DEBUG": "0",
+            "SECRET_KEY": "bench",
+            "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3",
+        }
         subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         start = time.perf_counter()
-        subprocess.run([sys.executable, "manage.py", "ingest", str(data)], cwd=ROOT, env=env, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "manage.py", "ingest", str(data)],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         elapsed = time.perf_counter() - start
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         return elapsed, max(peak, before) / 1024

@@ -29,7 +29,9 @@ class Host(models.Model):
                 condition=Q(max_active__gte=MAX_ACTIVE_MIN) & Q(max_active__lte=MAX_ACTIVE_MAX),
                 name="host_max_active_in_bounds",
             ),
-            models.CheckConstraint(condition=Q(name__regex=r"^[a-z0-9][a-z0-9._-]{0,63}$"), name="host_name_format"),
+            models.CheckConstraint(
+                condition=Q(name__regex=r"^[a-z0-9][a-z0-9._-]{0,63}$"), name="host_name_format"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -86,8 +88,12 @@ class Lesson(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["host", "hash"], name="lesson_unique_host_hash"),
-            models.CheckConstraint(condition=Q(status__in=["live", "retracted", "superseded"]), name="lesson_status_valid"),
-            models.CheckConstraint(condition=Q(kind__in=["lesson", "consolidation"]), name="lesson_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=["live", "retracted", "superseded"]), name="lesson_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=["lesson", "consolidation"]), name="lesson_kind_valid"
+            ),
             models.CheckConstraint(condition=Q(hash__regex=r"^[0-9a-f]{64}$"), name="lesson_hash_hex64"),
         ]
         indexes = [
@@ -124,7 +130,9 @@ class Verdict(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["lesson", "key"], name="verdict_unique_identity")]
-        indexes = [models.Index(fields=["lesson", "-measured_at", "-horizon_ms", "-id"], name="verdict_latest")]
+        indexes = [
+            models.Index(fields=["lesson", "-measured_at", "-horizon_ms", "-id"], name="verdict_latest")
+        ]
 
 
 class Exposure(models.Model):
@@ -133,7 +141,9 @@ class Exposure(models.Model):
     host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="exposures")
     session = models.CharField(max_length=200)
     lesson_key = models.CharField(max_length=420)
-    lesson = models.ForeignKey(Lesson, on_delete=models.SET_NULL, null=True, blank=True, related_name="exposures")
+    lesson = models.ForeignKey(
+        Lesson, on_delete=models.SET_NULL, null=True, blank=True, related_name="exposures"
+    )
     text_hash = models.CharField(max_length=64, null=True, blank=True)
     shown_at = models.DateTimeField()
     tier = models.CharField(max_length=200, null=True, blank=True)
@@ -198,13 +208,17 @@ class Draft(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["host", "ext_id"], name="draft_unique_identity"),
-            models.CheckConstraint(condition=Q(status__in=["pending", "approved", "rejected"]), name="draft_status_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "approved", "rejected"]), name="draft_status_valid"
+            ),
             models.CheckConstraint(
                 condition=Q(gate_ground__in=["pass", "fail"]) & Q(gate_verify__in=["pass", "fail"]),
                 name="draft_gates_valid",
             ),
         ]
-        indexes = [models.Index(fields=["host", "namespace", "subject", "status"], name="draft_entity_status")]
+        indexes = [
+            models.Index(fields=["host", "namespace", "subject", "status"], name="draft_entity_status")
+        ]
 
     @property
     def gates_pass(self) -> bool:
@@ -214,7 +228,9 @@ class Draft(models.Model):
 class RecurrenceCount(models.Model):
     """Stored recurrence counts of one lesson version (its current text). spec: recurrence.md."""
 
-    lesson = models.OneToOneField(Lesson, on_delete=models.CASCADE, primary_key=True, related_name="recurrence")
+    lesson = models.OneToOneField(
+        Lesson, on_delete=models.CASCADE, primary_key=True, related_name="recurrence"
+    )
     sessions_shown = models.PositiveIntegerField(default=0)
     recurred = models.PositiveIntegerField(default=0)
     recurred_sessions = models.PositiveIntegerField(default=0)
@@ -250,7 +266,9 @@ class CorrectionAttribution(models.Model):
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="attributions")
     session = models.CharField(max_length=200)
     correction = models.ForeignKey(Correction, on_delete=models.CASCADE, related_name="attributions")
-    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, null=True, blank=True, related_name="attributions")
+    lesson = models.ForeignKey(
+        Lesson, on_delete=models.CASCADE, null=True, blank=True, related_name="attributions"
+    )
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
 
     class Meta:

@@ -65,7 +65,9 @@ def ingest(db):
 
     def run(records, **options):
         lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
-        return ingest_sources(sources=[bytes_source("\n".join(lines).encode(), name="batch.jsonl")], **options)
+        return ingest_sources(
+            sources=[bytes_source("\n".join(lines).encode(), name="batch.jsonl")], **options
+        )
 
     return run
 

@@ -72,7 +72,13 @@ def test_member_fields_are_in_the_spec_shape(piles):
         "recurrence": first["recurrence"],
     }
     assert set(first["recurrence"]) == {
-        "sessions_shown", "recurred", "recurred_sessions", "during", "unknown", "ambiguous", "earlier_version",
+        "sessions_shown",
+        "recurred",
+        "recurred_sessions",
+        "during",
+        "unknown",
+        "ambiguous",
+        "earlier_version",
     }
 
 
@@ -105,6 +111,8 @@ def test_the_queue_text_filter_keeps_a_matching_pile_whole(corpora):
     from lessons.selectors.piles import pile_queue
 
     rows = list(pile_queue(text="Contract Number"))
-    assert [(r["host_name"], r["subject"], r["count"]) for r in rows] == [("adbuy-desk", "invoice_capture", 10)]
+    assert [(r["host_name"], r["subject"], r["count"]) for r in rows] == [
+        ("adbuy-desk", "invoice_capture", 10)
+    ]
     assert [r["subject"] for r in pile_queue(text="revenue_models")] == ["revenue_models"]
     assert list(pile_queue(text="no such words")) == []

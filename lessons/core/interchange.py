@@ -167,7 +167,9 @@ class DraftRecord:
         """``id`` when given, else a digest of the text and the sorted supersedes."""
         if self.id:
             return self.id
-        return "auto-" + text_hash(normalize(self.text) + "\u001f" + "\u001f".join(sorted(self.supersedes)))[:16]
+        return (
+            "auto-" + text_hash(normalize(self.text) + "\u001f" + "\u001f".join(sorted(self.supersedes)))[:16]
+        )
 
 
 Record = HostRecord | LessonRecord | VerdictRecord | ExposureRecord | CorrectionRecord | DraftRecord
@@ -175,19 +177,65 @@ Record = HostRecord | LessonRecord | VerdictRecord | ExposureRecord | Correction
 _ALLOWED = {
     "host": {"type", "name", "max_active", "budget_enabled", "description"},
     "lesson": {
-        "type", "host", "namespace", "subject", "text", "created_at", "hash", "status", "kind",
-        "lesson_id", "store", "origin", "superseded_by", "consolidates", "confidence", "helpful",
-        "harmful", "applied", "tags",
+        "type",
+        "host",
+        "namespace",
+        "subject",
+        "text",
+        "created_at",
+        "hash",
+        "status",
+        "kind",
+        "lesson_id",
+        "store",
+        "origin",
+        "superseded_by",
+        "consolidates",
+        "confidence",
+        "helpful",
+        "harmful",
+        "applied",
+        "tags",
     },
     "verdict": {
-        "type", "host", "lesson", "lesson_id", "store", "verdict", "metric", "baseline", "current",
-        "horizon_ms", "measured_at",
+        "type",
+        "host",
+        "lesson",
+        "lesson_id",
+        "store",
+        "verdict",
+        "metric",
+        "baseline",
+        "current",
+        "horizon_ms",
+        "measured_at",
     },
-    "exposure": {"type", "host", "session", "lesson", "store", "lesson_id", "text", "text_hash", "shown_at", "tier"},
+    "exposure": {
+        "type",
+        "host",
+        "session",
+        "lesson",
+        "store",
+        "lesson_id",
+        "text",
+        "text_hash",
+        "shown_at",
+        "tier",
+    },
     "correction": {"type", "host", "session", "id", "kind", "text", "corrected_at", "turn_started_at"},
     "draft": {
-        "type", "host", "id", "namespace", "subject", "text", "supersedes", "drafted_by", "triggered_by",
-        "gates", "confidence", "created_at",
+        "type",
+        "host",
+        "id",
+        "namespace",
+        "subject",
+        "text",
+        "supersedes",
+        "drafted_by",
+        "triggered_by",
+        "gates",
+        "confidence",
+        "created_at",
     },
 }
 
@@ -206,7 +254,9 @@ class _Reader:
     def present(self, name: str) -> bool:
         return self.obj.get(name) is not None
 
-    def string(self, name: str, *, required: bool, empty_ok: bool = False, max_len: int = MAX_SHORT) -> str | None:
+    def string(
+        self, name: str, *, required: bool, empty_ok: bool = False, max_len: int = MAX_SHORT
+    ) -> str | None:
         if name not in self.obj or self.obj[name] is None:
             if required:
                 self.fail(name, "required")
@@ -227,7 +277,12 @@ class _Reader:
         return value
 
     def integer(
-        self, name: str, *, required: bool, lo: int | None = None, hi: int | None = None,
+        self,
+        name: str,
+        *,
+        required: bool,
+        lo: int | None = None,
+        hi: int | None = None,
         cap: int | None = None,
     ) -> int | None:
         """An integer in ``lo..hi``; ``cap`` is a storage limit with its own message."""
@@ -543,8 +598,14 @@ def _parse_verdict(r: _Reader, default_host: str | None) -> VerdictRecord | None
     if r.errors:
         return None
     return VerdictRecord(
-        host=host, lesson=ref, verdict=verdict.strip(), measured_at_ms=measured, metric=metric,
-        baseline=baseline, current=current, horizon_ms=horizon,
+        host=host,
+        lesson=ref,
+        verdict=verdict.strip(),
+        measured_at_ms=measured,
+        metric=metric,
+        baseline=baseline,
+        current=current,
+        horizon_ms=horizon,
     )
 
 
@@ -561,8 +622,13 @@ def _parse_exposure(r: _Reader, default_host: str | None) -> ExposureRecord | No
     if r.errors:
         return None
     return ExposureRecord(
-        host=host, session=session, lesson=ref, shown_at_ms=shown, text=text,
-        text_hash=text_hash(text) if text is not None else given_hash, tier=tier,
+        host=host,
+        session=session,
+        lesson=ref,
+        shown_at_ms=shown,
+        text=text,
+        text_hash=text_hash(text) if text is not None else given_hash,
+        tier=tier,
     )
 
 
@@ -577,8 +643,13 @@ def _parse_correction(r: _Reader, default_host: str | None) -> CorrectionRecord 
     if r.errors:
         return None
     return CorrectionRecord(
-        host=host, session=session, kind=kind, text=text, corrected_at_ms=corrected,
-        turn_started_at_ms=turn, id=cid,
+        host=host,
+        session=session,
+        kind=kind,
+        text=text,
+        corrected_at_ms=corrected,
+        turn_started_at_ms=turn,
+        id=cid,
     )
 
 
@@ -609,9 +680,18 @@ def _parse_draft(r: _Reader, default_host: str | None) -> DraftRecord | None:
     if r.errors:
         return None
     return DraftRecord(
-        host=host, namespace=namespace, subject=subject, text=text, supersedes=supersedes,
-        drafted_by=drafted_by, triggered_by=triggered_by, gate_ground=ground, gate_verify=verify,
-        created_at_ms=created, confidence=confidence, id=did,
+        host=host,
+        namespace=namespace,
+        subject=subject,
+        text=text,
+        supersedes=supersedes,
+        drafted_by=drafted_by,
+        triggered_by=triggered_by,
+        gate_ground=ground,
+        gate_verify=verify,
+        created_at_ms=created,
+        confidence=confidence,
+        id=did,
     )
 
 

@@ -71,7 +71,10 @@ def pile_target(namespace: str, subject: str) -> str:
 
 
 def pile_summary(subject: str, max_active: int, members: Sequence[PileMember]) -> str:
-    """Rule 8, exactly: ``{count} live lessons on "{subject}" exceed the budget of {max_active}: {members}``."""
+    """Rule 8, exactly.
+
+    ``{count} live lessons on "{subject}" exceed the budget of {max_active}: {members}``.
+    """
     rendered = ", ".join(f"{m.hash[:8]}\u2026 ({verdict_label(m.verdict)})" for m in members)
     return f'{len(members)} live lessons on "{subject}" exceed the budget of {max_active}: {rendered}'
 

@@ -22,7 +22,15 @@ def progress_bar(sources: list[Source], *, stream) -> Iterator[Progress | None]:
     if total < LARGE_INPUT_BYTES or not getattr(stream, "isatty", lambda: False)():
         yield None
         return
-    bar = tqdm(total=total * len(_PHASES), unit="B", unit_scale=True, file=stream, desc="ingest", leave=False, mininterval=0.5)
+    bar = tqdm(
+        total=total * len(_PHASES),
+        unit="B",
+        unit_scale=True,
+        file=stream,
+        desc="ingest",
+        leave=False,
+        mininterval=0.5,
+    )
     state = {"phase": None, "base": 0, "last": 0}
 
     def update(phase: str, done: int) -> None:

@@ -269,7 +269,8 @@ def _apply_host(state: _State, record: HostRecord) -> None:
     if budget_differs:
         report.notes.append(
             f"host {record.name} exists: its budget (max_active {existing.max_active}, "
-            f"{'enabled' if existing.budget_enabled else 'disabled'}) was kept; budgets belong to the dashboard's admins"
+            f"{'enabled' if existing.budget_enabled else 'disabled'}) was kept; "
+            "budgets belong to the dashboard's admins"
         )
     if record.description is not None and record.description != existing.description:
         existing.description = record.description

@@ -98,7 +98,7 @@ def iter_lines(source: Source) -> Iterator[tuple[int, str | None, int]]:
         for number, raw in enumerate(stream, start=1):
             size = len(raw)
             if number == 1 and raw.startswith(BOM):
-                raw = raw[len(BOM):]
+                raw = raw[len(BOM) :]
             raw = raw.rstrip(b"\n").rstrip(b"\r")
             try:
                 yield number, raw.decode("utf-8"), size

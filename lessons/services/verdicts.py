@@ -25,9 +25,9 @@ def lesson_latest_verdict_refresh(*, lesson_ids: Iterable[int]) -> int:
         return 0
     latest: dict[int, str] = {}
     for lesson_id, verdict in (
-        Verdict.objects.filter(lesson_id__in=ids).order_by("lesson_id", *latest_verdict_order()).values_list(
-            "lesson_id", "verdict"
-        )
+        Verdict.objects.filter(lesson_id__in=ids)
+        .order_by("lesson_id", *latest_verdict_order())
+        .values_list("lesson_id", "verdict")
     ):
         latest.setdefault(lesson_id, verdict)
     changed = []

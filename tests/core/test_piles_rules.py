@@ -11,8 +11,12 @@ from lessons.core.piles import (
 
 
 def member(i: int, verdict=None, status="live", created=None) -> PileMember:
-    return PileMember(hash=f"{i:02x}" * 32, created_at_ms=created if created is not None else 1000 + i,
-                      status=status, verdict=verdict)
+    return PileMember(
+        hash=f"{i:02x}" * 32,
+        created_at_ms=created if created is not None else 1000 + i,
+        status=status,
+        verdict=verdict,
+    )
 
 
 def lessons(n: int, **kw) -> list[PileMember]:
@@ -33,14 +37,19 @@ def test_nine_live_lessons_over_a_budget_of_eight_are_one_pile_citing_all_nine_w
 
 
 def test_eight_live_lessons_are_within_a_budget_of_eight():
-    assert entity_pile(namespace="", subject="capture", max_active=8, budget_enabled=True, lessons=lessons(8)) is None
+    assert (
+        entity_pile(namespace="", subject="capture", max_active=8, budget_enabled=True, lessons=lessons(8))
+        is None
+    )
 
 
 # seed: a_retracted_lesson_does_not_count
 def test_a_retracted_lesson_does_not_count():
     nine = lessons(9)
     nine[8] = member(8, status="retracted")
-    assert entity_pile(namespace="", subject="capture", max_active=8, budget_enabled=True, lessons=nine) is None
+    assert (
+        entity_pile(namespace="", subject="capture", max_active=8, budget_enabled=True, lessons=nine) is None
+    )
     pile = entity_pile(namespace="", subject="capture", max_active=3, budget_enabled=True, lessons=nine)
     assert pile is not None and pile.count == 8
 
@@ -53,7 +62,10 @@ def test_a_superseded_lesson_does_not_count():
 
 # seed: manifest_pinned_default_off
 def test_a_host_without_an_enabled_budget_has_no_piles():
-    assert entity_pile(namespace="", subject="capture", max_active=1, budget_enabled=False, lessons=lessons(50)) is None
+    assert (
+        entity_pile(namespace="", subject="capture", max_active=1, budget_enabled=False, lessons=lessons(50))
+        is None
+    )
     assert is_over_budget(live_count=50, max_active=1, budget_enabled=False) is False
 
 
@@ -88,4 +100,6 @@ def test_summary_format_is_exact():
 
 def test_unknown_verdicts_are_shown_as_they_are():
     members = [PileMember(hash="f" * 64, created_at_ms=1, status="live", verdict="inconclusive")] * 2
-    assert pile_summary("s", 1, members).endswith("ffffffff\u2026 (inconclusive), ffffffff\u2026 (inconclusive)")
+    assert pile_summary("s", 1, members).endswith(
+        "ffffffff\u2026 (inconclusive), ffffffff\u2026 (inconclusive)"
+    )

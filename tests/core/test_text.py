@@ -23,7 +23,7 @@ def test_text_hash_is_sha256_of_the_normalized_text():
 
 
 def test_lesson_hash_joins_namespace_subject_and_text_with_unit_separators():
-    expected = hashlib.sha256("desk.adbuy\x1finvoice_capture\x1fA rule.".encode()).hexdigest()
+    expected = hashlib.sha256(b"desk.adbuy\x1finvoice_capture\x1fA rule.").hexdigest()
     assert lesson_hash("desk.adbuy", "invoice_capture", "  A   rule. ") == expected
 
 

@@ -12,8 +12,15 @@ HOST = {"type": "host", "name": "h1", "max_active": 2, "budget_enabled": True}
 
 
 def lesson(text="A rule.", subject="s", **kw):
-    return {"type": "lesson", "host": "h1", "namespace": "ns", "subject": subject, "text": text,
-            "created_at": kw.pop("created_at", 1000), **kw}
+    return {
+        "type": "lesson",
+        "host": "h1",
+        "namespace": "ns",
+        "subject": subject,
+        "text": text,
+        "created_at": kw.pop("created_at", 1000),
+        **kw,
+    }
 
 
 def h(text="A rule.", subject="s"):
@@ -26,8 +33,12 @@ def verdict(v="held", of=None, at="2026-01-01T00:00:00Z", **kw):
 
 def snapshot():
     return (
-        Host.objects.count(), Lesson.objects.count(), Verdict.objects.count(), Exposure.objects.count(),
-        Correction.objects.count(), Draft.objects.count(),
+        Host.objects.count(),
+        Lesson.objects.count(),
+        Verdict.objects.count(),
+        Exposure.objects.count(),
+        Correction.objects.count(),
+        Draft.objects.count(),
     )
 
 
@@ -76,10 +87,20 @@ def test_a_dry_run_reports_but_writes_nothing(ingest):
 
 
 def test_reingesting_the_same_records_is_a_no_op(ingest):
-    records = [HOST, lesson(), verdict(), {"type": "exposure", "host": "h1", "session": "s1", "lesson": h(),
-                                           "shown_at": 5},
-               {"type": "correction", "host": "h1", "session": "s1", "kind": "user_correction", "text": "No.",
-                "corrected_at": 9}]
+    records = [
+        HOST,
+        lesson(),
+        verdict(),
+        {"type": "exposure", "host": "h1", "session": "s1", "lesson": h(), "shown_at": 5},
+        {
+            "type": "correction",
+            "host": "h1",
+            "session": "s1",
+            "kind": "user_correction",
+            "text": "No.",
+            "corrected_at": 9,
+        },
+    ]
     ingest(records)
     before = snapshot()
     report = ingest(records)
@@ -123,12 +144,20 @@ def test_a_reviewers_decision_is_not_undone_by_an_import(ingest):
     report = ingest([lesson(status="live")])
     assert Lesson.objects.get().status == "retracted"
     assert report.counts["lesson"]["held"] == 1
-    assert report.held == [f"lesson {h()[:12]} on h1: stays retracted (the source says live; a reviewer's decision is newer)"]
+    assert report.held == [
+        f"lesson {h()[:12]} on h1: stays retracted (the source says live; a reviewer's decision is newer)"
+    ]
 
 
 def test_latest_verdict_is_greatest_measured_at_then_horizon_then_ingested_later(ingest):
-    ingest([lesson(), verdict("held", at=10, horizon_ms=5), verdict("drifted", at=10, horizon_ms=7),
-            verdict("regressed", at=9, horizon_ms=99)])
+    ingest(
+        [
+            lesson(),
+            verdict("held", at=10, horizon_ms=5),
+            verdict("drifted", at=10, horizon_ms=7),
+            verdict("regressed", at=9, horizon_ms=99),
+        ]
+    )
     assert Lesson.objects.get().latest_verdict == "drifted"
     ingest([verdict("inconclusive", at=10, horizon_ms=7, metric="other")])
     assert Lesson.objects.get().latest_verdict == "inconclusive"
@@ -137,8 +166,20 @@ def test_latest_verdict_is_greatest_measured_at_then_horizon_then_ingested_later
 def test_a_verdict_by_id_names_the_live_version(ingest):
     old = lesson("Old text.", lesson_id="L-1", store="st", status="superseded")
     new = lesson("New text.", lesson_id="L-1", store="st", created_at=2000)
-    ingest([old, new, {"type": "verdict", "host": "h1", "store": "st", "lesson_id": "L-1", "verdict": "held",
-                       "measured_at": 5}])
+    ingest(
+        [
+            old,
+            new,
+            {
+                "type": "verdict",
+                "host": "h1",
+                "store": "st",
+                "lesson_id": "L-1",
+                "verdict": "held",
+                "measured_at": 5,
+            },
+        ]
+    )
     assert Lesson.objects.get(hash=h("New text.")).latest_verdict == "held"
     assert Lesson.objects.get(hash=h("Old text.")).latest_verdict is None
 
@@ -146,19 +187,52 @@ def test_a_verdict_by_id_names_the_live_version(ingest):
 def test_an_exposure_without_text_assumes_the_version_current_at_shown_at(ingest):
     old = lesson("Old text.", lesson_id="L-1", store="st", status="superseded", created_at=1000)
     new = lesson("New text.", lesson_id="L-1", store="st", created_at=2000)
-    ingest([old, new,
-            {"type": "exposure", "host": "h1", "session": "a", "store": "st", "lesson_id": "L-1", "shown_at": 1500},
-            {"type": "exposure", "host": "h1", "session": "b", "store": "st", "lesson_id": "L-1", "shown_at": 2500}])
+    ingest(
+        [
+            old,
+            new,
+            {
+                "type": "exposure",
+                "host": "h1",
+                "session": "a",
+                "store": "st",
+                "lesson_id": "L-1",
+                "shown_at": 1500,
+            },
+            {
+                "type": "exposure",
+                "host": "h1",
+                "session": "b",
+                "store": "st",
+                "lesson_id": "L-1",
+                "shown_at": 2500,
+            },
+        ]
+    )
     shown = dict(Exposure.objects.values_list("session", "text_hash"))
     assert shown == {"a": text_hash("Old text."), "b": text_hash("New text.")}
     assert set(Exposure.objects.values_list("lesson_key", flat=True)) == {"id:st\x1fL-1"}
 
 
 def test_a_draft_superseding_a_lesson_of_another_entity_is_refused(ingest):
-    report = ingest([lesson(), lesson("Elsewhere.", subject="t"),
-                     {"type": "draft", "host": "h1", "id": "d1", "namespace": "ns", "subject": "s", "text": "One.",
-                      "supersedes": [h(), h("Elsewhere.", "t")], "drafted_by": "llm:x",
-                      "gates": {"ground": "pass", "verify": "pass"}, "created_at": 5}])
+    report = ingest(
+        [
+            lesson(),
+            lesson("Elsewhere.", subject="t"),
+            {
+                "type": "draft",
+                "host": "h1",
+                "id": "d1",
+                "namespace": "ns",
+                "subject": "s",
+                "text": "One.",
+                "supersedes": [h(), h("Elsewhere.", "t")],
+                "drafted_by": "llm:x",
+                "gates": {"ground": "pass", "verify": "pass"},
+                "created_at": 5,
+            },
+        ]
+    )
     assert [str(e) for e in report.errors] == [
         f"batch.jsonl:3: draft.supersedes[1]: lesson {h('Elsewhere.', 't')[:12]} is on entity ns/t, not the draft's ns/s"
     ]
@@ -194,7 +268,9 @@ def test_chunking_does_not_change_the_result(ingest, monkeypatch, chunk):
     import lessons.services.ingest as module
 
     monkeypatch.setattr(module, "CHUNK", chunk)
-    records = [HOST] + [lesson(f"Rule {i}.") for i in range(5)] + [verdict(of=h(f"Rule {i}.")) for i in range(5)]
+    records = (
+        [HOST] + [lesson(f"Rule {i}.") for i in range(5)] + [verdict(of=h(f"Rule {i}.")) for i in range(5)]
+    )
     records.append(lesson("Rule 0."))
     report = ingest(records)
     assert report.counts["lesson"] == {"created": 5, "unchanged": 1, "updated": 0, "held": 0, "rejected": 0}

@@ -19,7 +19,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", metavar="FILE")
         parser.add_argument("--host", help="default host for records without one")
-        parser.add_argument("--skip-invalid", action="store_true", help="write the valid lines, report the rest")
+        parser.add_argument(
+            "--skip-invalid", action="store_true", help="write the valid lines, report the rest"
+        )
         parser.add_argument("--dry-run", action="store_true", help="validate and report; write nothing")
         parser.add_argument("--format", choices=["text", "json"], default="text")
 
@@ -37,7 +39,11 @@ class Command(BaseCommand):
                 self.fail(f"{path}: cannot read: {exc.strerror or exc}")
         with progress_bar(sources, stream=self.stderr._out) as progress:
             report = ingest_sources(
-                sources=sources, default_host=host, skip_invalid=skip_invalid, dry_run=dry_run, progress=progress
+                sources=sources,
+                default_host=host,
+                skip_invalid=skip_invalid,
+                dry_run=dry_run,
+                progress=progress,
             )
         for line in report.error_lines():
             self.stderr.write(line)
