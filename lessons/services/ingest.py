@@ -44,20 +44,6 @@ HASH_CONTENT_DIFFERS = (
 )
 Progress = Callable[[str, int], None]  # (phase, bytes read so far in this phase)
 
-_MUTABLE_LESSON_FIELDS = (
-    "kind",
-    "lesson_id",
-    "store",
-    "origin",
-    "superseded_by",
-    "consolidates",
-    "confidence",
-    "helpful",
-    "harmful",
-    "applied",
-    "tags",
-)
-
 
 class _Rollback(Exception):
     """Raised inside the transaction to undo a refused batch or a dry run."""
