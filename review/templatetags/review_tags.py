@@ -18,7 +18,7 @@ from django.utils.html import format_html, format_html_join
 from lessons.core.piles import NOT_APPLIED
 from lessons.core.text import format_datetime
 from review.models import NO_REASON_CODE, ReasonCode
-from review.roles import ADMIN, PERM_DECIDE, PERM_SET_BUDGET, REVIEWER, VIEWER
+from review.roles import ADMIN, PERM_DECIDE, PERM_SET_BUDGET, PERM_VIEW, REVIEWER, VIEWER
 
 register = template.Library()
 
@@ -192,12 +192,14 @@ def pile_url(host: str, namespace: str, subject: str) -> str:
 
 @register.filter
 def user_role(user) -> str:
-    """The strongest role a user's permissions give: ``admin``, ``reviewer`` or ``viewer``."""
+    """The strongest role a user's permissions give: ``admin``, ``reviewer``, ``viewer`` or ``none``."""
     if user.has_perm(PERM_SET_BUDGET):
         return ADMIN
     if user.has_perm(PERM_DECIDE):
         return REVIEWER
-    return VIEWER
+    if user.has_perm(PERM_VIEW):
+        return VIEWER
+    return "none"
 
 
 # "decision #3", "Decision #3", "decisions #3, #4": the references a success message makes to the log.

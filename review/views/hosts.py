@@ -20,6 +20,7 @@ HOST_UNKNOWN = "There is no host named {host!r}."
 
 
 @require_GET
+@permission_required(PERM_VIEW, raise_exception=True)
 def hosts(request: HttpRequest) -> HttpResponse:
     """``/hosts/``: one row per host; an "Edit budget" link for admins once that page exists."""
     context = {"hosts": selectors.hosts_overview(), "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from lessons.selectors.recurrence_lesson import lesson_recurrence
 from review import selectors
 from review.forms import RestoreForm
-from review.roles import PERM_DECIDE
+from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services.decisions import DecisionRefused, NotAllowed, StalePile, lesson_restore
 from review.views.htmx import render_problem, render_region
 
@@ -59,6 +59,7 @@ def _context(
 
 
 @require_GET
+@permission_required(PERM_VIEW, raise_exception=True)
 def lesson(request: HttpRequest, host: str, lesson_hash: str) -> HttpResponse:
     """``/lessons/<host>/<hash>/``: everything known about one lesson version."""
     detail, problem = _detail_or_problem(request, host, lesson_hash)

@@ -18,7 +18,7 @@ from django_htmx.http import reswap
 
 from review import selectors
 from review.forms import RetireForm
-from review.roles import PERM_DECIDE
+from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services.decisions import DecisionRefused, NotAllowed, StalePile, lesson_retire
 from review.templatetags.review_tags import pile_href
 from review.views.htmx import render_problem, render_region, wants_region
@@ -86,6 +86,7 @@ def _fresh_form(detail: selectors.PileDetail, initial: dict | None = None) -> Re
 
 
 @require_GET
+@permission_required(PERM_VIEW, raise_exception=True)
 def pile(request: HttpRequest) -> HttpResponse:
     """``/pile/?host=&namespace=&subject=``: the entity, whether over budget or within it."""
     try:

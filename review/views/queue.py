@@ -5,6 +5,7 @@ spec: piles.md, "Rules" (which entities are piles); style.md, "Views and templat
 
 from __future__ import annotations
 
+from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -12,6 +13,7 @@ from django_tables2 import RequestConfig
 
 from review import selectors
 from review.forms import QueueFilterForm
+from review.roles import PERM_VIEW
 from review.tables import QUEUE_PER_PAGE, QueueTable
 from review.views.htmx import render_region
 
@@ -32,6 +34,7 @@ EMPTY_TEXTS = {
 
 
 @require_GET
+@permission_required(PERM_VIEW, raise_exception=True)
 def queue(request: HttpRequest) -> HttpResponse:
     """``/``: the queue table (25 a page) with host / namespace / text filters; the region ``queue``
     is what filter, sort and page links swap.
