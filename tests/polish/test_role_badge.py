@@ -6,7 +6,8 @@ from django.contrib.auth.models import User
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("fixture", "role"), [("viewer", "viewer"), ("reviewer", "reviewer"), ("admin_user", "admin"), (None, "none")]
+    ("fixture", "role"),
+    [("viewer", "viewer"), ("reviewer", "reviewer"), ("admin_user", "admin"), (None, "none")],
 )
 def test_the_role_badge_names_the_strongest_role(client, request, fixture, role):
     user = request.getfixturevalue(fixture) if fixture else User.objects.create_user("nobody", password="x")
