@@ -57,16 +57,18 @@ class _State:
     created_in_batch: set[str] = field(default_factory=set)
     bad_lines: set[tuple[int, int]] = field(default_factory=set)
     affected_sessions: set[tuple[int, str]] = field(default_factory=set)
-    affected_hosts: set[int] = field(default_factory=set)
+    # Lesson keys (recurrence.md) per host whose versions were created or changed: only the sessions
+    # exposed to those keys need attributing again, not the whole host.
+    affected_keys: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
 
 
 @dataclass
 class IngestResult:
-    """The report, plus what changed: ``(host_id, session)`` pairs and host ids, for recurrence."""
+    """The report, plus what changed: ``(host_id, session)`` pairs and lesson keys per host id."""
 
     report: ImportReport
     affected_sessions: set[tuple[int, str]]
-    affected_hosts: set[int]
+    affected_keys: dict[int, set[str]]
 
 
 def ingest_sources(
@@ -119,17 +121,19 @@ def ingest_sources_detailed(
             state.report.written = True
     except _Rollback:
         state.affected_sessions.clear()
-        state.affected_hosts.clear()
-    return IngestResult(state.report, state.affected_sessions, state.affected_hosts)
+        state.affected_keys.clear()
+    return IngestResult(state.report, state.affected_sessions, state.affected_keys)
 
 
 def _after_write(state: _State) -> None:
     """Keep derived data current in the same transaction (recurrence counts, when available)."""
     try:
-        from lessons.services.recurrence import recurrence_refresh
+        from lessons.services.recurrence import recurrence_keys_changed, recurrence_refresh
     except ImportError:  # the recurrence service is optional at this layer
         return
-    recurrence_refresh(sessions=state.affected_sessions, host_ids=state.affected_hosts)
+    stats = recurrence_refresh(sessions=state.affected_sessions)
+    for host_id in sorted(state.affected_keys):
+        recurrence_keys_changed(host_id=host_id, keys=state.affected_keys[host_id], stats=stats)
 
 
 def _records(
@@ -351,13 +355,13 @@ def _apply_lessons(state: _State, chunk: list[tuple[Source, int, int, Record]]) 
             _update_lesson(state, lesson, record)
         Lesson.objects.bulk_create(new, batch_size=CHUNK)
         report.count("lesson", "created", len(new))
-        if new:
-            state.affected_hosts.add(host.id)
+        state.affected_keys[host.id].update(_key_of(lesson) for lesson in new)
 
 
 def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> None:
     report = state.report
     changed = [f for f, v in _lesson_values(record).items() if getattr(lesson, f) != v]
+    old_key = _key_of(lesson)
     held = False
     if record.status != lesson.status:
         # A reviewer's decision newer than the record wins (interchange.md, "lesson"). A record carries no
@@ -378,7 +382,7 @@ def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> None:
         setattr(lesson, f, record.status if f == "status" else _lesson_values(record)[f])
     if changed:
         lesson.save(update_fields=[*changed, "updated_at"])
-        state.affected_hosts.add(lesson.host_id)
+        state.affected_keys[lesson.host_id].update({old_key, _key_of(lesson)})
     report.count("lesson", "held" if held else "updated" if changed else "unchanged")
 
 
