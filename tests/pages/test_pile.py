@@ -16,21 +16,11 @@ from review.views.piles import (
     RETIRED_NOTICE,
 )
 from tests.pages.html import inline_text, parse, table_rows
+from tests.test_piles_corpora import ADBUY_ORDER
 
 ADBUY = "/pile/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture"
 ADBUY_RETIRE = "/pile/retire/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture"
-ADBUY_MEMBERS = [
-    ("36727f00", "held"),
-    ("cc844636", "held"),
-    ("531d6e53", "held"),
-    ("ccefde1b", "held"),
-    ("e21f022e", "unmeasured"),
-    ("e0b6ccc3", "held"),
-    ("353ed7f4", "held_costlier"),
-    ("ba3f6459", "regressed"),
-    ("0d3dae1c", "regressed"),
-    ("3d46cb35", "drifted"),
-]
+ADBUY_MEMBERS = ADBUY_ORDER  # the ten members, oldest first, with their latest verdicts
 BADGE_CLASS = {
     "held": "v-held",
     "unmeasured": "v-unmeasured",
