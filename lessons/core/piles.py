@@ -65,9 +65,17 @@ def verdict_label(verdict: str | None) -> str:
     return verdict if verdict else NOT_APPLIED
 
 
+def entity_label(namespace: str, subject: str) -> str:
+    """An entity as people read it: ``{namespace}/{subject}``, or ``{subject}`` when the namespace is empty.
+
+    spec: piles.md, rules 1 and 7 (the finding's target is ``entity:`` and this label).
+    """
+    return f"{namespace}/{subject}" if namespace else subject
+
+
 def pile_target(namespace: str, subject: str) -> str:
     """Rule 7: ``entity:{namespace}/{subject}``, or ``entity:{subject}`` when the namespace is empty."""
-    return f"entity:{namespace}/{subject}" if namespace else f"entity:{subject}"
+    return f"entity:{entity_label(namespace, subject)}"
 
 
 def pile_summary(subject: str, max_active: int, members: Sequence[PileMember]) -> str:
