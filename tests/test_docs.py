@@ -262,3 +262,38 @@ def test_the_script_computes_the_products_hashes(example_decisions):
     namespace = load("decisions.md")
     for line, decision in zip(export_lines(), example_decisions, strict=True):
         assert namespace["record_hash"](decision.prev_hash, json.loads(line)) == decision.hash
+
+
+# --- the repository stands alone ------------------------------------------------------------------
+
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def _pages() -> list[Path]:
+    return [DOCS.parent / "README.md", *sorted(DOCS.glob("*.md"))]
+
+
+def test_every_relative_link_of_the_docs_names_a_file_of_the_repository():
+    broken = []
+    for page in _pages():
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if "://" in target:
+                continue
+            resolved = (page.parent / target).resolve()
+            if not resolved.is_file() or DOCS.parent not in resolved.parents:
+                broken.append(f"{page.name}: {target}")
+
+    assert broken == []
+
+
+def test_the_docs_do_not_point_outside_the_repository():
+    found = [page.name for page in _pages() if "../shared" in page.read_text(encoding="utf-8")]
+
+    assert found == []
+
+
+def test_the_docs_index_lists_every_page():
+    index = (DOCS / "README.md").read_text(encoding="utf-8")
+    pages = sorted(p.name for p in DOCS.glob("*.md") if p.name != "README.md")
+
+    assert [name for name in pages if f"]({name})" not in index] == []
