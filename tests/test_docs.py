@@ -17,6 +17,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from lessons.core.text import lesson_hash
 from lessons.models import Draft, Host, Lesson
@@ -24,7 +25,6 @@ from lessons.services.ingest import ingest_sources
 from lessons.services.reading import bytes_source
 from review.models import Decision
 from review.services.decisions import draft_approve, host_set_budget, lesson_restore, lesson_retire
-from review.services.exports import decisions_jsonl
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 EXAMPLE_HOST = "adbuy-desk"
@@ -137,7 +137,9 @@ def example_decisions(db, reviewer, admin_user):
         host=host, hashes=[REGRESSED, UNMEASURED], actor=reviewer, reason="Both folded into rec-0001"
     )
     lesson_restore(
-        lesson=Lesson.objects.get(hash=UNMEASURED), actor=reviewer, reason="Still needed — «dates» matter"
+        lesson=Lesson.objects.get(hash=UNMEASURED),
+        actor=reviewer,
+        reason="Still needed — «dates» matter\u2028(header rule)",
     )
     lesson_restore(lesson=Lesson.objects.get(hash=REGRESSED), actor=reviewer, reason="Back for the draft")
     draft_approve(
@@ -150,8 +152,11 @@ def example_decisions(db, reviewer, admin_user):
     return list(Decision.objects.order_by("seq"))
 
 
-def export_lines() -> list[str]:
-    return list(decisions_jsonl(Decision.objects.all()))
+def export_lines(*options: str) -> list[str]:
+    """What ``manage.py export_decisions`` prints, line by line (each line ends in ``\\n``)."""
+    out = io.StringIO()
+    call_command("export_decisions", *options, stdout=out)
+    return [line + "\n" for line in out.getvalue().split("\n") if line]  # not splitlines: U+2028 is text
 
 
 def run_script(tmp_path: Path, lines: list[str], *extra: str) -> subprocess.CompletedProcess:
@@ -182,16 +187,16 @@ def test_the_script_accepts_an_export_of_real_decisions(example_decisions, tmp_p
         "approve_consolidation",
         "set_budget",
     ]
-    assert "«dates»" in "".join(lines)  # non-ASCII text is hashed as UTF-8
+    assert "«dates» matter\u2028(header" in "".join(lines)  # non-ASCII kept as UTF-8, U+2028 within a line
     assert (result.returncode, result.stdout, result.stderr) == (0, "chain intact: 6 decisions\n", "")
 
 
 def test_the_script_verifies_a_partial_export_from_the_last_trusted_hash(example_decisions, tmp_path):
-    lines = export_lines()
+    lines = export_lines("--since", "3")
     trusted = example_decisions[2].hash
 
-    intact = run_script(tmp_path, lines[3:], trusted)
-    wrong_anchor = run_script(tmp_path, lines[3:], example_decisions[1].hash)
+    intact = run_script(tmp_path, lines, trusted)
+    wrong_anchor = run_script(tmp_path, lines, example_decisions[1].hash)
 
     assert (intact.returncode, intact.stdout) == (0, "chain intact: 3 decisions\n")
     assert (wrong_anchor.returncode, wrong_anchor.stdout) == (
