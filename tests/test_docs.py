@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from lessons.core.interchange import parse_line
 from lessons.core.text import lesson_hash
 from lessons.models import Draft, Host, Lesson
 from lessons.services.ingest import ingest_sources
@@ -302,3 +303,27 @@ def test_the_docs_index_lists_every_page():
     pages = sorted(p.name for p in DOCS.glob("*.md") if p.name != "README.md")
 
     assert [name for name in pages if f"]({name})" not in index] == []
+
+
+def test_a_draft_without_an_id_is_named_as_the_page_says():
+    namespace = load("interchange.md")
+    supersedes = [UNMEASURED, REGRESSED]
+    record = parse_line(
+        json.dumps(
+            {
+                "type": "draft",
+                "host": EXAMPLE_HOST,
+                "namespace": "desk.adbuy",
+                "subject": "invoice_capture",
+                "text": "  One rule\tfor both. ",
+                "supersedes": supersedes,
+                "drafted_by": "llm:qwen3-30b",
+                "gates": {"ground": "pass", "verify": "pass"},
+                "created_at": 1769990400000,
+            }
+        )
+    )
+    text = namespace["normalize"]("  One rule\tfor both. ")
+    documented = "auto-" + namespace["sha256_hex"](text + " " + " ".join(sorted(supersedes)))[:16]
+
+    assert record.identity == documented
