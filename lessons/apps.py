@@ -9,4 +9,4 @@ class LessonsConfig(AppConfig):
 
     def ready(self) -> None:
         # Connects the post_save receiver that keeps recurrence counts on each key's current version.
-        from lessons.services import recurrence  # noqa: F401
+        from lessons.recurrence import refresh  # noqa: F401

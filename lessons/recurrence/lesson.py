@@ -17,8 +17,8 @@ from django.db.models import Count, Min, Q
 from lessons.core.recurrence import USER_CORRECTION, content_tokens
 from lessons.core.tokens import anchors, text_matches
 from lessons.models import Correction, CorrectionAttribution, Exposure, Lesson, RecurrenceCount, Verdict
-from lessons.selectors.recurrence import counts_dict, has_evidence, is_recurring
-from lessons.selectors.recurrence_keys import Version, current_versions, key_of, key_versions
+from lessons.recurrence.counts import counts_dict, has_evidence, is_recurring
+from lessons.recurrence.versions import Version, current_versions, key_of, key_versions
 
 TIMELINE_SESSIONS = 200  # sessions drawn and listed (the newest by first exposure)
 ATTRIBUTION_LIMIT = 200  # charged corrections listed (the newest)

@@ -31,11 +31,10 @@ from lessons.core.interchange import (
 )
 from lessons.core.recurrence import lesson_key
 from lessons.core.text import from_ms, sha256_hex, text_hash, to_ms
+from lessons.ingest.reading import Source, iter_lines
+from lessons.ingest.report import ImportReport, LineError
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
-
-from .reading import Source, iter_lines
-from .report import ImportReport, LineError
-from .verdicts import lesson_latest_verdict_refresh
+from lessons.services.verdicts import lesson_latest_verdict_refresh
 
 CHUNK = 500
 HASH_CONTENT_DIFFERS = (
@@ -128,7 +127,7 @@ def ingest_sources_detailed(
 def _after_write(state: _State) -> None:
     """Keep derived data current in the same transaction (recurrence counts, when available)."""
     try:
-        from lessons.services.recurrence import recurrence_keys_changed, recurrence_refresh
+        from lessons.recurrence.refresh import recurrence_keys_changed, recurrence_refresh
     except ImportError:  # the recurrence service is optional at this layer
         return
     stats = recurrence_refresh(sessions=state.affected_sessions)

@@ -1,6 +1,6 @@
 """Reading recurrence: stored counts per lesson, unmatched topics per host, the coverage report.
 
-The counts are stored by ``lessons.services.recurrence``; topics and coverage are read on demand
+The counts are stored by ``lessons.recurrence.refresh``; topics and coverage are read on demand
 (topics only look at corrections and lessons that contain a backtick). spec: recurrence.md;
 cli.md (``recurrence``).
 """

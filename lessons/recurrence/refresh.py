@@ -45,8 +45,8 @@ from lessons.core.recurrence import Correction as CoreCorrection
 from lessons.core.recurrence import Exposure as CoreExposure
 from lessons.core.text import to_ms
 from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
-from lessons.selectors.recurrence import COUNT_FIELDS
-from lessons.selectors.recurrence_keys import (
+from lessons.recurrence.counts import COUNT_FIELDS
+from lessons.recurrence.versions import (
     KEY_CHUNK,
     Version,
     current_versions,
