@@ -40,9 +40,9 @@ from ninja.security import HttpBearer
 
 from lessons.core.interchange import HOST_NAME, HostRecord, RecordError, parse_line
 from lessons.core.text import format_datetime
+from lessons.ingest.passes import ingest_sources
+from lessons.ingest.reading import bytes_source, iter_lines
 from lessons.selectors.piles import piles_json
-from lessons.services.ingest import ingest_sources
-from lessons.services.reading import bytes_source, iter_lines
 from review.models import ApiToken, Decision
 from review.selectors_api import lesson_detail_json, lessons_by_hash
 from review.selectors_log import decisions_since
