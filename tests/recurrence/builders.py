@@ -90,7 +90,7 @@ def counts(**nonzero: int) -> dict[str, int]:
 def stored_counts() -> dict[tuple[str, str], dict[str, int]]:
     """Every stored ``RecurrenceCount`` as ``{(host, lesson hash): counts}``."""
     from lessons.models import RecurrenceCount
-    from lessons.selectors.recurrence import counts_dict
+    from lessons.recurrence.counts import counts_dict
 
     return {
         (row.lesson.host.name, row.lesson.hash): counts_dict(row)
