@@ -10,10 +10,10 @@ chunk of sessions at a time and stores what it returns:
   attribution rows (``recurred_sessions`` as distinct sessions) and from the exposures
   (``sessions_shown``: distinct sessions shown the current text).
 
-``recurrence_refresh`` is what ingest calls after a write (same transaction); ``recurrence_recompute``
-rebuilds everything (``manage.py recurrence --recompute``); ``recurrence_lessons_changed`` runs when a
-lesson's status changes (a ``post_save`` receiver, so that retire, restore, consolidation and the admin
-cannot forget it; it runs once the change is committed). Every writer locks the host row first.
+``recurrence_changes_refresh`` is the one refresh of a transaction's ``RecurrenceChanges``: ingest runs it
+at the end of its own transaction; ``lessons.services.status`` runs it once a decision's status changes
+are committed. ``recurrence_recompute`` rebuilds everything (``manage.py recurrence --recompute``).
+Every writer locks the host row first.
 Memory stays bounded by ``ATTRIBUTE_CHUNK`` sessions plus one host's lesson texts.
 spec: recurrence.md.
 """
@@ -22,12 +22,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 from django.db.models import Count, Q
-from django.db.models.signals import post_save
-from django.dispatch import receiver
 
 from lessons.core.recurrence import (
     AMBIGUOUS,
@@ -72,6 +70,39 @@ class RecurrenceStats:
     sessions: int = 0
     attributions: int = 0
     lessons: int = 0
+
+
+@dataclass
+class RecurrenceChanges:
+    """What a transaction changed that recurrence depends on.
+
+    ``sessions``: ``(host_id, session)`` pairs that gained exposures or corrections; ``keys``: per host id,
+    the lesson keys (recurrence.md) whose versions were created or changed (text, identity or status).
+    """
+
+    sessions: set[tuple[int, str]] = field(default_factory=set)
+    keys: dict[int, set[LessonKey]] = field(default_factory=lambda: defaultdict(set))
+
+    def add_lessons(self, lessons: Iterable[Lesson]) -> None:
+        """Note the keys of ``lessons`` (rows created or whose status changed)."""
+        for lesson in lessons:
+            self.keys[lesson.host_id].add(key_of(lesson))
+
+    def clear(self) -> None:
+        self.sessions.clear()
+        self.keys.clear()
+
+
+def recurrence_changes_refresh(*, changes: RecurrenceChanges) -> RecurrenceStats:
+    """The one refresh of a transaction's ``changes``: the changed sessions are attributed again
+    (``recurrence_refresh``), then each changed key's counts follow its current version
+    (``recurrence_keys_changed``), host by host in id order. Returns ``RecurrenceStats``.
+    """
+    stats = recurrence_refresh(sessions=changes.sessions) if changes.sessions else RecurrenceStats()
+    for host_id in sorted(changes.keys):
+        if changes.keys[host_id]:
+            recurrence_keys_changed(host_id=host_id, keys=changes.keys[host_id], stats=stats)
+    return stats
 
 
 def recurrence_recompute(*, host: Host | None = None) -> RecurrenceStats:
@@ -127,13 +158,9 @@ def recurrence_lessons_changed(*, lessons: Iterable[Lesson]) -> RecurrenceStats:
     to the key are re-attributed and the key's counts moved; a key whose current version is
     unchanged is only read. spec: recurrence.md, "Lesson keys and versions".
     """
-    keys_by_host: dict[int, set[LessonKey]] = defaultdict(set)
-    for lesson in lessons:
-        keys_by_host[lesson.host_id].add(key_of(lesson))
-    stats = RecurrenceStats()
-    for host_id in sorted(keys_by_host):
-        recurrence_keys_changed(host_id=host_id, keys=keys_by_host[host_id], stats=stats)
-    return stats
+    changes = RecurrenceChanges()
+    changes.add_lessons(lessons)
+    return recurrence_changes_refresh(changes=changes)
 
 
 def recurrence_keys_changed(
@@ -166,23 +193,6 @@ def recurrence_keys_changed(
             )
             _refresh_sessions(host_id, sessions, changed_keys=changed, stats=stats)
     return stats
-
-
-@receiver(post_save, sender=Lesson, dispatch_uid="recurrence_lesson_saved")
-def _lesson_saved(
-    sender, instance: Lesson, created: bool, update_fields=None, raw: bool = False, **kwargs
-) -> None:
-    # Every path that changes a status (decisions, consolidations, ingest updates, the admin) saves
-    # the row; listening here keeps counts right without each of them having to remember.
-    # After the commit, not inside: a decision holds its entity's lessons FOR UPDATE, and taking
-    # the host lock under them could deadlock with an ingest that holds the host lock and needs a
-    # key-share lock on those lessons for its attribution rows. Ingest's bulk-created lessons send
-    # no signal: ingest passes their hosts to recurrence_refresh.
-    if raw or not (created or update_fields is None or "status" in update_fields):
-        return
-    host_id, key = instance.host_id, key_of(instance)
-    # robust: the change itself is committed; a failure here leaves counts that --recompute rebuilds.
-    transaction.on_commit(lambda: recurrence_keys_changed(host_id=host_id, keys={key}), robust=True)
 
 
 def _lock_host(host_id: int) -> None:
