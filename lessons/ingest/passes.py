@@ -31,13 +31,14 @@ from lessons.core.interchange import (
     parse_line,
 )
 from lessons.core.piles import entity_label
-from lessons.core.recurrence import lesson_key
+from lessons.core.recurrence import current_version
 from lessons.core.text import from_ms, sha256_hex, text_hash, to_ms
 from lessons.ingest.reading import Source, iter_lines
 from lessons.ingest.report import ImportReport, LineError
 from lessons.ingest.writer import insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
+from lessons.recurrence.versions import key_of
 from lessons.services.status import lesson_status_set
 from lessons.services.verdicts import lesson_latest_verdict_refresh
 
@@ -355,7 +356,7 @@ def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> bool:
     change (the caller sets the statuses of a chunk in one statement through the status service)."""
     report = state.report
     changed = [f for f, v in _lesson_values(record).items() if getattr(lesson, f) != v]
-    old_key = _key_of(lesson)
+    old_key = key_of(lesson)
     held = False
     if record.status != lesson.status:
         # A reviewer's decision newer than the record wins (interchange.md, "lesson"). A record carries no
@@ -379,7 +380,7 @@ def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> bool:
     if fields:
         lesson.save(update_fields=[*fields, "updated_at"])
     if changed:
-        state.changes.keys[lesson.host_id].update({old_key, _key_of(lesson)})
+        state.changes.keys[lesson.host_id].update({old_key, key_of(lesson)})
     report.count("lesson", "held" if held else "updated" if changed else "unchanged")
     return "status" in changed
 
@@ -427,8 +428,7 @@ class _Resolver:
         versions = self.versions.get((host, ref.store, ref.lesson_id))
         if not versions:
             return None
-        live = [v for v in versions if v.status == Lesson.Status.LIVE]
-        return (live or versions)[-1]
+        return current_version(versions, live=lambda v: v.is_live, newest=lambda v: (v.created_at, v.hash))
 
     def version_at(self, host: str, ref, shown_at_ms: int) -> Lesson | None:
         """The version current at ``shown_at``: the newest created at or before it, else the current one."""
@@ -445,10 +445,6 @@ class _Resolver:
             if v.text_hash == digest:
                 return v
         return anchor if anchor.text_hash == digest else None
-
-
-def _key_of(lesson: Lesson) -> str:
-    return lesson_key(hash=lesson.hash, store=lesson.store, lesson_id=lesson.lesson_id)
 
 
 def _digest(*parts: object) -> str:
@@ -489,7 +485,7 @@ def _apply_references(state: _State, chunk: list[tuple[Source, int, int, Record]
                 continue
             digest = record.text_hash or lesson.text_hash
             shown = resolver.same_key_with_text(record.host, lesson, digest)
-            lkey = _key_of(lesson)
+            lkey = key_of(lesson)
             key = _digest(record.session, lkey, digest, record.shown_at_ms)
             exposures.append((lesson.host_id, shown, lkey, digest, key, record))
         elif isinstance(record, CorrectionRecord):

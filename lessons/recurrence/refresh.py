@@ -29,6 +29,7 @@ from django.db.models import Count, Q
 
 from lessons.core.recurrence import (
     AMBIGUOUS,
+    COUNT_FIELDS,
     DURING,
     EARLIER_VERSION,
     NOT_ATTRIBUTED,
@@ -43,7 +44,6 @@ from lessons.core.recurrence import Correction as CoreCorrection
 from lessons.core.recurrence import Exposure as CoreExposure
 from lessons.core.text import to_ms
 from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
-from lessons.recurrence.counts import COUNT_FIELDS
 from lessons.recurrence.versions import (
     KEY_CHUNK,
     Version,

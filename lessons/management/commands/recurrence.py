@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 
+from lessons.core.recurrence import is_recurring
 from lessons.management.base import Command as BaseCommand
 from lessons.models import Host
 from lessons.recurrence.counts import (
     NO_OBSERVED_CORRECTION,
     format_counts,
     has_evidence,
-    is_recurring,
     recurrence_report,
 )
 from lessons.recurrence.refresh import recurrence_recompute

@@ -1,0 +1,96 @@
+"""The JSON shapes of lessons, piles and recurrence counts, in one place. They read the rows they are
+given (and, for ``lesson_detail_json``, the lesson's verdicts, versions and decisions) and build plain
+dicts; the CLI, the API and the decision records all use them.
+
+spec: piles.md ("JSON output"), recurrence.md ("Per-lesson counts"), interchange.md ("lesson",
+"verdict"), decisions.md (the record).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lessons.core.piles import draft_state, pile_target, verdict_label
+from lessons.core.recurrence import COUNT_FIELDS, is_recurring
+from lessons.core.text import format_datetime
+from lessons.models import Lesson, RecurrenceCount
+
+if TYPE_CHECKING:
+    from lessons.selectors.piles import EntityPile
+
+
+def recurrence_dict(source: Lesson | RecurrenceCount | None) -> dict[str, int]:
+    """The seven recurrence counts in spec order (zeros before any analysis): of a stored count row, or
+    of a lesson (its row; join it with ``select_related("recurrence")`` to spare a query).
+    spec: recurrence.md, "Per-lesson counts".
+    """
+    row = _count_row(source) if isinstance(source, Lesson) else source
+    return {f: getattr(row, f) if row is not None else 0 for f in COUNT_FIELDS}
+
+
+def _count_row(lesson: Lesson) -> RecurrenceCount | None:
+    try:
+        return lesson.recurrence
+    except Lesson.recurrence.RelatedObjectDoesNotExist:  # the reverse one-to-one raises when missing
+        return None
+
+
+def pile_as_json(entity: EntityPile) -> dict:
+    """One pile in the JSON shape of piles.md, "JSON output"."""
+    pile = entity.pile
+    return {
+        "host": entity.host.name,
+        "namespace": pile.namespace,
+        "subject": pile.subject,
+        "target": pile_target(pile.namespace, pile.subject),
+        "max_active": pile.max_active,
+        "count": pile.count,
+        "severity": pile.severity,
+        "summary": pile.summary,
+        "members": [
+            {
+                "hash": lesson.hash,
+                "lesson_id": lesson.lesson_id,
+                "store": lesson.store,
+                "kind": lesson.kind,
+                "text": lesson.text,
+                "created_at": format_datetime(lesson.created_at),
+                "verdict": verdict_label(member.verdict),
+                "recurrence": recurrence_dict(lesson),
+            }
+            for lesson, member in zip(entity.lessons, pile.members, strict=True)
+        ],
+        "drafts": [
+            {
+                "id": d.ext_id,
+                "status": draft_state(
+                    status=d.status, supersedes=d.supersedes, live_hashes=entity.live_hashes
+                ),
+                "text": d.text,
+                "supersedes": list(d.supersedes),
+                "gates": {"ground": d.gate_ground, "verify": d.gate_verify},
+                "drafted_by": d.drafted_by,
+                "triggered_by": d.triggered_by,
+                "confidence": d.confidence,
+            }
+            for d in entity.drafts
+        ],
+    }
+
+
+def lesson_counts_json(row: RecurrenceCount) -> dict:
+    """One lesson of the ``recurrence`` command's JSON: identity, text and the seven counts."""
+    lesson = row.lesson
+    counts = recurrence_dict(row)
+    return {
+        "host": lesson.host.name,
+        "hash": lesson.hash,
+        "lesson_id": lesson.lesson_id,
+        "store": lesson.store,
+        "namespace": lesson.namespace,
+        "subject": lesson.subject,
+        "status": lesson.status,
+        "text": lesson.text,
+        "recurrence": counts,
+        "recurring": is_recurring(counts),
+    }
