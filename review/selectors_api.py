@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from lessons.core.piles import NOT_APPLIED, pile_target
 from lessons.core.text import format_datetime
 from lessons.models import Lesson, Verdict
-from lessons.selectors.piles import recurrence_dict
-from lessons.services.verdicts import latest_verdict_order
+from lessons.selectors.verdicts import latest_verdict_order
+from lessons.serializers import recurrence_dict
 from review.models import Decision
 
 

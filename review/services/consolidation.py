@@ -13,7 +13,8 @@ from django.db import transaction
 from lessons.core.coverage import draft_coverage, requires_confirmation
 from lessons.core.text import lesson_hash, text_hash
 from lessons.models import Draft, Host, Lesson
-from lessons.selectors.piles import entity_lessons, recurrence_dict
+from lessons.selectors.piles import entity_lessons
+from lessons.serializers import recurrence_dict
 from lessons.services.status import lesson_status_set, recurrence_after_commit
 from review.models import Action, Decision
 from review.services.chain import decision_append
