@@ -43,8 +43,9 @@ from lessons.core.text import format_datetime
 from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
 from lessons.selectors.piles import piles_json
+from lessons.serializers import lesson_detail_json
 from review.models import ApiToken, Decision
-from review.selectors_api import lesson_detail_json, lessons_by_hash
+from review.selectors_api import lessons_by_hash
 from review.selectors_log import decisions_since
 from review.services.acks import AckRefused, decision_ack
 from review.services.chain import decision_record
