@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lessons.core.piles import NOT_APPLIED, draft_state, pile_target, verdict_label
+from lessons.core.piles import draft_state, pile_target, verdict_label
 from lessons.core.recurrence import COUNT_FIELDS, is_recurring
 from lessons.core.text import format_datetime
 from lessons.models import Lesson, RecurrenceCount, Verdict
@@ -137,7 +137,7 @@ def lesson_detail_json(lesson: Lesson) -> dict:
         "created_at": format_datetime(lesson.created_at),
         "superseded_by": lesson.superseded_by,
         "consolidates": list(lesson.consolidates or []),
-        "verdict": lesson.latest_verdict or NOT_APPLIED,
+        "verdict": verdict_label(lesson.latest_verdict),
         "recurrence": recurrence_dict(lesson),
         "verdicts": [_verdict_json(v) for v in verdicts],
         "versions": [
