@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from lessons.core.text import lesson_hash
 from lessons.ingest.passes import OUTSIDE_HOST
 from lessons.models import Host, Lesson
 
@@ -47,3 +48,28 @@ def test_records_of_the_host_alone_are_written_as_without_the_option(ingest):
         ("alpha", "Default."),
         ("alpha", "Mine."),
     ]
+
+
+def test_each_line_is_parsed_at_most_twice(ingest, monkeypatch):
+    import lessons.ingest.passes as passes
+
+    parsed: dict[str, int] = {}
+    real = passes.parse_line
+
+    def counting(text, **kwargs):
+        parsed[text] = parsed.get(text, 0) + 1
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(passes, "parse_line", counting)
+    host = {"type": "host", "name": "alpha"}
+    verdict = {
+        "type": "verdict",
+        "host": "alpha",
+        "lesson": lesson_hash("ns", "s", "Mine."),
+        "verdict": "held",
+        "metric": "m",
+        "measured_at": AT,
+    }
+    report = ingest([host, MINE, verdict], only_host="alpha")
+    assert report.ok, report.error_lines()
+    assert sorted(parsed.values()) == [1, 2, 2]  # the host line once; the lesson and the verdict twice
