@@ -8,17 +8,27 @@ spec: piles.md ("JSON output"), recurrence.md ("Per-lesson counts"), interchange
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
 
 from lessons.core.piles import draft_state, pile_target, verdict_label
 from lessons.core.recurrence import COUNT_FIELDS, is_recurring
 from lessons.core.text import format_datetime
 from lessons.models import Lesson, RecurrenceCount, Verdict
 from lessons.selectors.verdicts import latest_verdict_order
-from review.models import Decision
 
 if TYPE_CHECKING:
     from lessons.selectors.piles import EntityPile
+
+
+class DecisionRow(Protocol):
+    """What the lesson JSON shows of a decision record (``review.models.Decision`` has it)."""
+
+    seq: int
+    at: datetime
+    action: str
+    actor: str
 
 
 def recurrence_dict(source: Lesson | RecurrenceCount | None) -> dict[str, int]:
@@ -109,19 +119,19 @@ def _verdict_json(verdict: Verdict) -> dict:
     }
 
 
-def lesson_detail_json(lesson: Lesson) -> dict:
-    """The API shape of one lesson (three more queries: verdicts, versions, decisions).
+def lesson_detail_json(lesson: Lesson, *, decisions: Iterable[DecisionRow]) -> dict:
+    """The API shape of one lesson (two more queries: verdicts, versions; and reading ``decisions``).
 
     ``verdicts`` latest first (interchange.md, "latest verdict"); ``versions`` are the lessons sharing
     its ``store`` + ``lesson_id`` on its host, oldest first (just itself when it has no ``lesson_id``);
-    ``decisions`` are the log records naming it, by ``seq``.
+    ``decisions`` are the log records naming it, by ``seq``, as the caller read them (the decision log
+    belongs to the review app: ``review.selectors_api.lesson_decisions``).
     """
     verdicts = Verdict.objects.filter(lesson=lesson).order_by(*latest_verdict_order())
     if lesson.lesson_id is not None:
         versions = Lesson.objects.filter(host=lesson.host, store=lesson.store, lesson_id=lesson.lesson_id)
     else:
         versions = Lesson.objects.filter(pk=lesson.pk)
-    decisions = Decision.objects.filter(host=lesson.host.name, lesson_hash=lesson.hash).order_by("seq")
     return {
         "host": lesson.host.name,
         "hash": lesson.hash,
@@ -146,6 +156,6 @@ def lesson_detail_json(lesson: Lesson) -> dict:
         ],
         "decisions": [
             {"seq": d.seq, "at": format_datetime(d.at), "action": d.action, "actor": d.actor}
-            for d in decisions.only("seq", "at", "action", "actor")
+            for d in decisions
         ],
     }

@@ -45,7 +45,7 @@ from lessons.ingest.reading import bytes_source
 from lessons.selectors.piles import piles_json
 from lessons.serializers import lesson_detail_json
 from review.models import ApiToken, Decision
-from review.selectors_api import lessons_by_hash
+from review.selectors_api import lesson_decisions, lessons_by_hash
 from review.selectors_log import decisions_since
 from review.services.acks import AckRefused, decision_ack
 from review.services.chain import decision_record
@@ -346,7 +346,7 @@ def lesson(
         raise ApiError(404, E_NOT_FOUND, [E_LESSON_NOT_FOUND.format(hash=lesson_hash, scope=scope)])
     if len(found) > 1:
         raise ApiError(409, E_LESSON_AMBIGUOUS.format(hash=lesson_hash), [x.host.name for x in found])
-    return lesson_detail_json(found[0])
+    return lesson_detail_json(found[0], decisions=lesson_decisions(lesson=found[0]))
 
 
 @api.get(

@@ -1,12 +1,15 @@
-"""Reads for the JSON API: the lessons a hash names (their JSON shape is
-``lessons.serializers.lesson_detail_json``). spec: interchange.md ("lesson").
+"""Reads for the JSON API: the lessons a hash names and the decisions naming a lesson (the JSON shape is
+``lessons.serializers.lesson_detail_json``). spec: interchange.md ("lesson"), decisions.md (the record).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.db.models import QuerySet
+
 from lessons.models import Lesson
+from review.models import Decision
 
 
 def lessons_by_hash(*, lesson_hash: str, hosts: Iterable[str] | None) -> list[Lesson]:
@@ -15,3 +18,13 @@ def lessons_by_hash(*, lesson_hash: str, hosts: Iterable[str] | None) -> list[Le
     if hosts is not None:
         qs = qs.filter(host__name__in=list(hosts))
     return list(qs.order_by("host__name"))
+
+
+def lesson_decisions(*, lesson: Lesson) -> QuerySet[Decision]:
+    """The decision records naming ``lesson`` on its host, by ``seq`` (``seq``, ``at``, ``action``,
+    ``actor`` only); lazy, one query when read."""
+    return (
+        Decision.objects.filter(host=lesson.host.name, lesson_hash=lesson.hash)
+        .order_by("seq")
+        .only("seq", "at", "action", "actor")
+    )
