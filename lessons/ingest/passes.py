@@ -35,7 +35,7 @@ from lessons.core.recurrence import current_version
 from lessons.core.text import from_ms, sha256_hex, text_hash, to_ms
 from lessons.ingest.reading import Source, iter_lines
 from lessons.ingest.report import ImportReport, LineError
-from lessons.ingest.writer import insert_new_rows
+from lessons.ingest.writer import RowKind, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
 from lessons.recurrence.versions import key_of
@@ -497,85 +497,71 @@ def _apply_references(state: _State, chunk: list[tuple[Source, int, int, Record]
     _write_corrections(state, corrections)
 
 
-def _write_verdicts(state: _State, items: list[tuple[Lesson, str, VerdictRecord]]) -> None:
-    def build(item: tuple[Lesson, str, VerdictRecord]) -> Verdict:
-        lesson, key, record = item
-        return Verdict(
-            host_id=lesson.host_id,
-            lesson=lesson,
-            key=key,
-            verdict=record.verdict,
-            metric=record.metric,
-            baseline=record.baseline,
-            current=record.current,
-            horizon_ms=record.horizon_ms,
-            measured_at=from_ms(record.measured_at_ms),
-        )
-
-    new = insert_new_rows(
-        report=state.report,
-        rtype="verdict",
-        model=Verdict,
-        scope="lesson_id",
-        items=[(item[0].id, item[1], item) for item in items],
-        build=build,
-        batch_size=CHUNK,
+def _verdict_row(item: tuple[Lesson, str, VerdictRecord]) -> Verdict:
+    lesson, key, record = item
+    return Verdict(
+        host_id=lesson.host_id,
+        lesson=lesson,
+        key=key,
+        verdict=record.verdict,
+        metric=record.metric,
+        baseline=record.baseline,
+        current=record.current,
+        horizon_ms=record.horizon_ms,
+        measured_at=from_ms(record.measured_at_ms),
     )
+
+
+def _exposure_row(item: tuple) -> Exposure:
+    host_id, shown, lkey, digest, key, record = item
+    return Exposure(
+        host_id=host_id,
+        session=record.session,
+        lesson_key=lkey,
+        lesson=shown,
+        text_hash=digest,
+        shown_at=from_ms(record.shown_at_ms),
+        tier=record.tier,
+        key=key,
+    )
+
+
+def _correction_row(item: tuple[Host, str, CorrectionRecord]) -> Correction:
+    host, key, record = item
+    return Correction(
+        host=host,
+        session=record.session,
+        ext_id=record.id,
+        key=key,
+        kind=record.kind,
+        text=record.text,
+        text_hash=text_hash(record.text),
+        corrected_at=from_ms(record.corrected_at_ms),
+        turn_started_at=from_ms(record.turn_started_at_ms) if record.turn_started_at_ms is not None else None,
+    )
+
+
+# Verdicts are identified per lesson, exposures and corrections per host (by their ``key`` digest).
+VERDICT_ROWS = RowKind(rtype="verdict", model=Verdict, scope="lesson_id", build=_verdict_row)
+EXPOSURE_ROWS = RowKind(rtype="exposure", model=Exposure, scope="host_id", build=_exposure_row)
+CORRECTION_ROWS = RowKind(rtype="correction", model=Correction, scope="host_id", build=_correction_row)
+
+
+def _write_verdicts(state: _State, items: list[tuple[Lesson, str, VerdictRecord]]) -> None:
+    rows = [(lesson.id, key, (lesson, key, record)) for lesson, key, record in items]
+    new = insert_new_rows(report=state.report, kind=VERDICT_ROWS, items=rows, batch_size=CHUNK)
     lesson_latest_verdict_refresh(lesson_ids=[lesson.id for lesson, _k, _r in new])
 
 
 def _write_exposures(state: _State, items: list) -> None:
-    def build(item: tuple) -> Exposure:
-        host_id, shown, lkey, digest, key, record = item
-        return Exposure(
-            host_id=host_id,
-            session=record.session,
-            lesson_key=lkey,
-            lesson=shown,
-            text_hash=digest,
-            shown_at=from_ms(record.shown_at_ms),
-            tier=record.tier,
-            key=key,
-        )
-
-    new = insert_new_rows(
-        report=state.report,
-        rtype="exposure",
-        model=Exposure,
-        scope="host_id",
-        items=[(item[0], item[4], item) for item in items],
-        build=build,
-        batch_size=CHUNK,
-    )
+    rows = [(item[0], item[4], item) for item in items]  # (host_id, key, item)
+    new = insert_new_rows(report=state.report, kind=EXPOSURE_ROWS, items=rows, batch_size=CHUNK)
     state.changes.sessions.update((host_id, record.session) for host_id, *_rest, record in new)
 
 
 def _write_corrections(state: _State, items: list[tuple[Host, str, CorrectionRecord]]) -> None:
-    def build(item: tuple[Host, str, CorrectionRecord]) -> Correction:
-        host, key, record = item
-        return Correction(
-            host=host,
-            session=record.session,
-            ext_id=record.id,
-            key=key,
-            kind=record.kind,
-            text=record.text,
-            text_hash=text_hash(record.text),
-            corrected_at=from_ms(record.corrected_at_ms),
-            turn_started_at=from_ms(record.turn_started_at_ms)
-            if record.turn_started_at_ms is not None
-            else None,
-        )
-
-    new = insert_new_rows(
-        report=state.report,
-        rtype="correction",
-        model=Correction,
-        scope="host_id",
-        items=[(item[0].id, item[1], item) for item in items],
-        build=build,
-        batch_size=CHUNK,
-    )
+    rows = [(host.id, key, (host, key, record)) for host, key, record in items]
+    new = insert_new_rows(report=state.report, kind=CORRECTION_ROWS, items=rows, batch_size=CHUNK)
     state.changes.sessions.update((host.id, record.session) for host, _k, record in new)
 
 
