@@ -21,7 +21,7 @@ spec: recurrence.md.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from django.db import connection, transaction
@@ -96,12 +96,35 @@ class RecurrenceChanges:
 def recurrence_changes_refresh(*, changes: RecurrenceChanges) -> RecurrenceStats:
     """The one refresh of a transaction's ``changes``: the changed sessions are attributed again
     (``recurrence_refresh``), then each changed key's counts follow its current version
-    (``recurrence_keys_changed``), host by host in id order. Returns ``RecurrenceStats``.
+    (``recurrence_keys_changed``). Host locks are taken in id order. Returns ``RecurrenceStats``.
+
+    Which keys are off their current version is read before the sessions are refreshed: refreshing a
+    session moves the counts of every key it saw onto that key's current version, after which such a
+    key would look unchanged, and the sessions outside the batch that saw it would keep attributions
+    made against its old current text. The batch's own sessions are not attributed twice.
     """
-    stats = recurrence_refresh(sessions=changes.sessions) if changes.sessions else RecurrenceStats()
-    for host_id in sorted(changes.keys):
-        if changes.keys[host_id]:
+    stats = RecurrenceStats()
+    sessions: dict[int, set[str]] = defaultdict(set)
+    for host_id, session in changes.sessions:
+        sessions[host_id].add(session)
+    keyed = sorted(host_id for host_id, keys in changes.keys.items() if keys)
+    if not changes.sessions:  # each call takes its host lock, in id order
+        for host_id in keyed:
             recurrence_keys_changed(host_id=host_id, keys=changes.keys[host_id], stats=stats)
+        return stats
+    with transaction.atomic():
+        for host_id in sorted(set(keyed) | set(sessions)):
+            _lock_host(host_id)
+        stale = {host_id: _stale_keys(host_id, changes.keys[host_id]) for host_id in keyed}
+        stats = recurrence_refresh(sessions=changes.sessions)
+        for host_id in keyed:
+            recurrence_keys_changed(
+                host_id=host_id,
+                keys=changes.keys[host_id],
+                stats=stats,
+                stale=stale[host_id],
+                skip_sessions=sessions[host_id],
+            )
     return stats
 
 
@@ -164,35 +187,55 @@ def recurrence_lessons_changed(*, lessons: Iterable[Lesson]) -> RecurrenceStats:
 
 
 def recurrence_keys_changed(
-    *, host_id: int, keys: Iterable[LessonKey], stats: RecurrenceStats | None = None
+    *,
+    host_id: int,
+    keys: Iterable[LessonKey],
+    stats: RecurrenceStats | None = None,
+    stale: Collection[LessonKey] = (),
+    skip_sessions: Collection[str] = (),
 ) -> RecurrenceStats:
-    """``recurrence_lessons_changed`` for lesson keys of one host (see there), under the host lock."""
+    """``recurrence_lessons_changed`` for lesson keys of one host (see there), under the host lock.
+
+    ``stale``: keys found off their current version before the caller refreshed ``skip_sessions``
+    (those sessions are up to date): the other sessions that saw them are attributed again too.
+    """
     stats = stats or RecurrenceStats()
     with transaction.atomic():
         _lock_host(host_id)
-        versions = key_versions(host_id=host_id, keys=keys)
-        current = current_versions(versions)
-        with_rows = set(
-            RecurrenceCount.objects.filter(lesson_id__in=[v.id for v in versions]).values_list(
-                "lesson_id", flat=True
-            )
-        )
-        changed = {
-            key
-            for key, version in current.items()
-            if (with_rows & {v.id for v in versions if v.key == key}) != {version.id}
-        }
+        changed = _stale_keys(host_id, keys)
+        exposed = _sessions_shown(host_id, changed | set(stale)) - set(skip_sessions)
+        if exposed:
+            changed |= set(stale)
         if changed:
-            # Deduplicated here: a DISTINCT would make SQLite walk the session index of the whole host.
-            sessions = sorted(
-                set(
-                    Exposure.objects.filter(host_id=host_id, lesson_key__in=sorted(changed)).values_list(
-                        "session", flat=True
-                    )
-                )
-            )
-            _refresh_sessions(host_id, sessions, changed_keys=changed, stats=stats)
+            _refresh_sessions(host_id, sorted(exposed), changed_keys=changed, stats=stats)
     return stats
+
+
+def _stale_keys(host_id: int, keys: Iterable[LessonKey]) -> set[LessonKey]:
+    """The ``keys`` whose stored count rows are not exactly one row on their current version."""
+    versions = key_versions(host_id=host_id, keys=keys)
+    current = current_versions(versions)
+    with_rows = set(
+        RecurrenceCount.objects.filter(lesson_id__in=[v.id for v in versions]).values_list(
+            "lesson_id", flat=True
+        )
+    )
+    return {
+        key
+        for key, version in current.items()
+        if (with_rows & {v.id for v in versions if v.key == key}) != {version.id}
+    }
+
+
+def _sessions_shown(host_id: int, keys: set[LessonKey]) -> set[str]:
+    if not keys:
+        return set()
+    # Deduplicated here: a DISTINCT would make SQLite walk the session index of the whole host.
+    return set(
+        Exposure.objects.filter(host_id=host_id, lesson_key__in=sorted(keys)).values_list(
+            "session", flat=True
+        )
+    )
 
 
 def _lock_host(host_id: int) -> None:

@@ -117,3 +117,24 @@ def test_retiring_20_lessons_runs_one_refresh_after_the_commit(
     kept = snapshot()
     recurrence_recompute()
     assert snapshot() == kept
+
+
+def test_a_new_current_version_re_attributes_the_sessions_outside_its_batch(ingest):
+    # Found by test_incremental's generated batches: the batch that brings V2 (now current) also shows
+    # V1 in a new session. Refreshing that session first put L-1's counts on V2, so the key looked
+    # unchanged and session "a" kept its attribution made when V1 was current.
+    ref = {"store": "team", "lesson_id": "L-1"}
+    v1, v2, text = "convert convert `to_utc`", "convert convert convert", "convert convert `to_utc` now"
+    first = [
+        lesson(v1, created="2026-10-01T00:00:00.000Z", **ref),
+        shown("a", "10:00", text=v1, **ref),
+        corrected("a", "10:00", text),
+    ]
+    assert ingest(first).ok
+    assert ingest(
+        [lesson(v2, created="2026-10-02T00:00:00.000Z", **ref), shown("b", "10:00", text=v1, **ref)]
+    ).ok
+    assert stored_counts() == {("desk", hash_of(v2)): counts(earlier_version=1)}
+    kept = snapshot()
+    recurrence_recompute()
+    assert snapshot() == kept
