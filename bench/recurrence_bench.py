@@ -248,7 +248,7 @@ def child_db(folder: str) -> dict:
     """In its own process (so the peak memory is its own): a full recompute, then a 100-session refresh."""
     _django(folder)
     from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
-    from lessons.services.recurrence import recurrence_recompute, recurrence_refresh
+    from lessons.recurrence.refresh import recurrence_recompute, recurrence_refresh
 
     host = Host.objects.get(name="bench")
     sample = sorted(set(Correction.objects.order_by("id").values_list("session", flat=True)[:100]))

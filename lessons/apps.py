@@ -6,7 +6,3 @@ class LessonsConfig(AppConfig):
 
     name = "lessons"
     default_auto_field = "django.db.models.BigAutoField"
-
-    def ready(self) -> None:
-        # Connects the post_save receiver that keeps recurrence counts on each key's current version.
-        from lessons.services import recurrence  # noqa: F401

@@ -247,7 +247,7 @@ class RecurrenceCount(models.Model):
 class CorrectionAttribution(models.Model):
     """What one ``user_correction`` was attributed to: one row per charged lesson version.
 
-    Derived data, rebuilt by ``lessons.services.recurrence``: a correction charged to one lesson has
+    Derived data, rebuilt by ``lessons.recurrence.refresh``: a correction charged to one lesson has
     one row (``recurred``, ``during``, ``unknown`` or ``earlier_version``); an ambiguous one has a row
     per matching candidate; an unmatched one has a single row without a lesson. ``lesson`` is always
     the current version of the charged key. ``session`` repeats the correction's session so that a

@@ -38,13 +38,14 @@ from ninja import Field, NinjaAPI, Path, Query, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
-from lessons.core.interchange import HOST_NAME, HostRecord, RecordError, parse_line
+from lessons.core.interchange import HOST_NAME
 from lessons.core.text import format_datetime
+from lessons.ingest.passes import ingest_sources
+from lessons.ingest.reading import bytes_source
 from lessons.selectors.piles import piles_json
-from lessons.services.ingest import ingest_sources
-from lessons.services.reading import bytes_source, iter_lines
+from lessons.serializers import lesson_detail_json
 from review.models import ApiToken, Decision
-from review.selectors_api import lesson_detail_json, lessons_by_hash
+from review.selectors_api import lesson_decisions, lessons_by_hash
 from review.selectors_log import decisions_since
 from review.services.acks import AckRefused, decision_ack
 from review.services.chain import decision_record
@@ -263,28 +264,6 @@ _ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: Erro
 # --- ingest -------------------------------------------------------------------------------------
 
 
-def _foreign_hosts(body: bytes, *, default_host: str | None, allowed: str) -> list[str]:
-    """Lines of ``body`` whose record names a host other than ``allowed``: ``["line 3: host x", ...]``.
-
-    A first validating pass for a host-scoped token, so that nothing is written when any record reaches
-    outside its host. Invalid lines are left to the ingest report.
-    """
-    found: list[str] = []
-    for number, text, _size in iter_lines(bytes_source(body)):
-        if text is None:
-            continue
-        try:
-            record = parse_line(text, default_host=default_host)
-        except RecordError:
-            continue
-        if record is None:
-            continue
-        name = record.name if isinstance(record, HostRecord) else record.host
-        if name != allowed:
-            found.append(f"line {number}: host {name}")
-    return found
-
-
 @api.post(
     "/ingest",
     response={200: dict[str, Any], 400: IngestErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut},
@@ -313,17 +292,16 @@ def ingest(
         if host is not None and host != own:
             raise ApiError(403, E_HOST.format(host=own))
         default_host = own
-    body = request.body
-    if token.host_id is not None:
-        foreign = _foreign_hosts(body, default_host=default_host, allowed=token.host.name)
-        if foreign:
-            raise ApiError(403, E_INGEST_HOSTS.format(host=token.host.name), foreign[:MAX_LISTED])
+    only_host = token.host.name if token.host_id is not None else None
     report = ingest_sources(
-        sources=[bytes_source(body, name="body")],
+        sources=[bytes_source(request.body, name="body")],
         default_host=default_host,
+        only_host=only_host,
         skip_invalid=skip_invalid,
         dry_run=dry_run,
     )
+    if report.outside_host_count:  # nothing was written: no record may reach outside the token's host
+        raise ApiError(403, E_INGEST_HOSTS.format(host=only_host), report.outside_host[:MAX_LISTED])
     if report.error_count and not skip_invalid:
         raise ApiError(
             400, E_INGEST_REFUSED.format(n=report.error_count), report.error_lines(), report=report.as_dict()
@@ -368,7 +346,7 @@ def lesson(
         raise ApiError(404, E_NOT_FOUND, [E_LESSON_NOT_FOUND.format(hash=lesson_hash, scope=scope)])
     if len(found) > 1:
         raise ApiError(409, E_LESSON_AMBIGUOUS.format(hash=lesson_hash), [x.host.name for x in found])
-    return lesson_detail_json(found[0])
+    return lesson_detail_json(found[0], decisions=lesson_decisions(lesson=found[0]))
 
 
 @api.get(

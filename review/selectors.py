@@ -33,10 +33,10 @@ from lessons.selectors.piles import (
     live_lessons,
     pile_queue,
     pile_version,
-    recurrence_dict,
     to_member,
 )
-from lessons.services.verdicts import latest_verdict_order
+from lessons.selectors.verdicts import latest_verdict_order
+from lessons.serializers import recurrence_dict
 from review.models import Decision
 
 

@@ -16,15 +16,11 @@ from dataclasses import dataclass
 
 from lessons.core.coverage import MemberCoverage, draft_coverage, requires_confirmation
 from lessons.core.piles import is_over_budget, pile_target
+from lessons.core.recurrence import COUNT_FIELDS
 from lessons.core.text import lesson_hash
 from lessons.models import Draft, Host, Lesson
-from lessons.selectors.piles import (
-    RECURRENCE_FIELDS,
-    draft_status,
-    entity_lessons,
-    pile_version,
-    recurrence_dict,
-)
+from lessons.selectors.piles import draft_status, entity_lessons, pile_version
+from lessons.serializers import recurrence_dict
 from review.models import Decision
 
 # The token estimate of a prompt block: characters / 4, rounded up. A rough rule of thumb for English
@@ -267,7 +263,7 @@ def _member_rows(draft: Draft, lessons: Sequence[Lesson]) -> tuple[MemberRow, ..
             MemberRow(lesson.hash, lesson, cov, recurrence_dict(lesson), kept, dropped, coverage_summary(cov))
         )
     missing = [h for h in dict.fromkeys(draft.supersedes) if h not in by_hash]
-    zeros = dict.fromkeys(RECURRENCE_FIELDS, 0)
+    zeros = dict.fromkeys(COUNT_FIELDS, 0)
     rows += [MemberRow(h, None, None, dict(zeros), (), (), NOT_ON_ENTITY) for h in missing]
     return tuple(rows)
 

@@ -60,8 +60,8 @@ def outsider(client):
 @pytest.fixture
 def ingest(db):
     """Ingest records (dicts or raw lines) through the real ingest service; returns the report."""
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import bytes_source
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import bytes_source
 
     def run(records, **options):
         lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
@@ -75,8 +75,8 @@ def ingest(db):
 @pytest.fixture
 def corpora(db):
     """Ingest the three shared interchange corpora; returns the report."""
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import file_source
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import file_source
 
     names = ("adbuy-desk.jsonl", "support-triage.jsonl", "warehouse-sql.jsonl")
     report = ingest_sources(sources=[file_source(str(CORPORA / n)) for n in names])

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 NOT_APPLIED = "not applied by the loop"
 SEVERITY = "medium"
 LIVE = "live"
+PENDING = "pending"
+STALE = "stale"
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,14 @@ def pile_summary(subject: str, max_active: int, members: Sequence[PileMember]) -
     """
     rendered = ", ".join(f"{m.hash[:8]}\u2026 ({verdict_label(m.verdict)})" for m in members)
     return f'{len(members)} live lessons on "{subject}" exceed the budget of {max_active}: {rendered}'
+
+
+def draft_state(*, status: str, supersedes: Iterable[str], live_hashes: Iterable[str]) -> str:
+    """A draft's status as shown: ``pending``, ``approved``, ``rejected``, or ``stale`` (pending while a
+    lesson it supersedes is not live). spec: piles.md, "JSON output" (``drafts``)."""
+    if status == PENDING and not set(supersedes) <= set(live_hashes):
+        return STALE
+    return status
 
 
 def entity_pile(

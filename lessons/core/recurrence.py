@@ -8,8 +8,9 @@ All times are integer milliseconds since the Unix epoch (UTC). spec: recurrence.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
 
 from lessons.core.tokens import (
     STOP_WORDS,
@@ -52,6 +53,7 @@ __all__ = [
 ]
 
 LessonKey = str
+V = TypeVar("V")
 
 USER_CORRECTION = "user_correction"
 
@@ -141,15 +143,17 @@ class Counts:
 
     def as_dict(self) -> dict[str, int]:
         """The seven counts, in declaration order."""
-        return {
-            "sessions_shown": self.sessions_shown,
-            "recurred": self.recurred,
-            "recurred_sessions": self.recurred_sessions,
-            "during": self.during,
-            "unknown": self.unknown,
-            "ambiguous": self.ambiguous,
-            "earlier_version": self.earlier_version,
-        }
+        return {name: getattr(self, name) for name in COUNT_FIELDS}
+
+
+# The seven counts' names in spec order, for every JSON shape, stored row and page that lists them.
+COUNT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Counts))
+
+
+def is_recurring(counts: Mapping[str, int]) -> bool:
+    """Recurring: ``recurred_sessions >= RECURRING_MIN_SESSIONS`` in counts as ``Counts.as_dict`` gives
+    them. spec: recurrence.md, "Per-lesson counts"."""
+    return counts.get("recurred_sessions", 0) >= RECURRING_MIN_SESSIONS
 
 
 @dataclass(frozen=True)
@@ -170,6 +174,18 @@ class RecurrenceResult:
     counts: dict[tuple[LessonKey, str], Counts]
     attributions: tuple[Attribution, ...]
     coverage: dict = field(default_factory=dict)
+
+
+def current_version(versions: Iterable[V], *, live: Callable[[V], bool], newest: Callable[[V], Any]) -> V:
+    """The current version of one lesson key: its newest live version, else its newest version.
+
+    ``live`` tells a live version; ``newest`` is the sort key of "newest" (callers order by
+    ``(created_at, hash)``). ``versions`` must not be empty. spec: recurrence.md, "Lesson keys and
+    versions" ("Its current text is the text of its live version (else its newest version)");
+    interchange.md, "verdict" (a ``store`` + ``lesson_id`` reference names the same version).
+    """
+    group = list(versions)
+    return max([v for v in group if live(v)] or group, key=newest)
 
 
 def _current_hashes(versions: Iterable[LessonVersion]) -> dict[LessonKey, str]:

@@ -19,6 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lessons.core.piles import NOT_APPLIED
+
 from .common import (
     JSON_ERRORS,
     SKIPPED_LINES,
@@ -32,7 +34,6 @@ from .common import (
 
 PILE_ANALYZER = "loop.lesson_pile/1"
 PILE_METRIC = "lesson_pile"
-NO_VERDICT = "not applied by the loop"  # the analyzer's placeholder for a member without a verdict
 PASSED = frozenset({"pass", "passed", "ok", "true"})
 
 # Counter names (printed as they are in the report).
@@ -194,7 +195,7 @@ def _finding(origin: str, obj: dict, translation: Translation, mtime_ms: int) ->
     measured = obj.get("created_at_ms", mtime_ms)
     translation.count(FINDINGS)
     for digest, verdict in sorted(verdicts.items()):
-        if verdict == NO_VERDICT or verdict is None:
+        if verdict == NOT_APPLIED or verdict is None:
             continue  # a member without a verdict: nothing was measured
         if not is_hash(digest) or not isinstance(verdict, str) or not verdict.strip():
             translation.skip(

@@ -1,6 +1,6 @@
 """Running an importer: database look-ups, the shared ingest, and the combined report.
 
-The translated records go through ``lessons.services.ingest.ingest_sources`` exactly like
+The translated records go through ``lessons.ingest.passes.ingest_sources`` exactly like
 ``manage.py ingest`` input, so the report, ``--dry-run`` and the "a reviewer's decision is never
 silently undone" rule behave the same. spec: importers.md (first paragraph); interchange.md.
 """
@@ -15,10 +15,10 @@ from django.db import transaction
 
 from lessons.core.recurrence import lesson_key
 from lessons.core.text import to_ms
+from lessons.ingest.passes import Progress, ingest_sources
+from lessons.ingest.reading import Source, lines_source
+from lessons.ingest.report import ImportReport
 from lessons.models import Exposure, Lesson
-from lessons.services.ingest import Progress, ingest_sources
-from lessons.services.reading import Source, lines_source
-from lessons.services.report import ImportReport
 
 from . import altimate, areev
 from .altimate_sessions import pin_exposure_texts

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from tqdm import tqdm
 
-from lessons.services.ingest import Progress
-from lessons.services.reading import Source
+from lessons.ingest.passes import Progress
+from lessons.ingest.reading import Source
 
 LARGE_INPUT_BYTES = 5 * 1024 * 1024
 _PHASES = ("validate", "lessons", "references")

@@ -13,19 +13,11 @@ from dataclasses import dataclass
 from django.db.models import Count, Exists, F, IntegerField, Min, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from lessons.core.piles import Pile, PileMember, entity_pile, pile_summary, pile_target
-from lessons.core.text import format_datetime
+from lessons.core.piles import Pile, PileMember, draft_state, entity_pile
+from lessons.core.recurrence import RECURRING_MIN_SESSIONS
 from lessons.models import Draft, Host, Lesson
+from lessons.serializers import pile_as_json
 
-RECURRENCE_FIELDS = (
-    "sessions_shown",
-    "recurred",
-    "recurred_sessions",
-    "during",
-    "unknown",
-    "ambiguous",
-    "earlier_version",
-)
 KNOWN_MIX = ("held", "regressed", "drifted")
 
 
@@ -38,7 +30,8 @@ def pile_queue(*, host: str | None = None, namespace: str | None = None, text: s
 
     Rows are dicts: ``host_name``, ``host_id``, ``namespace``, ``subject``, ``max_active``, ``count``,
     ``overage``, ``held``, ``regressed``, ``drifted``, ``other``, ``not_applied``, ``oldest``
-    (datetime, UTC), ``recurring`` (members with recurred_sessions >= 2), ``pending_drafts``.
+    (datetime, UTC), ``recurring`` (members with recurred_sessions >= ``RECURRING_MIN_SESSIONS``),
+    ``pending_drafts``.
     ``namespace`` keeps the entities whose namespace contains it (case-insensitive); ``text`` keeps the
     entities whose host, namespace or subject contains it, or that have a live lesson whose text does.
     spec: piles.md, rules 2-4.
@@ -71,7 +64,7 @@ def pile_queue(*, host: str | None = None, namespace: str | None = None, text: s
             drifted=Count("id", filter=Q(latest_verdict="drifted")),
             not_applied=Count("id", filter=Q(latest_verdict__isnull=True)),
             oldest=Min("created_at"),
-            recurring=Count("id", filter=Q(recurrence__recurred_sessions__gte=2)),
+            recurring=Count("id", filter=Q(recurrence__recurred_sessions__gte=RECURRING_MIN_SESSIONS)),
             pending_drafts=Coalesce(Subquery(pending, output_field=IntegerField()), Value(0)),
         )
         .filter(count__gt=F("host__max_active"))
@@ -129,26 +122,10 @@ def to_member(lesson: Lesson) -> PileMember:
     )
 
 
-def recurrence_dict(lesson: Lesson) -> dict[str, int]:
-    """The seven recurrence counts of a lesson (zeros before any analysis). spec: recurrence.md."""
-    counts = getattr(lesson, "recurrence", None) if _has_recurrence(lesson) else None
-    return {f: getattr(counts, f) if counts else 0 for f in RECURRENCE_FIELDS}
-
-
-def _has_recurrence(lesson: Lesson) -> bool:
-    try:
-        lesson.recurrence  # noqa: B018 - the reverse one-to-one raises when missing
-    except Lesson.recurrence.RelatedObjectDoesNotExist:
-        return False
-    return True
-
-
 def draft_status(draft: Draft, live_hashes: set[str]) -> str:
     """``pending``, ``approved``, ``rejected``, or ``stale`` (pending while a superseded member is not
     live)."""
-    if draft.status == Draft.Status.PENDING and not set(draft.supersedes) <= live_hashes:
-        return "stale"
-    return draft.status
+    return draft_state(status=draft.status, supersedes=draft.supersedes, live_hashes=live_hashes)
 
 
 @dataclass(frozen=True)
@@ -202,47 +179,6 @@ def piles_list(*, host: str | None = None) -> list[EntityPile]:
             )
         )
     return result
-
-
-def pile_as_json(entity: EntityPile) -> dict:
-    """One pile in the JSON shape of piles.md, "JSON output"."""
-    pile = entity.pile
-    return {
-        "host": entity.host.name,
-        "namespace": pile.namespace,
-        "subject": pile.subject,
-        "target": pile_target(pile.namespace, pile.subject),
-        "max_active": pile.max_active,
-        "count": pile.count,
-        "severity": pile.severity,
-        "summary": pile_summary(pile.subject, pile.max_active, pile.members),
-        "members": [
-            {
-                "hash": lesson.hash,
-                "lesson_id": lesson.lesson_id,
-                "store": lesson.store,
-                "kind": lesson.kind,
-                "text": lesson.text,
-                "created_at": format_datetime(lesson.created_at),
-                "verdict": member.verdict or "not applied by the loop",
-                "recurrence": recurrence_dict(lesson),
-            }
-            for lesson, member in zip(entity.lessons, pile.members, strict=True)
-        ],
-        "drafts": [
-            {
-                "id": d.ext_id,
-                "status": draft_status(d, set(entity.live_hashes)),
-                "text": d.text,
-                "supersedes": list(d.supersedes),
-                "gates": {"ground": d.gate_ground, "verify": d.gate_verify},
-                "drafted_by": d.drafted_by,
-                "triggered_by": d.triggered_by,
-                "confidence": d.confidence,
-            }
-            for d in entity.drafts
-        ],
-    }
 
 
 def piles_json(*, host: str | None = None) -> dict:

@@ -1,21 +1,13 @@
-"""Keeping each lesson's latest Verify-gate verdict current. spec: interchange.md, "verdict".
-
-The latest verdict is the one with the greatest ``measured_at``; on a tie the greater
-``horizon_ms`` (a missing horizon ranks lowest); then the one ingested later.
+"""Keeping each lesson's latest Verify-gate verdict current (the denormalized ``Lesson.latest_verdict``),
+in the order of ``lessons.selectors.verdicts.latest_verdict_order``. spec: interchange.md, "verdict".
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.db.models import F
-
 from lessons.models import Lesson, Verdict
-
-
-def latest_verdict_order() -> list:
-    """The ORDER BY that puts a lesson's latest verdict first."""
-    return [F("measured_at").desc(), F("horizon_ms").desc(nulls_last=True), F("id").desc()]
+from lessons.selectors.verdicts import latest_verdict_order
 
 
 def lesson_latest_verdict_refresh(*, lesson_ids: Iterable[int]) -> int:

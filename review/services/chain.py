@@ -10,7 +10,8 @@ code that verifies the table and anyone verifying a JSONL export all hash the ve
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.db import transaction
@@ -126,43 +127,93 @@ def decision_append(
     evidence: dict,
     at: datetime,
 ) -> Decision:
-    """Append one decision to the chain and return the saved row.
-
-    Locks the chain head (``select_for_update``), takes ``seq = head.seq + 1`` and
-    ``prev_hash = head.hash``, hashes the export record and moves the head. Must run inside the
-    caller's ``transaction.atomic()`` so the record commits with the change it records; raises
-    ``TransactionManagementError`` otherwise. ``at`` is stored cut to milliseconds (what the record
-    shows), so the stored row re-hashes to the same value. ``lesson`` fills ``lesson_hash``,
-    ``lesson_id`` and ``store``. spec: decisions.md, "The record".
+    """Append one decision to the chain and return the saved row: ``decisions_append_many`` of one entry
+    (see there for the fields). spec: decisions.md, "The record".
     """
-    if not transaction.get_connection().in_atomic_block:
-        raise transaction.TransactionManagementError("decision_append must run inside transaction.atomic()")
-    head = _locked_head()
-    decision = Decision(
-        seq=head.seq + 1,
-        at=truncate_to_ms(at),
+    entry = DecisionEntry(
         actor=actor,
-        action=Action(action).value,  # a plain str, so the record holds no enum member
+        action=action,
         host=host,
         namespace=namespace,
         subject=subject,
-        lesson_hash=lesson.hash if lesson is not None else None,
-        lesson_id=lesson.lesson_id if lesson is not None else None,
-        store=lesson.store if lesson is not None else None,
+        lesson=lesson,
         draft_id=draft_id,
         created_hash=created_hash,
         batch=batch,
-        reason_code=reason_code,
         reason=reason,
+        reason_code=reason_code,
         evidence=evidence,
-        prev_hash=head.hash,
+        at=at,
     )
-    decision.hash = record_hash(decision.prev_hash, decision_record(decision))
-    decision.save(force_insert=True)
-    head.seq = decision.seq
-    head.hash = decision.hash
+    return decisions_append_many(entries=[entry])[0]
+
+
+@dataclass(frozen=True)
+class DecisionEntry:
+    """One decision to append: the record's fields that are not handed out by the chain (``seq``,
+    ``prev_hash``, ``hash``). ``lesson`` fills ``lesson_hash``, ``lesson_id`` and ``store``."""
+
+    actor: str
+    action: str
+    host: str
+    namespace: str | None
+    subject: str | None
+    batch: str
+    reason: str
+    reason_code: str | None
+    evidence: dict
+    at: datetime
+    lesson: Lesson | None = None
+    draft_id: str | None = None
+    created_hash: str | None = None
+
+
+def decisions_append_many(*, entries: Sequence[DecisionEntry]) -> list[Decision]:
+    """Append ``entries`` to the chain, in order, and return the saved rows.
+
+    Locks the chain head once (``select_for_update``); each record takes the next ``seq`` and the
+    previous record's hash as ``prev_hash`` and is hashed from its export record; the rows are inserted
+    with one ``bulk_create`` and the head moved once, so the queries do not grow with the number of
+    entries. Must run inside the caller's ``transaction.atomic()`` so the records commit with the change
+    they record; raises ``TransactionManagementError`` otherwise. ``at`` is stored cut to milliseconds
+    (what the record shows), so a stored row re-hashes to the same value. spec: decisions.md, "The record".
+    """
+    if not transaction.get_connection().in_atomic_block:
+        raise transaction.TransactionManagementError("decision_append must run inside transaction.atomic()")
+    if not entries:
+        return []
+    head = _locked_head()
+    seq, prev_hash = head.seq, head.hash
+    decisions = []
+    for entry in entries:
+        lesson = entry.lesson
+        seq += 1
+        decision = Decision(
+            seq=seq,
+            at=truncate_to_ms(entry.at),
+            actor=entry.actor,
+            action=Action(entry.action).value,  # a plain str, so the record holds no enum member
+            host=entry.host,
+            namespace=entry.namespace,
+            subject=entry.subject,
+            lesson_hash=lesson.hash if lesson is not None else None,
+            lesson_id=lesson.lesson_id if lesson is not None else None,
+            store=lesson.store if lesson is not None else None,
+            draft_id=entry.draft_id,
+            created_hash=entry.created_hash,
+            batch=entry.batch,
+            reason_code=entry.reason_code,
+            reason=entry.reason,
+            evidence=entry.evidence,
+            prev_hash=prev_hash,
+        )
+        decision.hash = record_hash(decision.prev_hash, decision_record(decision))
+        prev_hash = decision.hash
+        decisions.append(decision)
+    Decision.objects.bulk_create(decisions)
+    head.seq, head.hash = seq, prev_hash
     head.save(update_fields=["seq", "hash"])
-    return decision
+    return decisions
 
 
 def chain_verify(records: Iterable[dict], *, prev_hash: str = GENESIS_PREV_HASH) -> int | None:

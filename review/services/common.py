@@ -16,7 +16,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from lessons.models import Host, Lesson
-from lessons.selectors.piles import entity_lessons, pile_version, recurrence_dict
+from lessons.selectors.piles import entity_lessons, pile_version
+from lessons.serializers import recurrence_dict
 from review.models import ReasonCode
 from review.roles import PERM_DECIDE
 from review.services.chain import truncate_to_ms

@@ -13,7 +13,9 @@ from django.db import transaction
 from lessons.core.coverage import draft_coverage, requires_confirmation
 from lessons.core.text import lesson_hash, text_hash
 from lessons.models import Draft, Host, Lesson
-from lessons.selectors.piles import entity_lessons, recurrence_dict
+from lessons.selectors.piles import entity_lessons
+from lessons.serializers import recurrence_dict
+from lessons.services.status import lesson_status_set, recurrence_after_commit
 from review.models import Action, Decision
 from review.services.chain import decision_append
 from review.services.common import (
@@ -208,11 +210,10 @@ def draft_approve(
             consolidates=list(locked.supersedes),
             decided_at=at,
         )
-        for member in members:
-            member.status = Lesson.Status.SUPERSEDED
-            member.superseded_by = new_hash
-            member.decided_at = at
-            member.save(update_fields=["status", "superseded_by", "decided_at", "updated_at"])
+        recurrence_after_commit(lessons=[created])
+        lesson_status_set(
+            lessons=members, status=Lesson.Status.SUPERSEDED, superseded_by=new_hash, decided_at=at
+        )
         locked.status = Draft.Status.APPROVED
         locked.created_lesson = created
         locked.decided_at = at
@@ -300,22 +301,18 @@ def consolidation_rollback(
         evidence = draft_evidence(draft=locked, lessons=lessons, host=host)
         evidence["verdict"] = verdict_shown(created)
         evidence["recurrence"] = recurrence_dict(created)
-        created.status = Lesson.Status.RETRACTED
-        created.decided_at = at
-        created.save(update_fields=["status", "decided_at", "updated_at"])
         supersedes = set(locked.supersedes)
-        for member in lessons:
-            # Only the members this consolidation superseded; one changed since (by an import newer than
-            # the approval) keeps its state.
-            if (
-                member.hash in supersedes
-                and member.status == Lesson.Status.SUPERSEDED
-                and member.superseded_by == created.hash
-            ):
-                member.status = Lesson.Status.LIVE
-                member.superseded_by = None
-                member.decided_at = at
-                member.save(update_fields=["status", "superseded_by", "decided_at", "updated_at"])
+        # Only the members this consolidation superseded; one changed since (by an import newer than
+        # the approval) keeps its state.
+        revived = [
+            member
+            for member in lessons
+            if member.hash in supersedes
+            and member.status == Lesson.Status.SUPERSEDED
+            and member.superseded_by == created.hash
+        ]
+        lesson_status_set(lessons=[created], status=Lesson.Status.RETRACTED, decided_at=at)
+        lesson_status_set(lessons=revived, status=Lesson.Status.LIVE, superseded_by=None, decided_at=at)
         decision = _record(
             locked,
             actor=actor.get_username(),

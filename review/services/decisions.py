@@ -16,7 +16,9 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from lessons.core.piles import entity_label
 from lessons.models import Host, Lesson
+from lessons.services.status import lesson_status_set
 from review.models import Action, Decision
 from review.services.budget import (
     BUDGET_NOTHING_GIVEN,
@@ -25,7 +27,7 @@ from review.services.budget import (
     budget_preview,
     host_set_budget,
 )
-from review.services.chain import decision_append
+from review.services.chain import DecisionEntry, decision_append, decisions_append_many
 from review.services.common import (
     NOT_ALLOWED_BUDGET,
     NOT_ALLOWED_DECIDE,
@@ -112,10 +114,6 @@ RESTORE_NOT_BY_RETIRE = (
 )
 
 
-def _entity_label(namespace: str, subject: str) -> str:
-    return f"{namespace}/{subject}" if namespace else subject
-
-
 def lesson_retire(
     *,
     host: Host,
@@ -125,12 +123,18 @@ def lesson_retire(
     reason_code: str | None = None,
     pile_version: str | None = None,
     now: datetime | None = None,
+    namespace: str | None = None,
+    subject: str | None = None,
 ) -> list[Decision]:
     """Retire live lessons of one entity: each becomes ``retracted``; one record each, one shared batch.
 
-    ``hashes`` are full 64-hex hashes of lessons of ``host``, all on one entity. ``pile_version`` is the
-    version the reviewer saw (``lessons.selectors.piles.pile_version``); ``None`` skips the check (the
-    CLI acts on fresh state). Returns the decisions in pile order (oldest lesson first).
+    ``hashes`` are full 64-hex hashes of lessons of ``host``, all on one entity. ``namespace`` and
+    ``subject`` name that entity when the caller has resolved it (the pile page); without them the
+    entity is looked up from ``hashes``. ``pile_version`` is the version the reviewer saw
+    (``lessons.selectors.piles.pile_version``); ``None`` skips the check (the CLI acts on fresh state).
+    The entity's lessons are read once, under the lock; the statuses change in one statement and the
+    records are appended together, so the queries do not grow with the number of lessons.
+    Returns the decisions in pile order (oldest lesson first).
     Raises ``NotAllowed`` (no ``review.decide``), ``StalePile``, or ``DecisionRefused`` (reason, unknown
     lesson, several entities, a lesson not live). spec: decisions.md, "Actions" (``retire``).
     """
@@ -138,51 +142,59 @@ def lesson_retire(
     wanted = list(dict.fromkeys(hashes))
     if not wanted:
         raise DecisionRefused(RETIRE_NOTHING)
+    if namespace is None or subject is None:
+        namespace, subject = _entity_of(host, wanted)
+    at = decision_now(now)
+    batch = new_batch()
+    with transaction.atomic():
+        lessons = lock_entity(host=host, namespace=namespace, subject=subject)
+        on_entity = {lesson.hash for lesson in lessons}
+        for h in wanted:
+            if h not in on_entity:
+                raise DecisionRefused(LESSON_UNKNOWN.format(hash=h, host=host.name))
+        check_version(lessons, pile_version)
+        chosen = [lesson for lesson in lessons if lesson.hash in set(wanted)]
+        for lesson in chosen:
+            if lesson.status != Lesson.Status.LIVE:
+                raise DecisionRefused(LESSON_NOT_LIVE.format(short=lesson.hash[:8], status=lesson.status))
+        count = live_count(lessons)
+        entries = [
+            DecisionEntry(
+                actor=actor.get_username(),
+                action=Action.RETIRE,
+                host=host.name,
+                namespace=namespace,
+                subject=subject,
+                lesson=lesson,
+                batch=batch,
+                reason=reason,
+                reason_code=reason_code,
+                evidence=lesson_evidence(lesson=lesson, live_count=count, host=host),
+                at=at,
+            )
+            for lesson in chosen
+        ]
+        lesson_status_set(lessons=chosen, status=Lesson.Status.RETRACTED, decided_at=at)
+        decisions = decisions_append_many(entries=entries)
+    return decisions
+
+
+def _entity_of(host: Host, hashes: list[str]) -> tuple[str, str]:
+    """The one entity ``(namespace, subject)`` of the lessons ``hashes`` on ``host``; ``DecisionRefused``
+    for an unknown hash or lessons on several entities. One query."""
     found = {
         row["hash"]: (row["namespace"], row["subject"])
-        for row in Lesson.objects.filter(host=host, hash__in=wanted).values("hash", "namespace", "subject")
+        for row in Lesson.objects.filter(host=host, hash__in=hashes).values("hash", "namespace", "subject")
     }
-    for h in wanted:
+    for h in hashes:
         if h not in found:
             raise DecisionRefused(LESSON_UNKNOWN.format(hash=h, host=host.name))
     entities = sorted(set(found.values()))
     if len(entities) > 1:
         raise DecisionRefused(
-            LESSONS_NOT_ONE_ENTITY.format(entities=", ".join(_entity_label(ns, s) for ns, s in entities))
+            LESSONS_NOT_ONE_ENTITY.format(entities=", ".join(entity_label(ns, s) for ns, s in entities))
         )
-    namespace, subject = entities[0]
-    at = decision_now(now)
-    batch = new_batch()
-    with transaction.atomic():
-        lessons = lock_entity(host=host, namespace=namespace, subject=subject)
-        check_version(lessons, pile_version)
-        chosen = [lesson for lesson in lessons if lesson.hash in found]
-        for lesson in chosen:
-            if lesson.status != Lesson.Status.LIVE:
-                raise DecisionRefused(LESSON_NOT_LIVE.format(short=lesson.hash[:8], status=lesson.status))
-        count = live_count(lessons)
-        decisions = []
-        for lesson in chosen:
-            evidence = lesson_evidence(lesson=lesson, live_count=count, host=host)
-            lesson.status = Lesson.Status.RETRACTED
-            lesson.decided_at = at
-            lesson.save(update_fields=["status", "decided_at", "updated_at"])
-            decisions.append(
-                decision_append(
-                    actor=actor.get_username(),
-                    action=Action.RETIRE,
-                    host=host.name,
-                    namespace=namespace,
-                    subject=subject,
-                    lesson=lesson,
-                    batch=batch,
-                    reason=reason,
-                    reason_code=reason_code,
-                    evidence=evidence,
-                    at=at,
-                )
-            )
-    return decisions
+    return entities[0]
 
 
 def lesson_restore(
@@ -220,9 +232,7 @@ def lesson_restore(
         if latest is None or latest.action != Action.RETIRE:
             raise DecisionRefused(RESTORE_NOT_BY_RETIRE.format(short=current.hash[:8]))
         evidence = lesson_evidence(lesson=current, live_count=live_count(lessons), host=host)
-        current.status = Lesson.Status.LIVE
-        current.decided_at = at
-        current.save(update_fields=["status", "decided_at", "updated_at"])
+        lesson_status_set(lessons=[current], status=Lesson.Status.LIVE, decided_at=at)
         decision = decision_append(
             actor=actor.get_username(),
             action=Action.RESTORE,

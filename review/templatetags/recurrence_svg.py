@@ -18,7 +18,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from lessons.core.text import format_datetime
-from lessons.selectors.recurrence_lesson import OUTCOME_LABELS, LessonRecurrence
+from lessons.recurrence.lesson import OUTCOME_LABELS, LessonRecurrence
 
 register = template.Library()
 

@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from lessons.selectors.recurrence_lesson import lesson_recurrence
+from lessons.recurrence.lesson import lesson_recurrence
 from review import selectors
 from review.forms import RestoreForm
 from review.roles import PERM_DECIDE, PERM_VIEW

@@ -117,6 +117,8 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
     try:
         decisions = lesson_retire(
             host=host,
+            namespace=detail.namespace,
+            subject=detail.subject,
             hashes=data["members"],
             actor=request.user,
             reason=data["reason"],

@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from lessons.models import Host
-from lessons.selectors.recurrence import host_unmatched_topics, recurrence_coverage
+from lessons.recurrence.counts import host_unmatched_topics, recurrence_coverage
 from review.roles import PERM_VIEW
 from review.views.htmx import render_problem
 

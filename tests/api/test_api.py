@@ -9,10 +9,10 @@ import pytest
 from django.test import override_settings
 
 from lessons.core.text import format_datetime, lesson_hash
+from lessons.ingest.passes import ingest_sources
+from lessons.ingest.reading import bytes_source
 from lessons.models import Host, Lesson
 from lessons.selectors.piles import piles_json
-from lessons.services.ingest import ingest_sources
-from lessons.services.reading import bytes_source
 from review import api as A
 from review.models import ApiToken, Decision, DecisionAck
 from review.services.chain import decision_record

@@ -16,8 +16,8 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from lessons.services.ingest import ingest_sources
-from lessons.services.reading import bytes_source
+from lessons.ingest.passes import ingest_sources
+from lessons.ingest.reading import bytes_source
 from review.services.decisions import host_set_budget
 from tests.api.conftest import lesson_line
 

@@ -353,8 +353,8 @@ def test_an_import_racing_a_retire_never_overwrites_the_decision(pile, reviewer)
 
     from django.db import connections, transaction
 
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import bytes_source
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import bytes_source
     from review.services.decisions import lesson_retire
 
     locked, go = threading.Event(), threading.Event()

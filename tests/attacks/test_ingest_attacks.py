@@ -19,8 +19,8 @@ from lessons.core.interchange import (
     HOST_NAME,
 )
 from lessons.core.text import lesson_hash
+from lessons.ingest.passes import HASH_CONTENT_DIFFERS
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
-from lessons.services.ingest import HASH_CONTENT_DIFFERS
 
 T0 = 1767225600000  # 2026-01-01T00:00:00.000Z
 
@@ -122,8 +122,8 @@ def test_nan_and_infinity_are_refused_with_a_message_that_says_why(ingest):
 
 
 def test_invalid_utf8_names_the_line_and_the_valid_lines_around_it_are_not_written(db):
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import bytes_source
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import bytes_source
 
     body = (LESSON_LINE + "\n").encode() + b'{"type": "host", "name": "x\xff"}\n'
     report = ingest_sources(sources=[bytes_source(body, name="up.jsonl")])
@@ -132,8 +132,8 @@ def test_invalid_utf8_names_the_line_and_the_valid_lines_around_it_are_not_writt
 
 
 def test_a_bom_and_mixed_crlf_and_lf_line_ends_are_accepted(db):
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import bytes_source
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import bytes_source
 
     body = b"\xef\xbb\xbf" + b'{"type": "host", "name": "a1"}\r\n\r\n{"type": "host", "name": "a2"}\n'
     report = ingest_sources(sources=[bytes_source(body, name="up.jsonl")])

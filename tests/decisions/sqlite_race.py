@@ -20,9 +20,9 @@ def main() -> None:
     from django.contrib.auth.models import Group, User
     from django.core.management import call_command
 
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import bytes_source
     from lessons.models import Draft, Host, Lesson
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import bytes_source
     from review.services.chain import decisions_verify
     from tests.decisions.conftest import lesson_record
     from tests.decisions.test_concurrency import race, retire_action, version

@@ -21,8 +21,8 @@ DAY = 86_400_000
 @pytest.fixture
 def adbuy(db):
     """Ingest ../shared/corpora/adbuy-desk.jsonl through the real ingest service."""
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import file_source
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import file_source
 
     report = ingest_sources(sources=[file_source(str(CORPORA / "adbuy-desk.jsonl"))])
     assert report.ok, report.error_lines()

@@ -263,7 +263,7 @@ def test_the_earlier_text_shown_in_ses_d01_is_kept_and_ses_d05_has_the_current_o
 
 
 def test_the_recurrence_counts_of_l_8201(budget_host, project):
-    from lessons.services.recurrence import recurrence_recompute
+    from lessons.recurrence.refresh import recurrence_recompute
 
     import_altimate(project)
     recurrence_recompute(host=Host.objects.get(name=HOST))

@@ -239,8 +239,8 @@ def test_a_draft_superseding_a_lesson_of_another_entity_is_refused(ingest):
 
 
 def test_crlf_line_ends_blank_lines_and_a_bom_are_accepted(db):
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import bytes_source
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import bytes_source
 
     data = b"\xef\xbb\xbf" + json.dumps(HOST).encode() + b"\r\n\r\n" + json.dumps(lesson()).encode() + b"\r\n"
     report = ingest_sources(sources=[bytes_source(data, name="f.jsonl")])
@@ -248,8 +248,8 @@ def test_crlf_line_ends_blank_lines_and_a_bom_are_accepted(db):
 
 
 def test_invalid_utf8_is_an_error_for_that_line(db):
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import bytes_source
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import bytes_source
 
     data = json.dumps(lesson()).encode() + b"\n" + b'{"type": "host", "name": "\xff"}\n'
     report = ingest_sources(sources=[bytes_source(data, name="f.jsonl")])
@@ -265,7 +265,7 @@ def test_only_the_first_hundred_errors_are_kept_in_full(ingest):
 
 @pytest.mark.parametrize("chunk", [1, 3])
 def test_chunking_does_not_change_the_result(ingest, monkeypatch, chunk):
-    import lessons.services.ingest as module
+    import lessons.ingest.passes as module
 
     monkeypatch.setattr(module, "CHUNK", chunk)
     records = (

@@ -114,8 +114,8 @@ def test_without_debug_or_secret_key_a_command_says_so_in_one_line():
 
 
 def test_a_dry_run_says_a_missing_host_would_be_created(db):
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import bytes_source
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import bytes_source
 
     data = json.dumps(
         {"type": "lesson", "host": "newhost", "namespace": "", "subject": "s", "text": "T.", "created_at": 1}

@@ -21,9 +21,9 @@ def row_seqs(html: str) -> list[int]:
 @pytest.fixture
 def two_hosts(db):
     """Hosts ``alpha`` (3 live lessons on ns/s, budget 2, enabled) and ``beta`` (budget off)."""
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import bytes_source
     from lessons.models import Host
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import bytes_source
 
     alpha = Host.objects.create(name="alpha", max_active=2, budget_enabled=True)
     beta = Host.objects.create(name="beta", max_active=8, budget_enabled=False)

@@ -90,10 +90,10 @@ def counts(**nonzero: int) -> dict[str, int]:
 def stored_counts() -> dict[tuple[str, str], dict[str, int]]:
     """Every stored ``RecurrenceCount`` as ``{(host, lesson hash): counts}``."""
     from lessons.models import RecurrenceCount
-    from lessons.selectors.recurrence import counts_dict
+    from lessons.serializers import recurrence_dict
 
     return {
-        (row.lesson.host.name, row.lesson.hash): counts_dict(row)
+        (row.lesson.host.name, row.lesson.hash): recurrence_dict(row)
         for row in RecurrenceCount.objects.select_related("lesson__host")
     }
 

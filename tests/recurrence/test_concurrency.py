@@ -12,7 +12,7 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from lessons.services.recurrence import recurrence_recompute
+from lessons.recurrence.refresh import recurrence_recompute
 from tests.recurrence.builders import corrected, counts, hash_of, host, lesson, shown, snapshot, stored_counts
 
 postgres_only = pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
@@ -24,8 +24,8 @@ WRITERS = 4
 @postgres_only
 @pytest.mark.postgres
 def test_concurrent_ingests_of_corrections_on_one_lesson_keep_every_count(transactional_db):
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import bytes_source
+    from lessons.ingest.passes import ingest_sources
+    from lessons.ingest.reading import bytes_source
 
     def ingest(records):
         import json

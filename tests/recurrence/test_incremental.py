@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from lessons.core.recurrence import Correction, Exposure, LessonVersion, attribute, lesson_key
 from lessons.core.text import to_ms
-from lessons.services.recurrence import recurrence_recompute
+from lessons.recurrence.refresh import recurrence_recompute
 from tests.conftest import CORPORA
 from tests.recurrence.builders import counts, snapshot, stored_counts
 

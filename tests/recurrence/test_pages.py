@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from lessons.selectors.recurrence_lesson import MAX_QUERIES
+from lessons.recurrence.lesson import MAX_QUERIES
 from tests.pages.html import parse, table_rows
 from tests.recurrence.builders import corrected, hash_of, host, lesson, shown
 

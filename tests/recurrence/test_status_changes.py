@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from lessons.models import Host, Lesson
-from lessons.services.recurrence import recurrence_lessons_changed, recurrence_recompute
+from lessons.recurrence.refresh import recurrence_lessons_changed, recurrence_recompute
 from review.services.decisions import lesson_restore, lesson_retire
 from tests.recurrence.builders import (
     at,

@@ -11,7 +11,7 @@ import pytest
 from django.template import Context, Template
 
 from lessons.models import Lesson
-from lessons.selectors.recurrence_lesson import lesson_recurrence
+from lessons.recurrence.lesson import lesson_recurrence
 from tests.recurrence.builders import corrected, hash_of, host, lesson, shown
 
 TEXT = "Convert `*_at` timestamp columns with `to_utc` in staging models."

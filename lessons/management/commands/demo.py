@@ -7,9 +7,9 @@ from pathlib import Path
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
+from lessons.ingest.passes import ingest_sources
+from lessons.ingest.reading import file_source
 from lessons.management.base import Command as BaseCommand
-from lessons.services.ingest import ingest_sources
-from lessons.services.reading import file_source
 
 DEMO_CORPUS = Path(__file__).resolve().parents[2] / "demo" / "demo.jsonl"
 # Demo logins: (username, password, groups). "priya" triggered the demo drafts, so she may not

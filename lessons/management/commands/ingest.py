@@ -6,11 +6,11 @@ import json
 import sys
 
 from lessons.core.interchange import HOST_NAME
+from lessons.ingest.passes import ingest_sources
+from lessons.ingest.reading import file_source, spooled_source
 from lessons.management.base import Command as BaseCommand
 from lessons.management.base import UsageError
 from lessons.management.progress import progress_bar
-from lessons.services.ingest import ingest_sources
-from lessons.services.reading import file_source, spooled_source
 
 
 class Command(BaseCommand):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from lessons.core.piles import verdict_label
 from lessons.management.base import Command as BaseCommand
 from lessons.models import Host
 from lessons.selectors.piles import piles_json, piles_list
@@ -43,7 +44,7 @@ class Command(BaseCommand):
             host, target = cut(entity.host.name, 20), cut(p.target, 45)
             self.stdout.write(f"{host:<20} {target:<45} {live:>13} {p.severity}")
             for lesson, member in zip(entity.lessons, p.members, strict=True):
-                verdict = member.verdict or "not applied by the loop"
+                verdict = verdict_label(member.verdict)
                 text = cut(lesson.text, TEXT_WIDTH)
                 self.stdout.write(f"    {lesson.hash[:8]}  {cut(verdict, 24):<24} {text}")
         self.stdout.write(f"{len(piles)} pile(s)")

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 
+from lessons.core.recurrence import is_recurring
 from lessons.management.base import Command as BaseCommand
 from lessons.models import Host
-from lessons.selectors.recurrence import (
+from lessons.recurrence.counts import (
     NO_OBSERVED_CORRECTION,
     format_counts,
     has_evidence,
-    is_recurring,
     recurrence_report,
 )
-from lessons.services.recurrence import recurrence_recompute
+from lessons.recurrence.refresh import recurrence_recompute
 
 UNKNOWN_HOST = "unknown host {name!r}"
 TEXT_WIDTH = 80

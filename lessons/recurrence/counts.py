@@ -1,6 +1,6 @@
 """Reading recurrence: stored counts per lesson, unmatched topics per host, the coverage report.
 
-The counts are stored by ``lessons.services.recurrence``; topics and coverage are read on demand
+The counts are stored by ``lessons.recurrence.refresh``; topics and coverage are read on demand
 (topics only look at corrections and lessons that contain a backtick). spec: recurrence.md;
 cli.md (``recurrence``).
 """
@@ -15,7 +15,6 @@ from datetime import datetime
 from django.db.models import Count, Q, QuerySet
 
 from lessons.core.recurrence import (
-    RECURRING_MIN_SESSIONS,
     SINGLE_OUTCOMES,
     UNMATCHED_TOPICS_LIMIT,
     USER_CORRECTION,
@@ -24,22 +23,11 @@ from lessons.core.recurrence import (
 )
 from lessons.core.recurrence import Correction as CoreCorrection
 from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
-from lessons.selectors.piles import RECURRENCE_FIELDS
+from lessons.serializers import lesson_counts_json
 
-COUNT_FIELDS = RECURRENCE_FIELDS  # the seven counts, in spec order
 # Counts that are evidence of a correction; a lesson with none of them has "no observed correction".
 EVIDENCE_FIELDS = ("recurred", "during", "unknown", "ambiguous", "earlier_version")
 NO_OBSERVED_CORRECTION = "no observed correction"
-
-
-def counts_dict(row: RecurrenceCount | None) -> dict[str, int]:
-    """The seven counts of a stored row, in spec order (zeros for ``None``)."""
-    return {f: getattr(row, f) if row is not None else 0 for f in COUNT_FIELDS}
-
-
-def is_recurring(counts: dict[str, int]) -> bool:
-    """recurrence.md: recurring when ``recurred_sessions >= 2``."""
-    return counts.get("recurred_sessions", 0) >= RECURRING_MIN_SESSIONS
 
 
 def has_evidence(counts: dict[str, int]) -> bool:
@@ -66,24 +54,6 @@ def recurrence_counts(*, host: Host | None = None) -> QuerySet[RecurrenceCount]:
         "-ambiguous",
         "lesson__hash",
     )
-
-
-def lesson_counts_json(row: RecurrenceCount) -> dict:
-    """One lesson of the ``recurrence`` command's JSON: identity, text and the seven counts."""
-    lesson = row.lesson
-    counts = counts_dict(row)
-    return {
-        "host": lesson.host.name,
-        "hash": lesson.hash,
-        "lesson_id": lesson.lesson_id,
-        "store": lesson.store,
-        "namespace": lesson.namespace,
-        "subject": lesson.subject,
-        "status": lesson.status,
-        "text": lesson.text,
-        "recurrence": counts,
-        "recurring": is_recurring(counts),
-    }
 
 
 def recurrence_coverage(*, host: Host | None = None) -> dict:
@@ -234,16 +204,12 @@ def format_counts(counts: dict[str, int]) -> str:
 
 
 __all__ = [
-    "COUNT_FIELDS",
     "NO_OBSERVED_CORRECTION",
     "TopicExample",
     "UnmatchedTopic",
-    "counts_dict",
     "format_counts",
     "has_evidence",
     "host_unmatched_topics",
-    "is_recurring",
-    "lesson_counts_json",
     "recurrence_counts",
     "recurrence_coverage",
     "recurrence_report",

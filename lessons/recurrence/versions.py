@@ -14,7 +14,7 @@ from datetime import datetime
 
 from django.db.models import Q
 
-from lessons.core.recurrence import LessonKey, LessonVersion, lesson_key
+from lessons.core.recurrence import LessonKey, LessonVersion, current_version, lesson_key
 from lessons.models import Lesson
 
 KEY_CHUNK = 500  # keys per lookup query: well under SQLite's 999 parameters
@@ -90,17 +90,14 @@ def key_versions(*, host_id: int, keys: Iterable[LessonKey]) -> list[Version]:
 
 
 def current_versions(versions: Iterable[Version]) -> dict[LessonKey, Version]:
-    """The current version of every key: its newest live version, else its newest version.
-
-    "Newest" orders by ``(created_at, hash)``, as ingest resolves a ``store`` + ``lesson_id``
-    reference. spec: recurrence.md, "Lesson keys and versions" ("Its current text is the text of its
-    live version (else its newest version)").
+    """The current version of every key (``lessons.core.recurrence.current_version``), "newest" ordering
+    by ``(created_at, hash)`` as ingest resolves a ``store`` + ``lesson_id`` reference.
+    spec: recurrence.md, "Lesson keys and versions".
     """
     by_key: dict[LessonKey, list[Version]] = defaultdict(list)
     for version in versions:
         by_key[version.key].append(version)
-    current = {}
-    for key, group in by_key.items():
-        live = [v for v in group if v.live]
-        current[key] = max(live or group, key=lambda v: (v.created_at, v.hash))
-    return current
+    return {
+        key: current_version(group, live=lambda v: v.live, newest=lambda v: (v.created_at, v.hash))
+        for key, group in by_key.items()
+    }

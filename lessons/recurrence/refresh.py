@@ -10,10 +10,10 @@ chunk of sessions at a time and stores what it returns:
   attribution rows (``recurred_sessions`` as distinct sessions) and from the exposures
   (``sessions_shown``: distinct sessions shown the current text).
 
-``recurrence_refresh`` is what ingest calls after a write (same transaction); ``recurrence_recompute``
-rebuilds everything (``manage.py recurrence --recompute``); ``recurrence_lessons_changed`` runs when a
-lesson's status changes (a ``post_save`` receiver, so that retire, restore, consolidation and the admin
-cannot forget it; it runs once the change is committed). Every writer locks the host row first.
+``recurrence_changes_refresh`` is the one refresh of a transaction's ``RecurrenceChanges``: ingest runs it
+at the end of its own transaction; ``lessons.services.status`` runs it once a decision's status changes
+are committed. ``recurrence_recompute`` rebuilds everything (``manage.py recurrence --recompute``).
+Every writer locks the host row first.
 Memory stays bounded by ``ATTRIBUTE_CHUNK`` sessions plus one host's lesson texts.
 spec: recurrence.md.
 """
@@ -21,16 +21,15 @@ spec: recurrence.md.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 from django.db.models import Count, Q
-from django.db.models.signals import post_save
-from django.dispatch import receiver
 
 from lessons.core.recurrence import (
     AMBIGUOUS,
+    COUNT_FIELDS,
     DURING,
     EARLIER_VERSION,
     NOT_ATTRIBUTED,
@@ -45,8 +44,7 @@ from lessons.core.recurrence import Correction as CoreCorrection
 from lessons.core.recurrence import Exposure as CoreExposure
 from lessons.core.text import to_ms
 from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
-from lessons.selectors.recurrence import COUNT_FIELDS
-from lessons.selectors.recurrence_keys import (
+from lessons.recurrence.versions import (
     KEY_CHUNK,
     Version,
     current_versions,
@@ -72,6 +70,62 @@ class RecurrenceStats:
     sessions: int = 0
     attributions: int = 0
     lessons: int = 0
+
+
+@dataclass
+class RecurrenceChanges:
+    """What a transaction changed that recurrence depends on.
+
+    ``sessions``: ``(host_id, session)`` pairs that gained exposures or corrections; ``keys``: per host id,
+    the lesson keys (recurrence.md) whose versions were created or changed (text, identity or status).
+    """
+
+    sessions: set[tuple[int, str]] = field(default_factory=set)
+    keys: dict[int, set[LessonKey]] = field(default_factory=lambda: defaultdict(set))
+
+    def add_lessons(self, lessons: Iterable[Lesson]) -> None:
+        """Note the keys of ``lessons`` (rows created or whose status changed)."""
+        for lesson in lessons:
+            self.keys[lesson.host_id].add(key_of(lesson))
+
+    def clear(self) -> None:
+        self.sessions.clear()
+        self.keys.clear()
+
+
+def recurrence_changes_refresh(*, changes: RecurrenceChanges) -> RecurrenceStats:
+    """The one refresh of a transaction's ``changes``: the changed sessions are attributed again
+    (``recurrence_refresh``), then each changed key's counts follow its current version
+    (``recurrence_keys_changed``). Host locks are taken in id order. Returns ``RecurrenceStats``.
+
+    Which keys are off their current version is read before the sessions are refreshed: refreshing a
+    session moves the counts of every key it saw onto that key's current version, after which such a
+    key would look unchanged, and the sessions outside the batch that saw it would keep attributions
+    made against its old current text. The batch's own sessions are not attributed twice.
+    """
+    stats = RecurrenceStats()
+    sessions: dict[int, set[str]] = defaultdict(set)
+    for host_id, session in changes.sessions:
+        sessions[host_id].add(session)
+    keyed = sorted(host_id for host_id, keys in changes.keys.items() if keys)
+    if not changes.sessions:  # each call takes its host lock, in id order
+        for host_id in keyed:
+            recurrence_keys_changed(host_id=host_id, keys=changes.keys[host_id], stats=stats)
+        return stats
+    with transaction.atomic():
+        for host_id in sorted(set(keyed) | set(sessions)):
+            _lock_host(host_id)
+        stale = {host_id: _stale_keys(host_id, changes.keys[host_id]) for host_id in keyed}
+        stats = recurrence_refresh(sessions=changes.sessions)
+        for host_id in keyed:
+            recurrence_keys_changed(
+                host_id=host_id,
+                keys=changes.keys[host_id],
+                stats=stats,
+                stale=stale[host_id],
+                skip_sessions=sessions[host_id],
+            )
+    return stats
 
 
 def recurrence_recompute(*, host: Host | None = None) -> RecurrenceStats:
@@ -127,62 +181,61 @@ def recurrence_lessons_changed(*, lessons: Iterable[Lesson]) -> RecurrenceStats:
     to the key are re-attributed and the key's counts moved; a key whose current version is
     unchanged is only read. spec: recurrence.md, "Lesson keys and versions".
     """
-    keys_by_host: dict[int, set[LessonKey]] = defaultdict(set)
-    for lesson in lessons:
-        keys_by_host[lesson.host_id].add(key_of(lesson))
-    stats = RecurrenceStats()
-    for host_id in sorted(keys_by_host):
-        recurrence_keys_changed(host_id=host_id, keys=keys_by_host[host_id], stats=stats)
-    return stats
+    changes = RecurrenceChanges()
+    changes.add_lessons(lessons)
+    return recurrence_changes_refresh(changes=changes)
 
 
 def recurrence_keys_changed(
-    *, host_id: int, keys: Iterable[LessonKey], stats: RecurrenceStats | None = None
+    *,
+    host_id: int,
+    keys: Iterable[LessonKey],
+    stats: RecurrenceStats | None = None,
+    stale: Collection[LessonKey] = (),
+    skip_sessions: Collection[str] = (),
 ) -> RecurrenceStats:
-    """``recurrence_lessons_changed`` for lesson keys of one host (see there), under the host lock."""
+    """``recurrence_lessons_changed`` for lesson keys of one host (see there), under the host lock.
+
+    ``stale``: keys found off their current version before the caller refreshed ``skip_sessions``
+    (those sessions are up to date): the other sessions that saw them are attributed again too.
+    """
     stats = stats or RecurrenceStats()
     with transaction.atomic():
         _lock_host(host_id)
-        versions = key_versions(host_id=host_id, keys=keys)
-        current = current_versions(versions)
-        with_rows = set(
-            RecurrenceCount.objects.filter(lesson_id__in=[v.id for v in versions]).values_list(
-                "lesson_id", flat=True
-            )
-        )
-        changed = {
-            key
-            for key, version in current.items()
-            if (with_rows & {v.id for v in versions if v.key == key}) != {version.id}
-        }
+        changed = _stale_keys(host_id, keys)
+        exposed = _sessions_shown(host_id, changed | set(stale)) - set(skip_sessions)
+        if exposed:
+            changed |= set(stale)
         if changed:
-            # Deduplicated here: a DISTINCT would make SQLite walk the session index of the whole host.
-            sessions = sorted(
-                set(
-                    Exposure.objects.filter(host_id=host_id, lesson_key__in=sorted(changed)).values_list(
-                        "session", flat=True
-                    )
-                )
-            )
-            _refresh_sessions(host_id, sessions, changed_keys=changed, stats=stats)
+            _refresh_sessions(host_id, sorted(exposed), changed_keys=changed, stats=stats)
     return stats
 
 
-@receiver(post_save, sender=Lesson, dispatch_uid="recurrence_lesson_saved")
-def _lesson_saved(
-    sender, instance: Lesson, created: bool, update_fields=None, raw: bool = False, **kwargs
-) -> None:
-    # Every path that changes a status (decisions, consolidations, ingest updates, the admin) saves
-    # the row; listening here keeps counts right without each of them having to remember.
-    # After the commit, not inside: a decision holds its entity's lessons FOR UPDATE, and taking
-    # the host lock under them could deadlock with an ingest that holds the host lock and needs a
-    # key-share lock on those lessons for its attribution rows. Ingest's bulk-created lessons send
-    # no signal: ingest passes their hosts to recurrence_refresh.
-    if raw or not (created or update_fields is None or "status" in update_fields):
-        return
-    host_id, key = instance.host_id, key_of(instance)
-    # robust: the change itself is committed; a failure here leaves counts that --recompute rebuilds.
-    transaction.on_commit(lambda: recurrence_keys_changed(host_id=host_id, keys={key}), robust=True)
+def _stale_keys(host_id: int, keys: Iterable[LessonKey]) -> set[LessonKey]:
+    """The ``keys`` whose stored count rows are not exactly one row on their current version."""
+    versions = key_versions(host_id=host_id, keys=keys)
+    current = current_versions(versions)
+    with_rows = set(
+        RecurrenceCount.objects.filter(lesson_id__in=[v.id for v in versions]).values_list(
+            "lesson_id", flat=True
+        )
+    )
+    return {
+        key
+        for key, version in current.items()
+        if (with_rows & {v.id for v in versions if v.key == key}) != {version.id}
+    }
+
+
+def _sessions_shown(host_id: int, keys: set[LessonKey]) -> set[str]:
+    if not keys:
+        return set()
+    # Deduplicated here: a DISTINCT would make SQLite walk the session index of the whole host.
+    return set(
+        Exposure.objects.filter(host_id=host_id, lesson_key__in=sorted(keys)).values_list(
+            "session", flat=True
+        )
+    )
 
 
 def _lock_host(host_id: int) -> None:

@@ -1,19 +1,20 @@
 """Ingesting interchange records into the database. spec: interchange.md; cli.md (``ingest``).
 
 Three streaming passes over the sources, inside one transaction:
-1. validate every line; write ``host`` records;
-2. write ``lesson`` records (in chunks);
+1. validate every line; write ``host`` records; note each line's kind (one byte a line);
+2. write ``lesson`` records (in chunks), parsing only the lines pass 1 found to be lessons;
 3. write ``verdict``, ``exposure``, ``correction`` and ``draft`` records, resolving their lesson
    references against the batch (already written in pass 2) and the database.
-A batch is atomic: any invalid line rolls everything back unless ``skip_invalid``; ``dry_run``
-always rolls back. Memory stays bounded by the chunk size, not the input size.
+So each line is parsed at most twice. A batch is atomic: any invalid line rolls everything back unless
+``skip_invalid``; ``dry_run`` always rolls back; with ``only_host``, a record of another host refuses
+the whole batch. Memory stays bounded by the chunk size plus one byte per line, not the input size.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -29,20 +30,31 @@ from lessons.core.interchange import (
     VerdictRecord,
     parse_line,
 )
-from lessons.core.recurrence import lesson_key
+from lessons.core.piles import entity_label
+from lessons.core.recurrence import current_version
 from lessons.core.text import from_ms, sha256_hex, text_hash, to_ms
+from lessons.ingest.reading import Source, iter_lines
+from lessons.ingest.report import ImportReport, LineError
+from lessons.ingest.writer import RowKind, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
-
-from .reading import Source, iter_lines
-from .report import ImportReport, LineError
-from .verdicts import lesson_latest_verdict_refresh
+from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
+from lessons.recurrence.versions import key_of
+from lessons.services.status import lesson_status_set
+from lessons.services.verdicts import lesson_latest_verdict_refresh
 
 CHUNK = 500
 HASH_CONTENT_DIFFERS = (
     "hash {short}… on host {host} already names a lesson on {entity} with other content; "
     "a hash names one namespace, subject and text"
 )
+OUTSIDE_HOST = "host {name} is not {only}: this ingest may only write host {only}"
 Progress = Callable[[str, int], None]  # (phase, bytes read so far in this phase)
+
+# The kind of each line, noted by pass 1 so that passes 2 and 3 parse only their own lines.
+SKIP = 0  # invalid, blank, a host record (written by pass 1), or rejected since
+LESSON_LINE = 1
+REFERENCE_LINE = 2
+REFERENCE_TYPES = ("verdict", "exposure", "correction", "draft")
 
 
 class _Rollback(Exception):
@@ -53,28 +65,21 @@ class _Rollback(Exception):
 class _State:
     report: ImportReport
     default_host: str | None
+    only_host: str | None = None
     hosts: dict[str, Host] = field(default_factory=dict)
     created_in_batch: set[str] = field(default_factory=set)
-    bad_lines: set[tuple[int, int]] = field(default_factory=set)
-    affected_sessions: set[tuple[int, str]] = field(default_factory=set)
-    # Lesson keys (recurrence.md) per host whose versions were created or changed: only the sessions
-    # exposed to those keys need attributing again, not the whole host.
-    affected_keys: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
-
-
-@dataclass
-class IngestResult:
-    """The report, plus what changed: ``(host_id, session)`` pairs and lesson keys per host id."""
-
-    report: ImportReport
-    affected_sessions: set[tuple[int, str]]
-    affected_keys: dict[int, set[str]]
+    # One bytearray per source: the kind of line ``n`` at index ``n - 1``.
+    kinds: list[bytearray] = field(default_factory=list)
+    # Sessions that gained exposures or corrections, and the lesson keys (recurrence.md) whose versions
+    # were created or changed: only those need attributing again, not the whole host.
+    changes: RecurrenceChanges = field(default_factory=RecurrenceChanges)
 
 
 def ingest_sources(
     *,
     sources: list[Source],
     default_host: str | None = None,
+    only_host: str | None = None,
     skip_invalid: bool = False,
     dry_run: bool = False,
     progress: Progress | None = None,
@@ -82,83 +87,32 @@ def ingest_sources(
     """Ingest interchange JSON Lines from ``sources``; returns the ``ImportReport``.
 
     Never raises for bad input: every invalid line is in ``report.errors`` (source, line, field,
-    message), and with any error and no ``skip_invalid`` nothing is written. spec: interchange.md.
+    message), and with any error and no ``skip_invalid`` nothing is written. With ``only_host`` (a
+    host-scoped API token), a valid record naming another host is an error of its line, listed in
+    ``report.outside_host`` as ``"line N: host NAME"``, and nothing is written whatever
+    ``skip_invalid`` says. Recurrence is refreshed once, inside the transaction. spec: interchange.md.
     """
-    return ingest_sources_detailed(
-        sources=sources,
+    state = _State(
+        report=ImportReport(dry_run=dry_run, skip_invalid=skip_invalid),
         default_host=default_host,
-        skip_invalid=skip_invalid,
-        dry_run=dry_run,
-        progress=progress,
-    ).report
-
-
-def ingest_sources_detailed(
-    *,
-    sources: list[Source],
-    default_host: str | None = None,
-    skip_invalid: bool = False,
-    dry_run: bool = False,
-    progress: Progress | None = None,
-) -> IngestResult:
-    """``ingest_sources`` that also returns what changed (see ``IngestResult``)."""
-    state = _State(report=ImportReport(dry_run=dry_run, skip_invalid=skip_invalid), default_host=default_host)
+        only_host=only_host,
+    )
     try:
         with transaction.atomic():
             _pass_validate_hosts(state, sources, progress)
-            _pass_typed(state, sources, progress, phase="lessons", types=("lesson",), apply=_apply_lessons)
+            if state.report.outside_host_count:
+                raise _Rollback
+            _pass_typed(state, sources, progress, phase="lessons", kind=LESSON_LINE, apply=_apply_lessons)
             _pass_typed(
-                state,
-                sources,
-                progress,
-                phase="references",
-                types=("verdict", "exposure", "correction", "draft"),
-                apply=_apply_references,
+                state, sources, progress, phase="references", kind=REFERENCE_LINE, apply=_apply_references
             )
             if (state.report.error_count and not skip_invalid) or dry_run:
                 raise _Rollback
-            _after_write(state)
+            recurrence_changes_refresh(changes=state.changes)
             state.report.written = True
     except _Rollback:
-        state.affected_sessions.clear()
-        state.affected_keys.clear()
-    return IngestResult(state.report, state.affected_sessions, state.affected_keys)
-
-
-def _after_write(state: _State) -> None:
-    """Keep derived data current in the same transaction (recurrence counts, when available)."""
-    try:
-        from lessons.services.recurrence import recurrence_keys_changed, recurrence_refresh
-    except ImportError:  # the recurrence service is optional at this layer
-        return
-    stats = recurrence_refresh(sessions=state.affected_sessions)
-    for host_id in sorted(state.affected_keys):
-        recurrence_keys_changed(host_id=host_id, keys=state.affected_keys[host_id], stats=stats)
-
-
-def _records(
-    state: _State, sources: list[Source], progress: Progress | None, phase: str
-) -> Iterator[tuple[Source, int, Record | None, RecordError | None, str | None]]:
-    for index, source in enumerate(sources):
-        done = 0
-        for number, text, size in iter_lines(source):
-            done += size
-            if progress and number % 1000 == 0:
-                progress(phase, done)
-            if (index, number) in state.bad_lines:
-                continue
-            if text is None:
-                yield source, number, None, RecordError([]), None
-                continue
-            try:
-                record = parse_line(text, default_host=state.default_host)
-            except RecordError as exc:
-                yield source, number, None, exc, _peek_type(text)
-                continue
-            if record is not None:
-                yield source, number, record, None, record.type
-        if progress:
-            progress(phase, done)
+        state.changes.clear()
+    return state.report
 
 
 def _peek_type(text: str) -> str | None:
@@ -171,22 +125,47 @@ def _peek_type(text: str) -> str | None:
 
 def _pass_validate_hosts(state: _State, sources: list[Source], progress: Progress | None) -> None:
     report = state.report
-    for index, source in enumerate(sources):
-        for _src, number, record, error, rtype in _records(state, [source], progress, "validate"):
-            report.lines += 1
-            if error is not None:
-                state.bad_lines.add((index, number))
-                if not error.errors:
-                    report.add_error(LineError(source.name, number, "line", "not valid UTF-8"), None)
-                for position, fe in enumerate(error.errors):
+    for source in sources:
+        kinds = bytearray()
+        state.kinds.append(kinds)
+        done = 0
+        for number, text, size in iter_lines(source):
+            done += size
+            if progress and number % 1000 == 0:
+                progress("validate", done)
+            kinds.append(SKIP)
+            if text is None:
+                report.lines += 1
+                report.add_error(LineError(source.name, number, "line", "not valid UTF-8"), None)
+                continue
+            try:
+                record = parse_line(text, default_host=state.default_host)
+            except RecordError as exc:
+                report.lines += 1
+                rtype = _peek_type(text)
+                for position, fe in enumerate(exc.errors):
                     line_error = LineError(source.name, number, fe.field, fe.message)
                     if position == 0:
                         report.add_error(line_error, rtype)
                     else:  # one rejected line with several problems: each listed, the line counted once
                         report.add_detail(line_error)
                 continue
+            if record is None:  # a blank line
+                continue
+            report.lines += 1
+            name = record.name if isinstance(record, HostRecord) else record.host
+            if state.only_host is not None and name != state.only_host:
+                field_name = "host.name" if isinstance(record, HostRecord) else f"{record.type}.host"
+                message = OUTSIDE_HOST.format(name=name, only=state.only_host)
+                report.add_error(LineError(source.name, number, field_name, message), record.type)
+                report.add_outside_host(f"line {number}: host {name}")
+                continue
             if isinstance(record, HostRecord):
                 _apply_host(state, record)
+            else:
+                kinds[-1] = LESSON_LINE if isinstance(record, LessonRecord) else REFERENCE_LINE
+        if progress:
+            progress("validate", done)
 
 
 def _pass_typed(
@@ -195,24 +174,34 @@ def _pass_typed(
     progress: Progress | None,
     *,
     phase: str,
-    types: tuple[str, ...],
+    kind: int,
     apply: Callable[[_State, list[tuple[Source, int, int, Record]]], None],
 ) -> None:
+    """Parse and apply, in chunks of ``CHUNK``, the lines that pass 1 noted as ``kind``."""
     chunk: list[tuple[Source, int, int, Record]] = []
     for index, source in enumerate(sources):
-        for src, number, record, _error, rtype in _records(state, [source], progress, phase):
-            if record is None or rtype not in types:
+        kinds = state.kinds[index]
+        done = 0
+        for number, text, size in iter_lines(source):
+            done += size
+            if progress and number % 1000 == 0:
+                progress(phase, done)
+            if kinds[number - 1] != kind:
                 continue
-            chunk.append((src, index, number, record))
+            # Valid in pass 1, and parsing is deterministic: this cannot raise or give None.
+            record = parse_line(text, default_host=state.default_host)
+            chunk.append((source, index, number, record))
             if len(chunk) >= CHUNK:
                 apply(state, chunk)
                 chunk = []
+        if progress:
+            progress(phase, done)
     if chunk:
         apply(state, chunk)
 
 
 def _reject(state: _State, src: Source, index: int, number: int, rtype: str, fld: str, message: str) -> None:
-    state.bad_lines.add((index, number))
+    state.kinds[index][number - 1] = SKIP
     state.report.add_error(LineError(src.name, number, fld, message), rtype)
 
 
@@ -299,7 +288,7 @@ def _refuse_other_content(
     """A record whose given hash already names other content: refused, the first content kept (a hash is
     a content address, interchange.md "Text normalization and hashes"; a silent last-wins would lose it)."""
     src, index, number = where
-    entity = f"{holder.namespace}/{holder.subject}" if holder.namespace else holder.subject
+    entity = entity_label(holder.namespace, holder.subject)
     _reject(
         state,
         src,
@@ -332,6 +321,7 @@ def _apply_lessons(state: _State, chunk: list[tuple[Source, int, int, Record]]) 
         rows = Lesson.objects.filter(host=host, hash__in=list(records)).select_for_update()
         existing = {lesson.hash: lesson for lesson in rows.order_by("created_at", "hash")}
         new = []
+        status_changed: dict[str, list[Lesson]] = defaultdict(list)
         for h, record in records.items():
             lesson = existing.get(h)
             if lesson is not None and _content(lesson) != _content(record):
@@ -352,16 +342,21 @@ def _apply_lessons(state: _State, chunk: list[tuple[Source, int, int, Record]]) 
                     )
                 )
                 continue
-            _update_lesson(state, lesson, record)
+            if _update_lesson(state, lesson, record):
+                status_changed[record.status].append(lesson)
         Lesson.objects.bulk_create(new, batch_size=CHUNK)
         report.count("lesson", "created", len(new))
-        state.affected_keys[host.id].update(_key_of(lesson) for lesson in new)
+        state.changes.add_lessons(new)
+        for status, lessons in status_changed.items():
+            lesson_status_set(lessons=lessons, status=status, changes=state.changes)
 
 
-def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> None:
+def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> bool:
+    """Write the record's changed fields to ``lesson``, except its status: True when the status is to
+    change (the caller sets the statuses of a chunk in one statement through the status service)."""
     report = state.report
     changed = [f for f, v in _lesson_values(record).items() if getattr(lesson, f) != v]
-    old_key = _key_of(lesson)
+    old_key = key_of(lesson)
     held = False
     if record.status != lesson.status:
         # A reviewer's decision newer than the record wins (interchange.md, "lesson"). A record carries no
@@ -378,12 +373,16 @@ def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> None:
             )
         else:
             changed.append("status")
-    for f in changed:
-        setattr(lesson, f, record.status if f == "status" else _lesson_values(record)[f])
+    fields = [f for f in changed if f != "status"]
+    values = _lesson_values(record)
+    for f in fields:
+        setattr(lesson, f, values[f])
+    if fields:
+        lesson.save(update_fields=[*fields, "updated_at"])
     if changed:
-        lesson.save(update_fields=[*changed, "updated_at"])
-        state.affected_keys[lesson.host_id].update({old_key, _key_of(lesson)})
+        state.changes.keys[lesson.host_id].update({old_key, key_of(lesson)})
     report.count("lesson", "held" if held else "updated" if changed else "unchanged")
+    return "status" in changed
 
 
 # --- verdicts, exposures, corrections, drafts --------------------------------------------------
@@ -429,8 +428,7 @@ class _Resolver:
         versions = self.versions.get((host, ref.store, ref.lesson_id))
         if not versions:
             return None
-        live = [v for v in versions if v.status == Lesson.Status.LIVE]
-        return (live or versions)[-1]
+        return current_version(versions, live=lambda v: v.is_live, newest=lambda v: (v.created_at, v.hash))
 
     def version_at(self, host: str, ref, shown_at_ms: int) -> Lesson | None:
         """The version current at ``shown_at``: the newest created at or before it, else the current one."""
@@ -447,10 +445,6 @@ class _Resolver:
             if v.text_hash == digest:
                 return v
         return anchor if anchor.text_hash == digest else None
-
-
-def _key_of(lesson: Lesson) -> str:
-    return lesson_key(hash=lesson.hash, store=lesson.store, lesson_id=lesson.lesson_id)
 
 
 def _digest(*parts: object) -> str:
@@ -491,7 +485,7 @@ def _apply_references(state: _State, chunk: list[tuple[Source, int, int, Record]
                 continue
             digest = record.text_hash or lesson.text_hash
             shown = resolver.same_key_with_text(record.host, lesson, digest)
-            lkey = _key_of(lesson)
+            lkey = key_of(lesson)
             key = _digest(record.session, lkey, digest, record.shown_at_ms)
             exposures.append((lesson.host_id, shown, lkey, digest, key, record))
         elif isinstance(record, CorrectionRecord):
@@ -503,101 +497,72 @@ def _apply_references(state: _State, chunk: list[tuple[Source, int, int, Record]
     _write_corrections(state, corrections)
 
 
-def _write_verdicts(state: _State, items: list[tuple[Lesson, str, VerdictRecord]]) -> None:
-    if not items:
-        return
-    existing = set(
-        Verdict.objects.filter(
-            lesson__in={lesson.id for lesson, _k, _r in items}, key__in={k for _l, k, _r in items}
-        ).values_list("lesson_id", "key")
+def _verdict_row(item: tuple[Lesson, str, VerdictRecord]) -> Verdict:
+    lesson, key, record = item
+    return Verdict(
+        host_id=lesson.host_id,
+        lesson=lesson,
+        key=key,
+        verdict=record.verdict,
+        metric=record.metric,
+        baseline=record.baseline,
+        current=record.current,
+        horizon_ms=record.horizon_ms,
+        measured_at=from_ms(record.measured_at_ms),
     )
-    new = []
-    for lesson, key, record in items:
-        if (lesson.id, key) in existing:
-            state.report.count("verdict", "unchanged")
-            continue
-        existing.add((lesson.id, key))
-        new.append(
-            Verdict(
-                host_id=lesson.host_id,
-                lesson=lesson,
-                key=key,
-                verdict=record.verdict,
-                metric=record.metric,
-                baseline=record.baseline,
-                current=record.current,
-                horizon_ms=record.horizon_ms,
-                measured_at=from_ms(record.measured_at_ms),
-            )
-        )
-    Verdict.objects.bulk_create(new, batch_size=CHUNK)
-    lesson_latest_verdict_refresh(lesson_ids=[v.lesson_id for v in new])
-    state.report.count("verdict", "created", len(new))
+
+
+def _exposure_row(item: tuple) -> Exposure:
+    host_id, shown, lkey, digest, key, record = item
+    return Exposure(
+        host_id=host_id,
+        session=record.session,
+        lesson_key=lkey,
+        lesson=shown,
+        text_hash=digest,
+        shown_at=from_ms(record.shown_at_ms),
+        tier=record.tier,
+        key=key,
+    )
+
+
+def _correction_row(item: tuple[Host, str, CorrectionRecord]) -> Correction:
+    host, key, record = item
+    return Correction(
+        host=host,
+        session=record.session,
+        ext_id=record.id,
+        key=key,
+        kind=record.kind,
+        text=record.text,
+        text_hash=text_hash(record.text),
+        corrected_at=from_ms(record.corrected_at_ms),
+        turn_started_at=from_ms(record.turn_started_at_ms) if record.turn_started_at_ms is not None else None,
+    )
+
+
+# Verdicts are identified per lesson, exposures and corrections per host (by their ``key`` digest).
+VERDICT_ROWS = RowKind(rtype="verdict", model=Verdict, scope="lesson_id", build=_verdict_row)
+EXPOSURE_ROWS = RowKind(rtype="exposure", model=Exposure, scope="host_id", build=_exposure_row)
+CORRECTION_ROWS = RowKind(rtype="correction", model=Correction, scope="host_id", build=_correction_row)
+
+
+def _write_verdicts(state: _State, items: list[tuple[Lesson, str, VerdictRecord]]) -> None:
+    rows = [(lesson.id, key, (lesson, key, record)) for lesson, key, record in items]
+    new = insert_new_rows(report=state.report, kind=VERDICT_ROWS, items=rows, batch_size=CHUNK)
+    lesson_latest_verdict_refresh(lesson_ids=[lesson.id for lesson, _k, _r in new])
 
 
 def _write_exposures(state: _State, items: list) -> None:
-    if not items:
-        return
-    existing = set(
-        Exposure.objects.filter(host_id__in={i[0] for i in items}, key__in={i[4] for i in items}).values_list(
-            "host_id", "key"
-        )
-    )
-    new = []
-    for host_id, shown, lkey, digest, key, record in items:
-        if (host_id, key) in existing:
-            state.report.count("exposure", "unchanged")
-            continue
-        existing.add((host_id, key))
-        new.append(
-            Exposure(
-                host_id=host_id,
-                session=record.session,
-                lesson_key=lkey,
-                lesson=shown,
-                text_hash=digest,
-                shown_at=from_ms(record.shown_at_ms),
-                tier=record.tier,
-                key=key,
-            )
-        )
-        state.affected_sessions.add((host_id, record.session))
-    Exposure.objects.bulk_create(new, batch_size=CHUNK)
-    state.report.count("exposure", "created", len(new))
+    rows = [(item[0], item[4], item) for item in items]  # (host_id, key, item)
+    new = insert_new_rows(report=state.report, kind=EXPOSURE_ROWS, items=rows, batch_size=CHUNK)
+    state.changes.sessions.update((host_id, record.session) for host_id, *_rest, record in new)
 
 
 def _write_corrections(state: _State, items: list[tuple[Host, str, CorrectionRecord]]) -> None:
-    if not items:
-        return
-    existing = set(
-        Correction.objects.filter(
-            host__in={h.id for h, _k, _r in items}, key__in={k for _h, k, _r in items}
-        ).values_list("host_id", "key")
-    )
-    new = []
-    for host, key, record in items:
-        if (host.id, key) in existing:
-            state.report.count("correction", "unchanged")
-            continue
-        existing.add((host.id, key))
-        new.append(
-            Correction(
-                host=host,
-                session=record.session,
-                ext_id=record.id,
-                key=key,
-                kind=record.kind,
-                text=record.text,
-                text_hash=text_hash(record.text),
-                corrected_at=from_ms(record.corrected_at_ms),
-                turn_started_at=from_ms(record.turn_started_at_ms)
-                if record.turn_started_at_ms is not None
-                else None,
-            )
-        )
-        state.affected_sessions.add((host.id, record.session))
-    Correction.objects.bulk_create(new, batch_size=CHUNK)
-    state.report.count("correction", "created", len(new))
+    rows = [(host.id, key, (host, key, record)) for host, key, record in items]
+    new = insert_new_rows(report=state.report, kind=CORRECTION_ROWS, items=rows, batch_size=CHUNK)
+    state.changes.sessions.update((host.id, record.session) for host, _k, record in new)
 
 
 def _apply_draft(

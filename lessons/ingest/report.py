@@ -45,6 +45,11 @@ class ImportReport:
     held: list[str] = field(default_factory=list)
     written: bool = False
     extra: dict[str, int] = field(default_factory=dict)
+    # With ``only_host``: the lines naming another host, as ``"line N: host NAME"`` (the first
+    # ``MAX_ERRORS_IN_FULL``), and how many there were. Not part of ``as_dict``: the API refuses the
+    # batch with its own answer.
+    outside_host: list[str] = field(default_factory=list)
+    outside_host_count: int = 0
 
     def count(self, rtype: str, outcome: str, n: int = 1) -> None:
         self.counts[rtype][outcome] += n
@@ -59,6 +64,12 @@ class ImportReport:
         """A record kept as a reviewer decided; the first ``MAX_ERRORS_IN_FULL`` are listed."""
         if len(self.held) < MAX_ERRORS_IN_FULL:
             self.held.append(text)
+
+    def add_outside_host(self, line: str) -> None:
+        """A line whose record names a host the ingest may not write (its error is added separately)."""
+        self.outside_host_count += 1
+        if len(self.outside_host) < MAX_ERRORS_IN_FULL:
+            self.outside_host.append(line)
 
     def add_detail(self, error: LineError) -> None:
         """Another problem on a line already counted as rejected."""

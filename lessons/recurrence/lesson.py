@@ -14,11 +14,12 @@ from datetime import datetime
 
 from django.db.models import Count, Min, Q
 
-from lessons.core.recurrence import USER_CORRECTION, content_tokens
+from lessons.core.recurrence import USER_CORRECTION, content_tokens, is_recurring
 from lessons.core.tokens import anchors, text_matches
 from lessons.models import Correction, CorrectionAttribution, Exposure, Lesson, RecurrenceCount, Verdict
-from lessons.selectors.recurrence import counts_dict, has_evidence, is_recurring
-from lessons.selectors.recurrence_keys import Version, current_versions, key_of, key_versions
+from lessons.recurrence.counts import has_evidence
+from lessons.recurrence.versions import Version, current_versions, key_of, key_versions
+from lessons.serializers import recurrence_dict
 
 TIMELINE_SESSIONS = 200  # sessions drawn and listed (the newest by first exposure)
 ATTRIBUTION_LIMIT = 200  # charged corrections listed (the newest)
@@ -146,9 +147,9 @@ def lesson_recurrence(*, lesson: Lesson, verdicts: Iterable[Verdict] | None = No
         lesson.id, lesson.hash, key, lesson.text, lesson.text_hash, lesson.status == "live", lesson.created_at
     )
     if current.id == lesson.id and Lesson._meta.get_field("recurrence").is_cached(lesson):
-        counts = counts_dict(getattr(lesson, "recurrence", None))
+        counts = recurrence_dict(lesson)
     else:
-        counts = counts_dict(RecurrenceCount.objects.filter(lesson_id=current.id).first())
+        counts = recurrence_dict(RecurrenceCount.objects.filter(lesson_id=current.id).first())
 
     exposures = Exposure.objects.filter(host_id=lesson.host_id, lesson_key=key)
     grouped = (
@@ -201,7 +202,7 @@ def lesson_recurrence(*, lesson: Lesson, verdicts: Iterable[Verdict] | None = No
     )
     other_hosts = tuple(
         # A missing reverse one-to-one raises an AttributeError subclass, so getattr's default applies.
-        OtherHostLesson(other, counts_dict(getattr(other, "recurrence", None)))
+        OtherHostLesson(other, recurrence_dict(other))
         for other in Lesson.objects.filter(text_hash=lesson.text_hash)
         .exclude(host_id=lesson.host_id)
         .select_related("host", "recurrence")

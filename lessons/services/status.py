@@ -1,0 +1,108 @@
+"""Changing lessons' status: the one path every status writer takes (ingest, retire, restore, approving
+and rolling back a consolidation).
+
+A status change can move a lesson key's current version (recurrence.md, "Lesson keys and versions"), so
+each change is noted for recurrence. A writer that refreshes recurrence itself inside its transaction
+(ingest) passes its ``RecurrenceChanges``; every other writer gets ONE refresh of all the keys its
+transaction touched, run once the transaction commits. After the commit, not inside: a decision holds
+its entity's lessons FOR UPDATE, and taking the host lock under them could deadlock with an ingest that
+holds the host lock and needs a key-share lock on those lessons for its attribution rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Final
+
+from django.db import transaction
+from django.utils import timezone
+
+from lessons.models import Lesson
+from lessons.recurrence import refresh
+from lessons.recurrence.refresh import RecurrenceChanges
+
+
+class _Keep:
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP: Final = _Keep()  # "leave this field as it is"
+UPDATE_CHUNK = 500  # ids per UPDATE: well under SQLite's 999 parameters
+
+
+def lesson_status_set(
+    *,
+    lessons: Sequence[Lesson],
+    status: str,
+    decided_at: datetime | None | _Keep = KEEP,
+    superseded_by: str | None | _Keep = KEEP,
+    changes: RecurrenceChanges | None = None,
+) -> None:
+    """Set ``status`` (and ``decided_at`` / ``superseded_by`` unless ``KEEP``) of ``lessons``.
+
+    One UPDATE per ``UPDATE_CHUNK`` lessons, ``updated_at`` = now; the instances are updated to match.
+    Their keys go to ``changes`` when given (the caller refreshes recurrence in its transaction), else
+    to the one recurrence refresh run after the current transaction commits
+    (``recurrence_after_commit``). Must run inside the caller's transaction to be atomic with it.
+    """
+    if not lessons:
+        return
+    values: dict[str, object] = {"status": status, "updated_at": timezone.now()}
+    if not isinstance(decided_at, _Keep):
+        values["decided_at"] = decided_at
+    if not isinstance(superseded_by, _Keep):
+        values["superseded_by"] = superseded_by
+    ids = [lesson.id for lesson in lessons]
+    for start in range(0, len(ids), UPDATE_CHUNK):
+        Lesson.objects.filter(id__in=ids[start : start + UPDATE_CHUNK]).update(**values)
+    for lesson in lessons:
+        for name, value in values.items():
+            setattr(lesson, name, value)
+    if changes is not None:
+        changes.add_lessons(lessons)
+    else:
+        recurrence_after_commit(lessons=lessons)
+
+
+def recurrence_after_commit(*, lessons: Iterable[Lesson]) -> None:
+    """Note that ``lessons`` were created or changed status: their keys join the ONE recurrence refresh
+    (``recurrence_changes_refresh``) that runs when the current transaction commits.
+
+    Outside a transaction the refresh runs at once. A failure of the refresh is logged, not raised: the
+    change itself is committed, and ``manage.py recurrence --recompute`` rebuilds the counts.
+    """
+    connection = transaction.get_connection()
+    if not connection.in_atomic_block:
+        changes = RecurrenceChanges()
+        changes.add_lessons(lessons)
+        refresh.recurrence_changes_refresh(changes=changes)
+        return
+    _pending(connection).changes.add_lessons(lessons)
+
+
+class _Pending:
+    """The refresh one transaction registered with ``on_commit``, and the changes it collects."""
+
+    def __init__(self) -> None:
+        self.changes = RecurrenceChanges()
+        self.done = False
+
+    def run(self) -> None:
+        self.done = True
+        refresh.recurrence_changes_refresh(changes=self.changes)
+
+
+def _pending(connection) -> _Pending:
+    # Django keeps a transaction's callbacks in ``run_on_commit`` as (savepoint ids, callback, robust) and
+    # drops those of a rolled-back savepoint. A callback registered under savepoints that are all still
+    # open belongs to this transaction and has not run: join it rather than register a second refresh.
+    open_savepoints = set(connection.savepoint_ids)
+    for savepoints, callback, _robust in connection.run_on_commit:
+        pending = getattr(callback, "__self__", None)
+        if isinstance(pending, _Pending) and not pending.done and savepoints <= open_savepoints:
+            return pending
+    pending = _Pending()
+    transaction.on_commit(pending.run, robust=True)
+    return pending
