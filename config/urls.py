@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from review.api import api_urls
-from review.views.site import favicon
+from review.api.endpoints import api_urls
+from review.web.site import favicon
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -1,9 +1,16 @@
-"""Routes of the reviewer pages (app ``review``). Group additions by page; keep names ``review:<page>``."""
+"""Routes of the reviewer pages (app ``review``), one table for every area. Group additions by page; keep
+names ``review:<page>``. The table stays flat, in this order: Django's debug 404 page lists it as written."""
 
 from django.urls import path
 
-from review.views import budget, decisions, drafts, hosts, lessons, piles, queue, topics
-from review.views import imports as imports_views
+from review.drafts import views as drafts
+from review.hosts import budget, topics
+from review.hosts import views as hosts
+from review.imports import views as imports_views
+from review.lessons import views as lessons
+from review.log import views as decisions
+from review.piles import queue
+from review.piles import views as piles
 
 app_name = "review"
 urlpatterns: list = [

@@ -13,7 +13,7 @@ from lessons.models import Host, Lesson
 from lessons.selectors.piles import piles_json
 from lessons.services.ingest import ingest_sources
 from lessons.services.reading import bytes_source
-from review import api as A
+from review.api import endpoints as A
 from review.models import ApiToken, Decision, DecisionAck
 from review.services.chain import decision_record
 from review.services.decisions import host_set_budget, lesson_retire

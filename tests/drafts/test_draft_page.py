@@ -9,11 +9,11 @@ import pytest
 from django.urls import reverse
 
 from lessons.models import Draft, Host, Lesson
+from review.drafts import views
 from review.models import Decision
 from review.services.common import REASON_REQUIRED, STALE_PILE
 from review.services.consolidation import DRAFT_DROPS_ANCHORS, DRAFT_STALE
 from review.services.decisions import draft_approve, lesson_retire
-from review.views import drafts as views
 from tests.drafts.conftest import entity_version
 from tests.drafts.helpers import member_summary, member_words
 from tests.pages.html import inline_text, parse

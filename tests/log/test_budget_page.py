@@ -11,10 +11,10 @@ import pytest
 
 from lessons.models import Host
 from lessons.selectors.piles import piles_json
-from review.forms_budget import MAX_ACTIVE_NOT_A_NUMBER, MAX_ACTIVE_RANGE
+from review.hosts.budget import BUDGET_SAVED
+from review.hosts.forms import MAX_ACTIVE_NOT_A_NUMBER, MAX_ACTIVE_RANGE
 from review.models import Decision
 from review.services.decisions import BUDGET_UNCHANGED, REASON_REQUIRED
-from review.views.budget import BUDGET_SAVED
 from tests.log.conftest import row_seqs
 from tests.pages.html import inline_text, parse
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from lessons.core.text import format_datetime, lesson_hash
-from review.filters_log import DATE_RANGE_BACKWARDS
+from review.log.filters import DATE_RANGE_BACKWARDS
 from review.models import DecisionAck
 from review.services.decisions import host_set_budget, lesson_retire
 from review.services.tokens import token_create

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
+from review.log.views import EMPTY_FILTERED, EMPTY_LOG
 from review.models import ReasonCode
-from review.views.decisions import EMPTY_FILTERED, EMPTY_LOG
 from tests.log.conftest import row_seqs
 from tests.log.test_log_page import log, page  # noqa: F401 - the five-decision fixture
 from tests.pages.html import parse

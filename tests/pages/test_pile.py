@@ -7,14 +7,14 @@ import pytest
 from lessons.models import Lesson
 from review.forms import MEMBERS_REQUIRED, REASON_TOO_LONG
 from review.models import Decision
-from review.services.decisions import REASON_REQUIRED, STALE_PILE
-from review.views.piles import (
+from review.piles.views import (
     ENTITY_EMPTY,
     HOST_UNKNOWN,
     PILE_PARAMS_MISSING,
     PILE_PARAMS_NUL,
     RETIRED_NOTICE,
 )
+from review.services.decisions import REASON_REQUIRED, STALE_PILE
 from tests.pages.html import inline_text, parse, table_rows
 from tests.test_piles_corpora import ADBUY_ORDER
 

@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from lessons.models import Host
-from review.forms_budget import BudgetForm
+from review.hosts.forms import BudgetForm
 from review.roles import PERM_SET_BUDGET
 from review.services.decisions import (
     REASON_CODE_UNKNOWN,

@@ -11,10 +11,10 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 from django_tables2 import RequestConfig
 
-from review import selectors
+from review.piles import selectors
+from review.piles.tables import HOST_ENTITIES_PER_PAGE, HostEntityTable
 from review.roles import PERM_SET_BUDGET, PERM_VIEW
-from review.tables import HOST_ENTITIES_PER_PAGE, HostEntityTable
-from review.views.htmx import render_problem, render_region
+from review.web.htmx import render_problem, render_region
 
 HOST_UNKNOWN = "There is no host named {host!r}."
 

@@ -13,8 +13,8 @@ import django_filters
 from django import forms
 from django.db.models import QuerySet
 
+from review.log.selectors import log_actor_names, log_host_names
 from review.models import Action, Decision, ReasonCode
-from review.selectors_log import log_actor_names, log_host_names
 
 DATE_RANGE_BACKWARDS = "The date range ends before it starts: 'to' must be on or after 'from'."
 

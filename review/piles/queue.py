@@ -11,11 +11,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_tables2 import RequestConfig
 
-from review import selectors
 from review.forms import QueueFilterForm
+from review.piles import selectors
+from review.piles.tables import QUEUE_PER_PAGE, QueueTable
 from review.roles import PERM_VIEW
-from review.tables import QUEUE_PER_PAGE, QueueTable
-from review.views.htmx import render_region
+from review.web.htmx import render_region
 
 # Why the queue is empty; the page tests assert these texts.
 EMPTY_NO_BUDGET = "No host has a budget enabled, so nothing can be over budget."

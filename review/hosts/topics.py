@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 from lessons.models import Host
 from lessons.selectors.recurrence import host_unmatched_topics, recurrence_coverage
 from review.roles import PERM_VIEW
-from review.views.htmx import render_problem
+from review.web.htmx import render_problem
 
 HOST_UNKNOWN = "There is no host {host!r}."
 TOPIC_EXAMPLES = 3

@@ -19,9 +19,9 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from lessons.models import Draft
-from review.forms_drafts import ApproveForm, RejectForm, RollbackForm
+from review.drafts.forms import ApproveForm, RejectForm, RollbackForm
+from review.drafts.selectors import DraftDetail, draft_detail
 from review.roles import PERM_DECIDE
-from review.selectors_drafts import DraftDetail, draft_detail
 from review.services.consolidation import CONSOLIDATION_EXISTS, principal_names
 from review.services.decisions import (
     DecisionRefused,
@@ -31,7 +31,7 @@ from review.services.decisions import (
     draft_approve,
     draft_reject,
 )
-from review.views.htmx import render_problem, render_region, wants_region
+from review.web.htmx import render_problem, render_region, wants_region
 
 PERM_VIEW_DRAFT = "lessons.view_draft"
 TEMPLATE = "review/draft.html"

@@ -15,11 +15,11 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 from django_tables2 import RequestConfig
 
-from review.chart_log import log_chart
-from review.filters_log import filter_decisions
-from review.selectors_log import decisions_log, reason_codes_by_week
-from review.services.exports import decisions_csv, decisions_jsonl
-from review.tables_log import DecisionTable
+from review.log.chart import log_chart
+from review.log.exports import decisions_csv, decisions_jsonl
+from review.log.filters import filter_decisions
+from review.log.selectors import decisions_log, reason_codes_by_week
+from review.log.tables import DecisionTable
 
 PERM_VIEW_DECISIONS = "review.view_decision"
 PER_PAGE = 50

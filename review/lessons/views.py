@@ -14,11 +14,11 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
 from lessons.selectors.recurrence_lesson import lesson_recurrence
-from review import selectors
 from review.forms import RestoreForm
+from review.piles import selectors
 from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services.decisions import DecisionRefused, NotAllowed, StalePile, lesson_restore
-from review.views.htmx import render_problem, render_region
+from review.web.htmx import render_problem, render_region
 
 LESSON_UNKNOWN = "Host {host!r} has no lesson {hash}."
 LESSON_HASH_INVALID = "{hash!r} is not a lesson hash: a lesson is named by its 64 lowercase hex characters."

@@ -43,9 +43,9 @@ from lessons.core.text import format_datetime
 from lessons.selectors.piles import piles_json
 from lessons.services.ingest import ingest_sources
 from lessons.services.reading import bytes_source, iter_lines
+from review.api.selectors import lesson_detail_json, lessons_by_hash
+from review.log.selectors import decisions_since
 from review.models import ApiToken, Decision
-from review.selectors_api import lesson_detail_json, lessons_by_hash
-from review.selectors_log import decisions_since
 from review.services.acks import AckRefused, decision_ack
 from review.services.chain import decision_record
 from review.services.tokens import token_authenticate

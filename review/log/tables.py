@@ -14,8 +14,8 @@ from django.utils.html import format_html, format_html_join
 
 from lessons.core.piles import pile_target
 from lessons.core.text import format_datetime
+from review.log.selectors import STATUS_APPLIED, STATUS_AWAITING, decision_host_status
 from review.models import Action, Decision
-from review.selectors_log import STATUS_APPLIED, STATUS_AWAITING, decision_host_status
 from review.templatetags.review_tags import reason_label
 
 LESSON_ACTIONS = {Action.RETIRE, Action.RESTORE}
