@@ -34,8 +34,8 @@ from review.services.decisions import (
 from review.web.htmx import render_problem, render_region, wants_region
 
 PERM_VIEW_DRAFT = "lessons.view_draft"
-TEMPLATE = "review/draft.html"
-SWAP_TEMPLATE = "review/_draft_swap.html"
+TEMPLATE = "review/drafts/draft.html"
+SWAP_TEMPLATE = "review/drafts/_swap.html"
 
 # Texts the page shows; the tests assert them.
 DRAFT_UNKNOWN = "Host {host!r} has no draft {draft!r}."

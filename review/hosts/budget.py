@@ -57,7 +57,7 @@ def host_budget(request: HttpRequest, name: str) -> HttpResponse:
         context["form"] = BudgetForm(
             initial={"max_active": host.max_active, "budget_enabled": host.budget_enabled}
         )
-        return render(request, "review/host_budget.html", context)
+        return render(request, "review/hosts/budget.html", context)
     form = BudgetForm(request.POST)
     context["form"] = form
     valid = form.is_valid()
@@ -69,7 +69,7 @@ def host_budget(request: HttpRequest, name: str) -> HttpResponse:
         )
         context["preview_state"] = _state(form.cleaned_data["budget_enabled"])
     if "save" not in request.POST:
-        template = "review/host_budget.html#preview" if request.htmx else "review/host_budget.html"
+        template = "review/hosts/budget.html#preview" if request.htmx else "review/hosts/budget.html"
         return render(request, template, context)
     if valid:
         try:
@@ -96,4 +96,4 @@ def host_budget(request: HttpRequest, name: str) -> HttpResponse:
                 ),
             )
             return redirect("review:hosts")
-    return render(request, "review/host_budget.html", context, status=400)
+    return render(request, "review/hosts/budget.html", context, status=400)

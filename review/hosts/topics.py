@@ -34,4 +34,4 @@ def unmatched_topics(request: HttpRequest, host: str) -> HttpResponse:
         "topics": host_unmatched_topics(host=host_obj, examples=TOPIC_EXAMPLES),
         "coverage": recurrence_coverage(host=host_obj),
     }
-    return render(request, "review/unmatched_topics.html", context)
+    return render(request, "review/hosts/unmatched_topics.html", context)

@@ -24,7 +24,7 @@ HOST_UNKNOWN = "There is no host named {host!r}."
 def hosts(request: HttpRequest) -> HttpResponse:
     """``/hosts/``: one row per host; an "Edit budget" link for admins once that page exists."""
     context = {"hosts": selectors.hosts_overview(), "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}
-    return render(request, "review/hosts.html", context)
+    return render(request, "review/hosts/hosts.html", context)
 
 
 @require_GET
@@ -40,4 +40,4 @@ def host(request: HttpRequest, name: str) -> HttpResponse:
     table = HostEntityTable(selectors.host_entities(host=found), host=found)
     RequestConfig(request, paginate={"per_page": HOST_ENTITIES_PER_PAGE}).configure(table)
     context = {"host": found, "table": table, "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}
-    return render_region(request, "review/host.html", "entities", context)
+    return render_region(request, "review/hosts/host.html", "entities", context)

@@ -49,7 +49,7 @@ class AltimateUploadForm(forms.Form):
 def import_altimate(request: HttpRequest) -> HttpResponse:
     """GET: the upload form. POST: check, unpack and import the zip; the report, or why it was refused."""
     if request.method == "GET":
-        return render(request, "review/import_altimate.html", {"form": AltimateUploadForm(), "result": None})
+        return render(request, "review/imports/altimate.html", {"form": AltimateUploadForm(), "result": None})
     form = AltimateUploadForm(request.POST, request.FILES)
     result = None
     status = 200
@@ -72,7 +72,7 @@ def import_altimate(request: HttpRequest) -> HttpResponse:
         "error_lines": result.error_lines() if result else [],
         "notes": result.notes() if result else [],
     }
-    return render(request, "review/import_altimate.html", context, status=status)
+    return render(request, "review/imports/altimate.html", context, status=status)
 
 
 def _without_folder(message: str, folder: str) -> str:

@@ -65,7 +65,7 @@ def lesson(request: HttpRequest, host: str, lesson_hash: str) -> HttpResponse:
     detail, problem = _detail_or_problem(request, host, lesson_hash)
     if problem:
         return problem
-    return render_region(request, "review/lesson.html", "lesson", _context(request, detail, None))
+    return render_region(request, "review/lessons/lesson.html", "lesson", _context(request, detail, None))
 
 
 @require_POST
@@ -82,7 +82,7 @@ def lesson_restore_view(request: HttpRequest, host: str, lesson_hash: str) -> Ht
     form = RestoreForm(request.POST)
     if not form.is_valid():
         return render_region(
-            request, "review/lesson.html", "lesson", _context(request, detail, form), status=422
+            request, "review/lessons/lesson.html", "lesson", _context(request, detail, form), status=422
         )
     try:
         decision = lesson_restore(
@@ -100,6 +100,6 @@ def lesson_restore_view(request: HttpRequest, host: str, lesson_hash: str) -> Ht
         fresh_form = RestoreForm(initial={**kept, "pile_version": fresh.version})
         status = 409 if isinstance(exc, StalePile) else 422
         context = _context(request, fresh, fresh_form, refusal=str(exc))
-        return render_region(request, "review/lesson.html", "lesson", context, status=status)
+        return render_region(request, "review/lessons/lesson.html", "lesson", context, status=status)
     messages.success(request, RESTORED_NOTICE.format(short=lesson_hash[:8], seq=decision.seq))
     return redirect("review:lesson", host=host, lesson_hash=lesson_hash)

@@ -59,7 +59,7 @@ def decision_log(request: HttpRequest) -> HttpResponse:
         "chart": log_chart(reason_codes_by_week(decisions)),
         "export_query": _filter_query(request),
     }
-    template = "review/decisions.html#log" if request.htmx else "review/decisions.html"
+    template = "review/log/decisions.html#log" if request.htmx else "review/log/decisions.html"
     return render(request, template, context)
 
 

@@ -59,4 +59,4 @@ def queue(request: HttpRequest) -> HttpResponse:
         context["empty_text"] = EMPTY_HOST_NO_BUDGET.format(host=filters["host"])
         context["empty_hint"] = EMPTY_HOST_NO_BUDGET_HINT
         context["empty_link"] = (reverse("review:host", args=[filters["host"]]), f"Host {filters['host']}")
-    return render_region(request, "review/queue.html", "queue", context)
+    return render_region(request, "review/piles/queue.html", "queue", context)

@@ -35,6 +35,7 @@ RETIRED_NOTICE = "Retired {n} lesson{s} with one reason: decision{s} {seqs}."
 # page) while the news is in the header: scroll the swapped region's top into view. Field errors stay
 # next to their fields, so those responses keep the scroll position.
 SHOW_PILE_TOP = "outerHTML show:#pile:top"
+TEMPLATE = "review/piles/pile.html"
 
 
 class _NotFound(Exception):
@@ -94,7 +95,7 @@ def pile(request: HttpRequest) -> HttpResponse:
     except _NotFound as exc:
         return render_problem(request, title=exc.title, message=exc.message, status=exc.status)
     form = _fresh_form(detail) if request.user.has_perm(PERM_DECIDE) else None
-    return render_region(request, "review/pile.html", "pile", _context(request, detail, form))
+    return render_region(request, TEMPLATE, "pile", _context(request, detail, form))
 
 
 @require_POST
@@ -112,7 +113,7 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
         return render_problem(request, title=exc.title, message=exc.message, status=exc.status)
     form = RetireForm(request.POST, hashes=_all_hashes(detail))
     if not form.is_valid():
-        return render_region(request, "review/pile.html", "pile", _context(request, detail, form), status=422)
+        return render_region(request, TEMPLATE, "pile", _context(request, detail, form), status=422)
     data = form.cleaned_data
     try:
         decisions = lesson_retire(
@@ -127,12 +128,12 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
         _host, fresh = _entity(request.GET)
         kept = {"reason": data["reason"], "reason_code": data["reason_code"] or ""}
         context = _context(request, fresh, _fresh_form(fresh, kept), refusal=str(exc))
-        return reswap(render_region(request, "review/pile.html", "pile", context, status=409), SHOW_PILE_TOP)
+        return reswap(render_region(request, TEMPLATE, "pile", context, status=409), SHOW_PILE_TOP)
     except NotAllowed as exc:
         return render_problem(request, title="Not allowed", message=str(exc), status=403)
     except DecisionRefused as exc:
         context = _context(request, detail, form, refusal=str(exc))
-        return reswap(render_region(request, "review/pile.html", "pile", context, status=422), SHOW_PILE_TOP)
+        return reswap(render_region(request, TEMPLATE, "pile", context, status=422), SHOW_PILE_TOP)
     n = len(decisions)
     notice = RETIRED_NOTICE.format(
         n=n, s="" if n == 1 else "s", seqs=", ".join(f"#{d.seq}" for d in decisions)
@@ -142,4 +143,4 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
         return redirect(pile_href(host.name, detail.namespace, detail.subject))
     _host, fresh = _entity(request.GET)
     context = _context(request, fresh, _fresh_form(fresh), notice=notice)
-    return reswap(render_region(request, "review/pile.html", "pile", context), SHOW_PILE_TOP)
+    return reswap(render_region(request, TEMPLATE, "pile", context), SHOW_PILE_TOP)

@@ -31,4 +31,4 @@ def render_region(
 
 def render_problem(request: HttpRequest, *, title: str, message: str, status: int) -> HttpResponse:
     """A plain page saying what was wrong with the address (unknown host, lesson, missing parameter)."""
-    return render(request, "review/problem.html", {"title": title, "message": message}, status=status)
+    return render(request, "review/shared/problem.html", {"title": title, "message": message}, status=status)
