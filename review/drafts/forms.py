@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from django import forms
 
-from review.forms import PILE_VERSION_MISSING, _ReasonForm
+from review.web.forms import PILE_VERSION_MISSING, ReasonForm
 
 APPROVE_PREFIX = "approve"
 REJECT_PREFIX = "reject"
 ROLLBACK_PREFIX = "rollback"
 
 
-class _VersionedForm(_ReasonForm):
+class _VersionedForm(ReasonForm):
     pile_version = forms.CharField(
         widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64
     )
@@ -34,7 +34,7 @@ class ApproveForm(_VersionedForm):
         super().__init__(*args, **kwargs)
 
 
-class RejectForm(_ReasonForm):
+class RejectForm(ReasonForm):
     """Reject a pending (or stale) draft."""
 
     def __init__(self, *args, **kwargs):

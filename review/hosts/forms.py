@@ -9,8 +9,8 @@ from __future__ import annotations
 from django import forms
 
 from lessons.core.interchange import MAX_ACTIVE_MAX, MAX_ACTIVE_MIN
-from review.forms import REASON_CODE_CHOICES
 from review.services.common import REASON_MAX
+from review.web.forms import REASON_CODE_CHOICES
 
 MAX_ACTIVE_RANGE = f"max_active must be between {MAX_ACTIVE_MIN} and {MAX_ACTIVE_MAX}"
 MAX_ACTIVE_NOT_A_NUMBER = "max_active must be a whole number between 1 and 10000"

@@ -11,8 +11,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 from django_tables2 import RequestConfig
 
-from review.piles import selectors
-from review.piles.tables import HOST_ENTITIES_PER_PAGE, HostEntityTable
+from review.hosts import selectors
+from review.hosts.tables import HOST_ENTITIES_PER_PAGE, HostEntityTable
 from review.roles import PERM_SET_BUDGET, PERM_VIEW
 from review.web.htmx import render_problem, render_region
 
@@ -22,7 +22,7 @@ HOST_UNKNOWN = "There is no host named {host!r}."
 @require_GET
 @permission_required(PERM_VIEW, raise_exception=True)
 def hosts(request: HttpRequest) -> HttpResponse:
-    """``/hosts/``: one row per host; an "Edit budget" link for admins once that page exists."""
+    """``/hosts/``: one row per host; an "Edit budget" link for admins."""
     context = {"hosts": selectors.hosts_overview(), "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}
     return render(request, "review/hosts/hosts.html", context)
 

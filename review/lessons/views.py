@@ -14,8 +14,8 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
 from lessons.selectors.recurrence_lesson import lesson_recurrence
-from review.forms import RestoreForm
-from review.piles import selectors
+from review.lessons import selectors
+from review.lessons.forms import RestoreForm
 from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services.decisions import DecisionRefused, NotAllowed, StalePile, lesson_restore
 from review.web.htmx import render_problem, render_region

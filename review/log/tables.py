@@ -6,43 +6,19 @@ from __future__ import annotations
 
 import json
 import re
-from urllib.parse import urlencode
 
 import django_tables2 as tables
-from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 
 from lessons.core.piles import pile_target
 from lessons.core.text import format_datetime
 from review.log.selectors import STATUS_APPLIED, STATUS_AWAITING, decision_host_status
 from review.models import Action, Decision
-from review.templatetags.review_tags import reason_label
+from review.web.format import reason_label
+from review.web.links import draft_url, host_url, lesson_url, pile_href
 
 LESSON_ACTIONS = {Action.RETIRE, Action.RESTORE}
 DRAFT_ACTIONS = {Action.APPROVE, Action.REJECT, Action.ROLLBACK}
-
-
-def _url(name: str, *args: str) -> str | None:
-    """``reverse(name, args)``, or None when that page does not take these arguments (no link then)."""
-    try:
-        return reverse(name, args=list(args))
-    except NoReverseMatch:
-        return None
-
-
-def lesson_url(host: str, lesson_hash: str) -> str | None:
-    return _url("review:lesson", host, lesson_hash)
-
-
-def draft_url(host: str, draft_id: str) -> str | None:
-    return _url("review:draft", host, draft_id)
-
-
-def pile_url(host: str, namespace: str, subject: str) -> str | None:
-    base = _url("review:pile")
-    if base is None:
-        return None
-    return f"{base}?{urlencode({'host': host, 'namespace': namespace, 'subject': subject})}"
 
 
 def _link(url: str | None, text: str):
@@ -136,12 +112,12 @@ class DecisionTable(tables.Table):
 
     def render_target(self, record: Decision):
         if record.action == Action.SET_BUDGET:
-            return format_html("budget of {}", _link(_url("review:host", record.host), record.host))
+            return format_html("budget of {}", _link(host_url(record.host), record.host))
         parts = []
         if record.subject is not None:
             parts.append(
                 _link(
-                    pile_url(record.host, record.namespace or "", record.subject),
+                    pile_href(record.host, record.namespace or "", record.subject),
                     _break_after(pile_target(record.namespace or "", record.subject), ":/"),
                 )
             )

@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_tables2 import RequestConfig
 
-from review.forms import QueueFilterForm
 from review.piles import selectors
+from review.piles.forms import QueueFilterForm
 from review.piles.tables import QUEUE_PER_PAGE, QueueTable
 from review.roles import PERM_VIEW
 from review.web.htmx import render_region

@@ -1,4 +1,4 @@
-"""Reads for the reviewer pages: the pile queue, one pile, one lesson, the hosts. Views never build queries.
+"""Reads for the queue and the pile page: the queue, one pile, host lookups. Views never build queries.
 
 Each selector runs a fixed number of queries whatever the size of the entity (the page tests assert it):
 members, their recurrence counts (joined) and their verdict histories (one prefetch) are read in bulk.
@@ -10,41 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import (
-    Case,
-    Count,
-    F,
-    IntegerField,
-    Max,
-    OuterRef,
-    Prefetch,
-    Q,
-    QuerySet,
-    Subquery,
-    Value,
-    When,
-)
+from django.db.models import Prefetch, QuerySet
 
 from lessons.core.piles import SEVERITY, is_over_budget, pile_summary, pile_target
 from lessons.models import Draft, Host, Lesson, Verdict
 from lessons.selectors.piles import (
     draft_status,
     entity_lessons,
-    live_lessons,
     pile_queue,
     pile_version,
     recurrence_dict,
     to_member,
 )
 from lessons.services.verdicts import latest_verdict_order
-from review.models import Decision
-
-
-class SubqueryCount(Subquery):
-    """``(SELECT COUNT(*) FROM (<subquery>))``: counts the rows of a grouped or distinct subquery in SQL."""
-
-    template = "(SELECT COUNT(*) FROM (%(subquery)s) _counted)"
-    output_field = IntegerField()
 
 
 def host_get(*, name: str) -> Host | None:
@@ -93,7 +71,8 @@ def queue_empty_reason(*, filtered: bool, host: str = "") -> str:
 # --- one pile ----------------------------------------------------------------------------------------
 
 
-def _verdict_history() -> Prefetch:
+def verdict_history() -> Prefetch:
+    """The verdicts of each lesson as ``.history``, newest first (the pile and the lesson page)."""
     # Newest first, in the order that makes the first row the latest verdict (interchange.md).
     return Prefetch("verdicts", queryset=Verdict.objects.order_by(*latest_verdict_order()), to_attr="history")
 
@@ -171,7 +150,7 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
     no lesson at all. Three queries: lessons (recurrence joined), their verdicts, the drafts.
     """
     lessons = list(
-        entity_lessons(host=host, namespace=namespace, subject=subject).prefetch_related(_verdict_history())
+        entity_lessons(host=host, namespace=namespace, subject=subject).prefetch_related(verdict_history())
     )
     if not lessons:
         return None
@@ -191,117 +170,3 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
         drafts=tuple(DraftRow(draft=d, status=draft_status(d, live)) for d in drafts),
         version=pile_version(lessons),
     )
-
-
-# --- one lesson --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LessonDetail:
-    """One lesson version with what the lesson page shows about it.
-
-    ``versions``: every version of the same ``lesson_id`` in the same store on the host, oldest first
-    (just this one when it has no ``lesson_id``). ``lesson.history``: its verdicts, newest first;
-    ``lesson.counts``: its recurrence counts.
-    ``decisions``: the decision records naming it, in ``seq`` order, each with ``ack`` joined.
-    ``version``: the entity's pile version (for a restore).
-    """
-
-    lesson: Lesson
-    versions: tuple[Lesson, ...]
-    decisions: tuple[Decision, ...]
-    version: str
-
-    @property
-    def target(self) -> str:
-        return pile_target(self.lesson.namespace, self.lesson.subject)
-
-    @property
-    def retracted_by_retire(self) -> bool:
-        """decisions.md, ``restore``: retracted, and the latest decision naming it is a ``retire``."""
-        return (
-            self.lesson.status == Lesson.Status.RETRACTED
-            and bool(self.decisions)
-            and self.decisions[-1].action == "retire"
-        )
-
-
-def lesson_detail(*, host_name: str, lesson_hash: str) -> LessonDetail | None:
-    """The lesson ``(host, hash)`` or ``None``. Five queries, whatever the size of its entity."""
-    lesson = (
-        Lesson.objects.select_related("host", "recurrence")
-        .prefetch_related(_verdict_history())
-        .filter(host__name=host_name, hash=lesson_hash)
-        .first()
-    )
-    if lesson is None:
-        return None
-    lesson.counts = recurrence_dict(lesson)
-    if lesson.lesson_id:
-        versions = tuple(
-            Lesson.objects.filter(host=lesson.host_id, lesson_id=lesson.lesson_id, store=lesson.store)
-            .only("hash", "text", "status", "created_at", "host")
-            .order_by("created_at", "hash")
-        )
-    else:
-        versions = (lesson,)
-    entity = Lesson.objects.filter(host=lesson.host_id, namespace=lesson.namespace, subject=lesson.subject)
-    decisions = tuple(
-        Decision.objects.filter(host=lesson.host.name, lesson_hash=lesson.hash)
-        .select_related("ack")
-        .order_by("seq")
-    )
-    return LessonDetail(
-        lesson=lesson,
-        versions=versions,
-        decisions=decisions,
-        version=pile_version(list(entity.only("hash", "status"))),
-    )
-
-
-# --- hosts -------------------------------------------------------------------------------------------
-
-
-def host_overview(*, name: str) -> Host | None:
-    """One host with the counts of ``hosts_overview``, or ``None`` when there is no such host (one query)."""
-    if "\x00" in name:  # PostgreSQL text cannot hold NUL, so no host has one (and the query would fail)
-        return None
-    return hosts_overview().filter(name=name).first()
-
-
-def host_entities(*, host: Host) -> QuerySet:
-    """Every entity of ``host`` that has a lesson (any status), one dict each, counted in SQL (one query):
-    ``namespace``, ``subject``, ``live`` (live lessons: the count against the budget), ``total``
-    (lessons of any status), ``overage`` (``live - max_active``; negative within budget).
-    Sorted most live lessons first, then namespace and subject (unique per host). spec: piles.md rules 1-4.
-    """
-    return (
-        Lesson.objects.filter(host=host)
-        .order_by()
-        .values("namespace", "subject")
-        .annotate(
-            live=Count("id", filter=Q(status=Lesson.Status.LIVE)),
-            total=Count("id"),
-        )
-        .annotate(overage=F("live") - Value(host.max_active))
-        .order_by("-live", "namespace", "subject")
-    )
-
-
-def hosts_overview() -> QuerySet[Host]:
-    """Every host with ``live_lessons``, ``entity_count`` (entities with a live lesson) and ``pile_count``
-    (entities over budget; 0 while the budget is off), counted in SQL in one query. spec: piles.md rules 2-4.
-    """
-    live_entities = live_lessons().filter(host=OuterRef("pk")).order_by().values("namespace", "subject")
-    # The budget is read inside the grouped subquery (Max over one host) rather than as an outer
-    # reference in HAVING, which SQLite cannot resolve from a derived table.
-    grouped = live_entities.annotate(n=Count("id"), cap=Max("host__max_active"))
-    return Host.objects.annotate(
-        live_lessons=SubqueryCount(live_lessons().filter(host=OuterRef("pk")).order_by().values("id")),
-        entity_count=SubqueryCount(grouped.values("namespace")),
-        pile_count=Case(
-            When(budget_enabled=True, then=SubqueryCount(grouped.filter(n__gt=F("cap")).values("namespace"))),
-            default=Value(0),
-            output_field=IntegerField(),
-        ),
-    ).order_by("name")

@@ -16,12 +16,12 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap
 
-from review.forms import RetireForm
 from review.piles import selectors
+from review.piles.forms import RetireForm
 from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services.decisions import DecisionRefused, NotAllowed, StalePile, lesson_retire
-from review.templatetags.review_tags import pile_href
 from review.web.htmx import render_problem, render_region, wants_region
+from review.web.links import pile_href
 
 PILE_PARAMS_MISSING = (
     "A pile is named by its entity: add host and subject (and namespace, when it has one) to the address, "

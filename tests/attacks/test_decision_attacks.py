@@ -15,10 +15,10 @@ from django.db import connection
 
 from lessons.core.text import lesson_hash
 from lessons.models import Draft, Host, Lesson
-from review.forms import MEMBER_NOT_ON_ENTITY, PILE_VERSION_MISSING, REASON_CODE_INVALID
 from review.hosts.forms import MAX_ACTIVE_NOT_A_NUMBER, MAX_ACTIVE_RANGE
 from review.log.exports import decisions_jsonl
 from review.models import Decision
+from review.piles.forms import MEMBER_NOT_ON_ENTITY
 from review.services.chain import decision_record, decisions_verify
 from review.services.decisions import (
     REASON_REQUIRED,
@@ -28,6 +28,7 @@ from review.services.decisions import (
     consolidation_rollback,
     draft_approve,
 )
+from review.web.forms import PILE_VERSION_MISSING, REASON_CODE_INVALID
 
 NS, SUBJECT, T0 = "desk.test", "invoice_capture", 1768435200000
 ENTITY = urlencode({"host": "acme", "namespace": NS, "subject": SUBJECT})

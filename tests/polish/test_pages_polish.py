@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from lessons.models import Draft, Host, Lesson
-from review.forms import MEMBERS_REQUIRED
+from review.piles.forms import MEMBERS_REQUIRED
 from review.services.common import REASON_REQUIRED
 from review.services.decisions import lesson_retire
 from review.templatetags.review_tags import JARGON

@@ -1,7 +1,4 @@
-"""Forms of the reviewer pages: the queue filters, retiring members of a pile, restoring a lesson.
-
-The forms check what a person typed (reason 1..500 characters after trimming, a known reason code, at
-least one member); the decision services check it again under their lock, with the same texts.
+"""Forms of the queue and the pile page: the queue filters, retiring members of a pile.
 spec: decisions.md, "Actions" (Reason).
 """
 
@@ -9,19 +6,11 @@ from __future__ import annotations
 
 from django import forms
 
-from review.models import NO_REASON_CODE, ReasonCode
-from review.services.decisions import REASON_REQUIRED
+from review.web.forms import PILE_VERSION_MISSING, ReasonForm
 
-REASON_MAX = 500
 # Error texts the page tests assert.
-# Formatted by Django with the trimmed length, as the service words it: REASON_TOO_LONG % {"show_value": 501}.
-REASON_TOO_LONG = "The reason is %(show_value)d characters long; at most 500 are allowed."
 MEMBERS_REQUIRED = "Select at least one lesson of this pile to retire."
 MEMBER_NOT_ON_ENTITY = "A selected lesson is not on this entity; reload the pile and select again."
-REASON_CODE_INVALID = "Choose a reason code from the list, or leave it empty."
-PILE_VERSION_MISSING = "The pile version is missing; reload the pile and try again."
-
-REASON_CODE_CHOICES = [("", NO_REASON_CODE), *ReasonCode.choices]
 
 
 class QueueFilterForm(forms.Form):
@@ -49,24 +38,7 @@ class QueueFilterForm(forms.Form):
         }
 
 
-class _ReasonForm(forms.Form):
-    reason = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3, "data-counter": str(REASON_MAX)}),
-        strip=True,
-        max_length=REASON_MAX,
-        error_messages={"required": REASON_REQUIRED, "max_length": REASON_TOO_LONG},
-    )
-    reason_code = forms.ChoiceField(
-        choices=REASON_CODE_CHOICES,
-        required=False,
-        error_messages={"invalid_choice": REASON_CODE_INVALID},
-    )
-
-    def clean_reason_code(self) -> str | None:
-        return self.cleaned_data["reason_code"] or None
-
-
-class RetireForm(_ReasonForm):
+class RetireForm(ReasonForm):
     """Retire one or more live members of a pile with one reason. ``hashes`` are the entity's lessons
     (any status: a member retired meanwhile is caught as a stale pile by the service, not here).
     """
@@ -84,11 +56,3 @@ class RetireForm(_ReasonForm):
     def __init__(self, *args, hashes: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["members"].choices = [(h, h) for h in hashes]
-
-
-class RestoreForm(_ReasonForm):
-    """Restore a lesson a ``retire`` decision retracted; ``pile_version`` as seen on the lesson page."""
-
-    pile_version = forms.CharField(
-        widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64
-    )
