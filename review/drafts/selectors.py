@@ -244,12 +244,8 @@ class DraftDetail:
 
 
 def draft_get(*, host_name: str, ext_id: str) -> Draft | None:
-    """The draft ``(host, id)`` with its host joined, or ``None``.
-
-    Also ``None`` for a name holding a NUL, which PostgreSQL refuses to compare.
-    """
-    if "\x00" in host_name or "\x00" in ext_id:
-        return None
+    """The draft ``(host, id)`` with its host joined, or ``None`` (names holding a NUL: see
+    ``review.web.lookups.get_draft_or_404``)."""
     return Draft.objects.select_related("host").filter(host__name=host_name, ext_id=ext_id).first()
 
 

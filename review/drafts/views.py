@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from lessons.models import Draft
 from review.drafts.forms import ApproveForm, RejectForm, RollbackForm
-from review.drafts.selectors import DraftDetail, draft_detail
+from review.drafts.selectors import DraftDetail
 from review.roles import PERM_DECIDE
 from review.services.consolidation import CONSOLIDATION_EXISTS, principal_names
 from review.services.decisions import (
@@ -32,13 +32,13 @@ from review.services.decisions import (
     draft_reject,
 )
 from review.web.htmx import render_problem, render_region, wants_region
+from review.web.lookups import get_draft_or_404, shows_not_found
 
 PERM_VIEW_DRAFT = "lessons.view_draft"
 TEMPLATE = "review/drafts/draft.html"
 SWAP_TEMPLATE = "review/drafts/_swap.html"
 
 # Texts the page shows; the tests assert them.
-DRAFT_UNKNOWN = "Host {host!r} has no draft {draft!r}."
 BLOCKED_VIEWER = "Deciding on a draft needs the reviewer role; you can read this page."
 BLOCKED_GATE = "This draft cannot be approved: {gates} failed. It can be rejected."
 BLOCKED_AUTHOR = "You drafted this draft, so another reviewer must approve it."
@@ -135,19 +135,6 @@ def _context(
     }
 
 
-def _detail_or_problem(request: HttpRequest, host: str, draft_id: str):
-    detail = draft_detail(host_name=host, ext_id=draft_id)
-    if detail is None:
-        problem = render_problem(
-            request,
-            title="Unknown draft",
-            message=DRAFT_UNKNOWN.format(host=host, draft=draft_id),
-            status=404,
-        )
-        return None, problem
-    return detail, None
-
-
 def _respond(request: HttpRequest, context: dict, *, status: int = 200) -> HttpResponse:
     """After a post: the action region with the head, body and decisions out of band (htmx), or the page."""
     name = SWAP_TEMPLATE if wants_region(request) else TEMPLATE
@@ -158,11 +145,10 @@ def _respond(request: HttpRequest, context: dict, *, status: int = 200) -> HttpR
 
 @require_GET
 @permission_required(PERM_VIEW_DRAFT, raise_exception=True)
+@shows_not_found
 def draft(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     """``/drafts/<host>/<draft id>/``: the draft, its coverage of each member, the prompt preview, actions."""
-    detail, problem = _detail_or_problem(request, host, draft_id)
-    if problem:
-        return problem
+    detail = get_draft_or_404(host, draft_id)
     return render_region(request, TEMPLATE, "draft", _context(request, detail))
 
 
@@ -170,9 +156,7 @@ def _refused(request, host, draft_id, exc: DecisionRefused, *, which: str, form,
     """Re-render after a refusal: the fresh state (nothing was written), the typed reason kept."""
     if isinstance(exc, NotAllowed):
         return render_problem(request, title="Not allowed", message=str(exc), status=403)
-    fresh, problem = _detail_or_problem(request, host, draft_id)
-    if problem:
-        return problem
+    fresh = get_draft_or_404(host, draft_id)
     kept = {k: form.cleaned_data.get(k) or "" for k in ("reason", "reason_code")}
     initial = {**kept, "pile_version": fresh.version} if fresh_form_class is not RejectForm else kept
     forms = {which: fresh_form_class(initial=initial)}
@@ -190,9 +174,7 @@ def _done(request: HttpRequest, host: str, draft_id: str, notice: str) -> HttpRe
     if not wants_region(request):
         messages.success(request, notice)
         return redirect("review:draft", host=host, draft_id=draft_id)
-    fresh, problem = _detail_or_problem(request, host, draft_id)
-    if problem:
-        return problem
+    fresh = get_draft_or_404(host, draft_id)
     return _respond(request, _context(request, fresh, notice=notice))
 
 
@@ -204,9 +186,7 @@ def _decide(
     ``act(detail, data)`` calls the service with the form's cleaned data and returns its ``Decision``;
     ``notice(detail, decision)`` is the success text. Refusals re-render with the typed reason kept.
     """
-    detail, problem = _detail_or_problem(request, host, draft_id)
-    if problem:
-        return problem
+    detail = get_draft_or_404(host, draft_id)
     form = form_class(request.POST)
     if not form.is_valid():
         return _invalid(request, detail, which=which, form=form)
@@ -219,6 +199,7 @@ def _decide(
 
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
+@shows_not_found
 def draft_approve_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     """POST ``/drafts/<host>/<draft id>/approve/``: approve with a reason, the pile version seen and, when
     the draft drops a full anchor of a held member, the confirmation."""
@@ -244,6 +225,7 @@ def draft_approve_view(request: HttpRequest, host: str, draft_id: str) -> HttpRe
 
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
+@shows_not_found
 def draft_reject_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     """POST ``/drafts/<host>/<draft id>/reject/``: reject a pending or stale draft with a reason."""
 
@@ -260,6 +242,7 @@ def draft_reject_view(request: HttpRequest, host: str, draft_id: str) -> HttpRes
 
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
+@shows_not_found
 def draft_rollback_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     """POST ``/drafts/<host>/<draft id>/rollback/``: retract an approved, still-live consolidation; its
     lessons are live again."""

@@ -15,10 +15,13 @@ class SubqueryCount(Subquery):
     output_field = IntegerField()
 
 
+def host_get(*, name: str) -> Host | None:
+    """The host called ``name``, or ``None``."""
+    return Host.objects.filter(name=name).first()
+
+
 def host_overview(*, name: str) -> Host | None:
     """One host with the counts of ``hosts_overview``, or ``None`` when there is no such host (one query)."""
-    if "\x00" in name:  # PostgreSQL text cannot hold NUL, so no host has one (and the query would fail)
-        return None
     return hosts_overview().filter(name=name).first()
 
 

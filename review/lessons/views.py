@@ -5,8 +5,6 @@ spec: interchange.md ("lesson", "latest verdict"), recurrence.md (counts), decis
 
 from __future__ import annotations
 
-import re
-
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse
@@ -19,28 +17,10 @@ from review.lessons.forms import RestoreForm
 from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services.decisions import DecisionRefused, NotAllowed, StalePile, lesson_restore
 from review.web.htmx import render_problem, render_region
+from review.web.lookups import get_lesson_or_404, shows_not_found
 
-LESSON_UNKNOWN = "Host {host!r} has no lesson {hash}."
-LESSON_HASH_INVALID = "{hash!r} is not a lesson hash: a lesson is named by its 64 lowercase hex characters."
+TEMPLATE = "review/lessons/lesson.html"
 RESTORED_NOTICE = "Restored lesson {short}…: decision #{seq}."
-_HASH = re.compile(r"^[0-9a-f]{64}$")
-
-
-def _detail_or_problem(request: HttpRequest, host: str, lesson_hash: str):
-    if not _HASH.fullmatch(lesson_hash):
-        return None, render_problem(
-            request, title="Not a lesson", message=LESSON_HASH_INVALID.format(hash=lesson_hash), status=404
-        )
-    # PostgreSQL text cannot hold NUL, so no host has one (and the query would fail).
-    detail = None if "\x00" in host else selectors.lesson_detail(host_name=host, lesson_hash=lesson_hash)
-    if detail is None:
-        return None, render_problem(
-            request,
-            title="Unknown lesson",
-            message=LESSON_UNKNOWN.format(host=host, hash=lesson_hash),
-            status=404,
-        )
-    return detail, None
 
 
 def _context(
@@ -60,30 +40,26 @@ def _context(
 
 @require_GET
 @permission_required(PERM_VIEW, raise_exception=True)
+@shows_not_found
 def lesson(request: HttpRequest, host: str, lesson_hash: str) -> HttpResponse:
     """``/lessons/<host>/<hash>/``: everything known about one lesson version."""
-    detail, problem = _detail_or_problem(request, host, lesson_hash)
-    if problem:
-        return problem
-    return render_region(request, "review/lessons/lesson.html", "lesson", _context(request, detail, None))
+    detail = get_lesson_or_404(host, lesson_hash)
+    return render_region(request, TEMPLATE, "lesson", _context(request, detail, None))
 
 
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
+@shows_not_found
 def lesson_restore_view(request: HttpRequest, host: str, lesson_hash: str) -> HttpResponse:
     """POST ``/lessons/<host>/<hash>/restore/``: make a lesson retired by a decision live again.
 
     Success redirects to the lesson with a message; a refusal re-renders the page with it (422, or 409
     when the entity changed since the page was loaded), nothing written.
     """
-    detail, problem = _detail_or_problem(request, host, lesson_hash)
-    if problem:
-        return problem
+    detail = get_lesson_or_404(host, lesson_hash)
     form = RestoreForm(request.POST)
     if not form.is_valid():
-        return render_region(
-            request, "review/lessons/lesson.html", "lesson", _context(request, detail, form), status=422
-        )
+        return render_region(request, TEMPLATE, "lesson", _context(request, detail, form), status=422)
     try:
         decision = lesson_restore(
             lesson=detail.lesson,
@@ -95,11 +71,11 @@ def lesson_restore_view(request: HttpRequest, host: str, lesson_hash: str) -> Ht
     except NotAllowed as exc:
         return render_problem(request, title="Not allowed", message=str(exc), status=403)
     except DecisionRefused as exc:
-        fresh, _ = _detail_or_problem(request, host, lesson_hash)
+        fresh = get_lesson_or_404(host, lesson_hash)
         kept = {k: form.cleaned_data[k] or "" for k in ("reason", "reason_code")}
         fresh_form = RestoreForm(initial={**kept, "pile_version": fresh.version})
         status = 409 if isinstance(exc, StalePile) else 422
         context = _context(request, fresh, fresh_form, refusal=str(exc))
-        return render_region(request, "review/lessons/lesson.html", "lesson", context, status=status)
+        return render_region(request, TEMPLATE, "lesson", context, status=status)
     messages.success(request, RESTORED_NOTICE.format(short=lesson_hash[:8], seq=decision.seq))
     return redirect("review:lesson", host=host, lesson_hash=lesson_hash)

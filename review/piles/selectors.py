@@ -1,4 +1,4 @@
-"""Reads for the queue and the pile page: the queue, one pile, host lookups. Views never build queries.
+"""Reads for the queue and the pile page: the queue, one pile. Views never build queries.
 
 Each selector runs a fixed number of queries whatever the size of the entity (the page tests assert it):
 members, their recurrence counts (joined) and their verdict histories (one prefetch) are read in bulk.
@@ -23,11 +23,6 @@ from lessons.selectors.piles import (
     to_member,
 )
 from lessons.services.verdicts import latest_verdict_order
-
-
-def host_get(*, name: str) -> Host | None:
-    """The host called ``name``, or ``None``."""
-    return Host.objects.filter(name=name).first()
 
 
 def host_names() -> list[str]:

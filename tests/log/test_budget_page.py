@@ -11,8 +11,8 @@ import pytest
 
 from lessons.models import Host
 from lessons.selectors.piles import piles_json
-from review.hosts.budget import BUDGET_SAVED
 from review.hosts.forms import MAX_ACTIVE_NOT_A_NUMBER, MAX_ACTIVE_RANGE
+from review.hosts.views import BUDGET_SAVED
 from review.models import Decision
 from review.services.decisions import BUDGET_UNCHANGED, REASON_REQUIRED
 from tests.log.conftest import row_seqs
