@@ -10,10 +10,14 @@ REVIEWER = "reviewer"
 ADMIN = "admin"
 ROLES = (VIEWER, REVIEWER, ADMIN)
 
+# Every permission a page, a service or a command checks, in one place.
 PERM_VIEW = "lessons.view_lesson"
+PERM_VIEW_DRAFT = "lessons.view_draft"
+PERM_VIEW_DECISIONS = "review.view_decision"
 PERM_DECIDE = "review.decide"
 PERM_SET_BUDGET = "review.set_budget"
 PERM_MANAGE_TOKENS = "review.manage_tokens"
+PERM_IMPORT = "lessons.add_host"  # importing may create hosts (the base template's Import link checks it too)
 
 _VIEW = [
     ("lessons", "view_host"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lessons.core.piles import NOT_APPLIED, pile_target
+from lessons.core.piles import pile_target, verdict_label
 from lessons.core.text import format_datetime
 from lessons.models import Lesson, Verdict
 from lessons.selectors.piles import recurrence_dict
@@ -62,7 +62,7 @@ def lesson_detail_json(lesson: Lesson) -> dict:
         "created_at": format_datetime(lesson.created_at),
         "superseded_by": lesson.superseded_by,
         "consolidates": list(lesson.consolidates or []),
-        "verdict": lesson.latest_verdict or NOT_APPLIED,
+        "verdict": verdict_label(lesson.latest_verdict),
         "recurrence": recurrence_dict(lesson),
         "verdicts": [_verdict_json(v) for v in verdicts],
         "versions": [

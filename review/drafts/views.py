@@ -21,20 +21,18 @@ from django.views.decorators.http import require_GET, require_POST
 from lessons.models import Draft
 from review.drafts.forms import ApproveForm, RejectForm, RollbackForm
 from review.drafts.selectors import DraftDetail
-from review.roles import PERM_DECIDE
-from review.services.consolidation import CONSOLIDATION_EXISTS, principal_names
-from review.services.decisions import (
-    DecisionRefused,
-    NotAllowed,
-    StalePile,
+from review.roles import PERM_DECIDE, PERM_VIEW_DRAFT
+from review.services.common import DecisionRefused, NotAllowed, StalePile
+from review.services.consolidation import (
+    CONSOLIDATION_EXISTS,
     consolidation_rollback,
     draft_approve,
     draft_reject,
+    principal_names,
 )
 from review.web.htmx import render_problem, render_region, wants_region
 from review.web.lookups import get_draft_or_404, shows_not_found
 
-PERM_VIEW_DRAFT = "lessons.view_draft"
 TEMPLATE = "review/drafts/draft.html"
 SWAP_TEMPLATE = "review/drafts/_swap.html"
 

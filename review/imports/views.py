@@ -10,38 +10,16 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from django import forms
 from django.contrib.auth.decorators import permission_required
-from django.core.validators import RegexValidator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
-from lessons.core.interchange import HOST_NAME
 from lessons.importers.common import SourceError
 from lessons.importers.run import altimate_prepare, execute
 from lessons.importers.zipped import ZipRefused, extract_zip, learn_root
-
-PERM_IMPORT = "lessons.add_host"
-HOST_INVALID = (
-    "A host name is 1 to 64 characters: lowercase letters, digits, '.', '_' or '-', "
-    "starting with a letter or digit."
-)
-
-
-class AltimateUploadForm(forms.Form):
-    archive = forms.FileField(
-        label="Zip of the learn folder",
-        help_text="A zip of a project's .altimate-code/learn/ folder (or of the project root): "
-        "at most 20 MB, 100 MB unpacked, 2000 entries.",
-    )
-    host = forms.CharField(
-        label="Host",
-        max_length=64,
-        validators=[RegexValidator(HOST_NAME, HOST_INVALID)],
-        help_text="The agent host these lessons belong to; a new host starts with its budget off.",
-    )
-    dry_run = forms.BooleanField(label="Dry run: show the report, write nothing", required=False)
+from review.imports.forms import AltimateUploadForm
+from review.roles import PERM_IMPORT
 
 
 @require_http_methods(["GET", "POST"])

@@ -15,7 +15,8 @@ from lessons.selectors.recurrence_lesson import lesson_recurrence
 from review.lessons import selectors
 from review.lessons.forms import RestoreForm
 from review.roles import PERM_DECIDE, PERM_VIEW
-from review.services.decisions import DecisionRefused, NotAllowed, StalePile, lesson_restore
+from review.services.common import DecisionRefused, NotAllowed, StalePile
+from review.services.decisions import lesson_restore
 from review.web.htmx import render_problem, render_region
 from review.web.lookups import get_lesson_or_404, shows_not_found
 

@@ -20,8 +20,8 @@ from review.log.exports import decisions_csv, decisions_jsonl
 from review.log.filters import filter_decisions
 from review.log.selectors import decisions_log, reason_codes_by_week
 from review.log.tables import DecisionTable
+from review.roles import PERM_VIEW_DECISIONS
 
-PERM_VIEW_DECISIONS = "review.view_decision"
 PER_PAGE = 50
 EXPORT_FILTERS_INVALID = "These filters are not valid: {errors}"
 FILTER_PARAMS = ("seq", "host", "actor", "action", "reason_code", "from", "to")

@@ -24,7 +24,8 @@ from review.piles import selectors
 from review.piles.forms import QueueFilterForm, RetireForm
 from review.piles.tables import QUEUE_PER_PAGE, QueueTable
 from review.roles import PERM_DECIDE, PERM_VIEW
-from review.services.decisions import DecisionRefused, NotAllowed, StalePile, lesson_retire
+from review.services.common import DecisionRefused, NotAllowed, StalePile
+from review.services.decisions import lesson_retire
 from review.web.htmx import render_problem, render_region, wants_region
 from review.web.links import pile_href
 from review.web.lookups import get_entity_or_404, shows_not_found

@@ -15,6 +15,7 @@ from django.utils.html import format_html, format_html_join
 
 from lessons.core.piles import NOT_APPLIED
 from lessons.core.text import format_datetime
+from lessons.selectors.recurrence import is_recurring
 from review.roles import ADMIN, PERM_DECIDE, PERM_SET_BUDGET, PERM_VIEW, REVIEWER, VIEWER
 from review.web.format import age, budget_gauge, reason_label
 from review.web.links import draft_url, pile_href
@@ -65,6 +66,12 @@ def jargon(term: str, text: str = "") -> str:
     """``<abbr title="what it means">term</abbr>`` for one of the ``JARGON`` words (``text`` shown instead
     of the term when given)."""
     return format_html('<abbr title="{}">{}</abbr>', JARGON[term], text or term)
+
+
+@register.simple_tag
+def jargon_not_applied() -> str:
+    """``jargon`` of the words a lesson without a verdict shows (``lessons.core.piles.NOT_APPLIED``)."""
+    return jargon(NOT_APPLIED)
 
 
 @register.filter
@@ -149,7 +156,7 @@ def link_decisions(message) -> str:
 @register.filter
 def recurring(counts: dict | None) -> bool:
     """recurrence.md: a lesson is recurring when ``recurred_sessions >= 2``."""
-    return bool(counts) and counts.get("recurred_sessions", 0) >= 2
+    return bool(counts) and is_recurring(counts)
 
 
 CORRECTION_COUNTS = ("recurred", "during", "unknown", "ambiguous", "earlier_version")

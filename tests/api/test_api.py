@@ -15,8 +15,9 @@ from lessons.services.ingest import ingest_sources
 from lessons.services.reading import bytes_source
 from review.api import endpoints as A
 from review.models import ApiToken, Decision, DecisionAck
+from review.services.budget import host_set_budget
 from review.services.chain import decision_record
-from review.services.decisions import host_set_budget, lesson_retire
+from review.services.decisions import lesson_retire
 from review.services.tokens import token_revoke
 from tests.api.conftest import lesson_line
 

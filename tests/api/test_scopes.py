@@ -12,7 +12,7 @@ import pytest
 from lessons.models import Lesson
 from review.api import endpoints as A
 from review.models import DecisionAck
-from review.services.decisions import host_set_budget
+from review.services.budget import host_set_budget
 from tests.api.conftest import lesson_line
 
 FORBIDDEN_ALPHA = {"error": A.E_HOST.format(host="alpha"), "details": []}

@@ -12,8 +12,8 @@ from lessons.models import Draft, Host, Lesson
 from review.drafts import views
 from review.models import Decision
 from review.services.common import REASON_REQUIRED, STALE_PILE
-from review.services.consolidation import DRAFT_DROPS_ANCHORS, DRAFT_STALE
-from review.services.decisions import draft_approve, lesson_retire
+from review.services.consolidation import DRAFT_DROPS_ANCHORS, DRAFT_STALE, draft_approve
+from review.services.decisions import lesson_retire
 from review.web.lookups import DRAFT_UNKNOWN
 from tests.drafts.conftest import entity_version
 from tests.drafts.helpers import member_summary, member_words

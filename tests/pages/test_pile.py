@@ -8,7 +8,7 @@ from lessons.models import Lesson
 from review.models import Decision
 from review.piles.forms import MEMBERS_REQUIRED
 from review.piles.views import RETIRED_NOTICE
-from review.services.decisions import REASON_REQUIRED, REASON_TOO_LONG, STALE_PILE
+from review.services.common import REASON_REQUIRED, REASON_TOO_LONG, STALE_PILE
 from review.web.lookups import ENTITY_EMPTY, HOST_UNKNOWN, PILE_PARAMS_MISSING, PILE_PARAMS_NUL
 from tests.pages.html import inline_text, parse, table_rows
 from tests.test_piles_corpora import ADBUY_ORDER

@@ -177,7 +177,7 @@ def test_no_page_names_an_internal_file(corpora, client, reviewer):
 
 
 def test_the_draft_decisions_link_their_seq_to_the_log(corpora, client, viewer, reviewer):
-    from review.services.decisions import draft_reject
+    from review.services.consolidation import draft_reject
 
     draft = Draft.objects.get(ext_id="rec-adbuy-consolidate-0")
     draft_reject(draft=draft, actor=reviewer, reason="keeps a contract number")
