@@ -1,9 +1,9 @@
-"""A small stacked bar chart of reason codes per week, computed as SVG geometry. Pure: no ORM, no JS.
+"""A small stacked bar chart of reason codes per week, computed as SVG geometry. Pure: no query, no JS.
 
 The log page renders the result as inline SVG (server-side, no chart library, no outside service): one
 chart per host of the filtered decisions, one bar per ISO week (Monday, UTC), stacked by reason code.
-Input rows are ``(host, week_start, reason_code, count)`` as ``selectors_log.reason_codes_by_week``
-returns them.
+Input rows are ``(host, week_start, reason_code, count)`` as ``review.log.selectors.reason_codes_by_week``
+returns them. The codes, their order and their words come from ``review.models.ReasonCode``.
 """
 
 from __future__ import annotations
@@ -12,31 +12,23 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-NO_CODE = "(no code)"
-# Reason codes in the order of decisions.md, "Reason", then decisions without one.
-CODE_ORDER = (
-    "duplicate",
-    "restates_another",
-    "regressed",
-    "drifted",
-    "recurring",
-    "obsolete",
-    "too_specific",
-    "other",
-    NO_CODE,
-)
-# The words shown for each code: lower case with spaces, as review.models.ReasonCode labels them.
-LABELS = {code: code.replace("_", " ") for code in CODE_ORDER}
+from review.models import NO_REASON_CODE, ReasonCode
+
+NO_CODE = NO_REASON_CODE
+# Reason codes in the order of the model's choices (decisions.md, "Reason"), then decisions without one;
+# the words shown are the choices' labels.
+CODE_ORDER = (*ReasonCode.values, NO_CODE)
+LABELS = {**dict(ReasonCode.choices), NO_CODE: NO_CODE}
 # Okabe-Ito colours (distinguishable with common colour-vision deficiencies), grey for "no code".
 COLOURS = {
-    "duplicate": "#0072B2",
-    "restates_another": "#56B4E9",
-    "regressed": "#D55E00",
-    "drifted": "#E69F00",
-    "recurring": "#CC79A7",
-    "obsolete": "#009E73",
-    "too_specific": "#F0E442",
-    "other": "#000000",
+    ReasonCode.DUPLICATE: "#0072B2",
+    ReasonCode.RESTATES_ANOTHER: "#56B4E9",
+    ReasonCode.REGRESSED: "#D55E00",
+    ReasonCode.DRIFTED: "#E69F00",
+    ReasonCode.RECURRING: "#CC79A7",
+    ReasonCode.OBSOLETE: "#009E73",
+    ReasonCode.TOO_SPECIFIC: "#F0E442",
+    ReasonCode.OTHER: "#000000",
     NO_CODE: "#999999",
 }
 MAX_WEEKS = 26
