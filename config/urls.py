@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from review.api.endpoints import api_urls
+from review.api import api_urls
 from review.web.site import favicon
 
 urlpatterns = [

@@ -1,4 +1,4 @@
-"""The JSON API hosts use: ingest, piles, one lesson, the decision log and acknowledgements.
+"""The five endpoints of the JSON API: ingest, piles, one lesson, the decision log and acknowledgements.
 
 Mounted at ``/api/v1/`` (``config/urls.py``); schema at ``/api/v1/openapi.json``, docs at ``/api/v1/docs``.
 spec: interchange.md (ingest), piles.md ("JSON output"), decisions.md ("Exports", "Hosts apply decisions").
@@ -25,70 +25,44 @@ SEQ), "has_more": bool}``. A host pulls with ``since=next_since`` until ``has_mo
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
 
-from django.conf import settings
-from django.contrib.auth.decorators import login_not_required
-from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
-from django.urls import URLPattern, URLResolver, path
-from ninja import Field, NinjaAPI, Path, Query, Schema
-from ninja.errors import AuthenticationError, HttpError, ValidationError
-from ninja.security import HttpBearer
+from django.http import HttpRequest
+from ninja import NinjaAPI, Path, Query
 
-from lessons.core.interchange import HOST_NAME, HostRecord, RecordError, parse_line
+from lessons.core.interchange import HostRecord, RecordError, parse_line
 from lessons.core.text import format_datetime
 from lessons.selectors.piles import piles_json
 from lessons.services.ingest import ingest_sources
 from lessons.services.reading import bytes_source, iter_lines
+from review.api import errors
+from review.api.auth import TokenAuth, check_host_param, hosts_for, token_for
+from review.api.errors import (
+    E_ACK,
+    E_BAD_HASH,
+    E_DECISION_NOT_FOUND,
+    E_HOST,
+    E_INGEST_HOSTS,
+    E_INGEST_REFUSED,
+    E_INVALID,
+    E_LESSON_AMBIGUOUS,
+    E_LESSON_NOT_FOUND,
+    E_NOT_FOUND,
+    ApiError,
+)
+from review.api.schemas import ERROR_RESPONSES, AckIn, AckOut, DecisionsOut, ErrorOut, IngestErrorOut
 from review.api.selectors import lesson_detail_json, lessons_by_hash
 from review.log.selectors import decisions_since
-from review.models import ApiToken, Decision
+from review.models import Decision
 from review.services.acks import AckRefused, decision_ack
 from review.services.chain import decision_record
-from review.services.tokens import token_authenticate
-
-# Error texts: the API tests assert these exact values.
-E_UNAUTHORIZED = "missing, unknown or revoked API token"
-E_UNAUTHORIZED_DETAIL = "send the header: Authorization: Bearer <token>"
-E_SCOPE = "this token lacks the {scope} scope"
-E_HOST = "this token is limited to host {host}"
-E_INGEST_HOSTS = "this token may only ingest into host {host}; nothing was written"
-E_TOO_LARGE = "request body too large"
-E_TOO_LARGE_DETAIL = "limit is {limit} bytes"
-E_INVALID = "invalid request"
-E_NOT_FOUND = "not found"
-E_LESSON_NOT_FOUND = "no lesson {hash} on {scope}"
-E_LESSON_AMBIGUOUS = "lesson {hash} is on several hosts; name one with ?host="
-E_DECISION_NOT_FOUND = "no decision {seq}"
-E_BAD_HASH = "a lesson hash is 64 lowercase hex characters"
-E_BAD_HOST = "host must match ^[a-z0-9][a-z0-9._-]{0,63}$"
-E_INGEST_REFUSED = "ingest refused: {n} invalid line(s), nothing written"
-E_ACK = "invalid acknowledgement"
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
 MAX_SEQ = 2**63 - 1
 MAX_LISTED = 100
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-
-
-class ApiError(HttpError):
-    """An error answered as ``{"error": message, "details": details, **extra}`` with ``status_code``."""
-
-    def __init__(self, status_code: int, message: str, details: list | None = None, **extra: Any):
-        super().__init__(status_code, message)
-        self.details = details or []
-        self.extra = extra
-
-
-class TokenAuth(HttpBearer):
-    """``Authorization: Bearer <token>`` -> the live ``ApiToken`` (``request.auth``), or 401."""
-
-    def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
-        return token_authenticate(token.strip())
 
 
 # What the docs page (/api/v1/docs) tells a host developer: how to call, what comes back, no internals.
@@ -126,138 +100,7 @@ api = NinjaAPI(
     urls_namespace="api",
     auth=TokenAuth(),
 )
-
-
-def _error_response(
-    request: HttpRequest, status: int, message: str, details: list, **extra: Any
-) -> HttpResponse:
-    return api.create_response(request, {"error": message, "details": details, **extra}, status=status)
-
-
-@api.exception_handler(ApiError)
-def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
-    return _error_response(request, exc.status_code, exc.message, exc.details, **exc.extra)
-
-
-@api.exception_handler(AuthenticationError)
-def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    response = _error_response(request, 401, E_UNAUTHORIZED, [E_UNAUTHORIZED_DETAIL])
-    response["WWW-Authenticate"] = "Bearer"
-    return response
-
-
-@api.exception_handler(HttpError)
-def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
-    # ninja's own refusals, e.g. 400 "Cannot parse request body": the message becomes the detail
-    if exc.status_code == 400:
-        return _error_response(request, 400, E_INVALID, [str(exc)])
-    return _error_response(request, exc.status_code, str(exc), [])
-
-
-@api.exception_handler(ValidationError)
-def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    details = []
-    for error in exc.errors:
-        where = ".".join(str(part) for part in error.get("loc", ()))
-        details.append(
-            f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg", "invalid"))
-        )
-    return _error_response(request, 400, E_INVALID, details)
-
-
-@api.exception_handler(Http404)
-def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
-    return _error_response(request, 404, E_NOT_FOUND, [str(exc)] if str(exc) else [])
-
-
-@api.exception_handler(RequestDataTooBig)
-def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-    return _too_large_response(request)
-
-
-def _too_large_response(request: HttpRequest) -> HttpResponse:
-    limit = settings.API_MAX_BODY_BYTES
-    return _error_response(request, 413, E_TOO_LARGE, [E_TOO_LARGE_DETAIL.format(limit=limit)])
-
-
-def _limit_body(run):
-    """Refuse a body over ``API_MAX_BODY_BYTES`` from its Content-Length, before auth or any read."""
-
-    @functools.wraps(run)
-    def wrapper(request: HttpRequest, *args, **kwargs):
-        try:
-            length = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        if length > settings.API_MAX_BODY_BYTES:
-            return _too_large_response(request)
-        return run(request, *args, **kwargs)
-
-    return wrapper
-
-
-api.add_decorator(_limit_body, mode="view")
-
-
-# --- scope checks -------------------------------------------------------------------------------
-
-
-def _token(request: HttpRequest, scope: str) -> ApiToken:
-    token: ApiToken = request.auth  # type: ignore[attr-defined]
-    if not (token.can_ingest if scope == "ingest" else token.can_read):
-        raise ApiError(403, E_SCOPE.format(scope=scope))
-    return token
-
-
-def _check_host_param(host: str | None) -> None:
-    if host is not None and not HOST_NAME.fullmatch(host):  # fullmatch: "$" would let "name\n" through
-        raise ApiError(400, E_INVALID, [E_BAD_HOST])
-
-
-def _hosts_for(token: ApiToken, host: str | None) -> list[str] | None:
-    """The host names a request may read: ``[host]``, the token's host, or None (every host).
-
-    403 when ``host`` names another host than a host-scoped token's.
-    """
-    _check_host_param(host)
-    if token.host_id is not None:
-        if host is not None and host != token.host.name:
-            raise ApiError(403, E_HOST.format(host=token.host.name))
-        return [token.host.name]
-    return [host] if host is not None else None
-
-
-# --- schemas ------------------------------------------------------------------------------------
-
-
-class ErrorOut(Schema):
-    error: str
-    details: list[Any]
-
-
-class IngestErrorOut(ErrorOut):
-    report: dict[str, Any] | None = None
-
-
-class DecisionsOut(Schema):
-    decisions: list[dict[str, Any]]
-    next_since: int
-    has_more: bool
-
-
-class AckIn(Schema):
-    status: str = Field(..., description='"applied" or "failed"')
-    detail: str | None = Field(None, description="why it failed (at most 2000 characters)")
-
-
-class AckOut(Schema):
-    seq: int
-    status: str
-    detail: str
-    acked_at: str
-
-
-_ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: ErrorOut}
+errors.install(api)
 
 
 # --- ingest -------------------------------------------------------------------------------------
@@ -305,8 +148,8 @@ def ingest(
     """The import report: lines read, records created, unchanged, updated, held or rejected, and the
     errors by line. A batch with an invalid line is refused whole (400, the report in ``report``) unless
     ``skip_invalid`` is set."""
-    token = _token(request, "ingest")
-    _check_host_param(host)
+    token = token_for(request, "ingest")
+    check_host_param(host)
     default_host = host
     if token.host_id is not None:
         own = token.host.name
@@ -336,13 +179,13 @@ def ingest(
 
 @api.get(
     "/piles",
-    response={200: dict[str, Any], **_ERRORS},
+    response={200: dict[str, Any], **ERROR_RESPONSES},
     summary="Over-budget entities (piles) and their members",
 )
 def piles(request: HttpRequest, host: str | None = Query(None, description="only this host")):
     """``{"piles": [...]}`` sorted by host, namespace, subject; limited to the token's host."""
-    token = _token(request, "read")
-    hosts = _hosts_for(token, host)
+    token = token_for(request, "read")
+    hosts = hosts_for(token, host)
     if hosts is None:
         return piles_json()
     return piles_json(host=hosts[0])
@@ -350,7 +193,7 @@ def piles(request: HttpRequest, host: str | None = Query(None, description="only
 
 @api.get(
     "/lessons/{lesson_hash}",
-    response={200: dict[str, Any], 409: ErrorOut, **_ERRORS},
+    response={200: dict[str, Any], 409: ErrorOut, **ERROR_RESPONSES},
     summary="One lesson: status, text, latest verdict, recurrence, verdicts, versions, decisions",
 )
 def lesson(
@@ -358,8 +201,8 @@ def lesson(
     lesson_hash: str = Path(..., description="64 lowercase hex"),
     host: str | None = Query(None, description="the lesson's host (needed when the hash is on several)"),
 ):
-    token = _token(request, "read")
-    hosts = _hosts_for(token, host)
+    token = token_for(request, "read")
+    hosts = hosts_for(token, host)
     if not _HEX64.fullmatch(lesson_hash):
         raise ApiError(400, E_INVALID, [E_BAD_HASH])
     found = lessons_by_hash(lesson_hash=lesson_hash, hosts=hosts)
@@ -373,7 +216,7 @@ def lesson(
 
 @api.get(
     "/decisions",
-    response={200: DecisionsOut, **_ERRORS},
+    response={200: DecisionsOut, **ERROR_RESPONSES},
     summary="The decision log after a seq, in seq order",
 )
 def decisions(
@@ -384,8 +227,8 @@ def decisions(
 ):
     """``{"decisions": [...], "next_since": n, "has_more": bool}``: each record with its seq, time, actor,
     action, entity, lesson or draft, reason, evidence and its place in the hash chain."""
-    token = _token(request, "read")
-    hosts = _hosts_for(token, host)
+    token = token_for(request, "read")
+    hosts = hosts_for(token, host)
     rows = decisions_since(since=since, hosts=hosts, limit=limit + 1)
     page = rows[:limit]
     return {
@@ -397,12 +240,12 @@ def decisions(
 
 @api.post(
     "/decisions/{seq}/ack",
-    response={200: AckOut, **_ERRORS},
+    response={200: AckOut, **ERROR_RESPONSES},
     summary="Acknowledge a decision: applied, or failed with a detail",
 )
 def ack(request: HttpRequest, payload: AckIn, seq: int = Path(..., ge=1, le=MAX_SEQ)):
     """Record the host's status for decision ``seq`` (the latest acknowledgement wins)."""
-    token = _token(request, "read")
+    token = token_for(request, "read")
     decision = Decision.objects.filter(seq=seq).first()
     if decision is None:
         raise ApiError(404, E_NOT_FOUND, [E_DECISION_NOT_FOUND.format(seq=seq)])
@@ -420,53 +263,3 @@ def ack(request: HttpRequest, payload: AckIn, seq: int = Path(..., ge=1, le=MAX_
         "detail": row.detail,
         "acked_at": format_datetime(row.acked_at),
     }
-
-
-# --- URLs ---------------------------------------------------------------------------------------
-
-E_METHOD = "method not allowed"
-E_NO_ENDPOINT = "no such endpoint"
-
-
-def _plain_error(status: int, message: str, details: list) -> JsonResponse:
-    """The error body for answers given outside ninja's handlers (unknown path, wrong method)."""
-    return JsonResponse({"error": message, "details": details}, status=status)
-
-
-def _api_view(view):
-    """Exempt from the login redirect (the API authenticates by token, not session) and answer a 404 or a
-    405 that ninja leaves to Django with the API's error body."""
-
-    @functools.wraps(view)  # keeps csrf_exempt: bearer calls carry no CSRF token
-    def wrapper(request: HttpRequest, *args, **kwargs):
-        try:
-            response = view(request, *args, **kwargs)
-        except Http404:
-            return _plain_error(404, E_NOT_FOUND, [f"{E_NO_ENDPOINT}: {request.path}"])
-        if isinstance(response, HttpResponseNotAllowed):
-            return _plain_error(405, E_METHOD, [f"allowed: {response.get('Allow', '')}"])
-        return response
-
-    return login_not_required(wrapper)
-
-
-@login_not_required
-def _unknown_endpoint(request: HttpRequest, rest: str = "") -> JsonResponse:
-    return _plain_error(404, E_NOT_FOUND, [f"{E_NO_ENDPOINT}: {request.path}"])
-
-
-def _wrap(patterns: list) -> None:
-    for pattern in patterns:
-        if isinstance(pattern, URLResolver):
-            _wrap(pattern.url_patterns)
-        elif isinstance(pattern, URLPattern):
-            pattern.callback = _api_view(pattern.callback)
-
-
-def api_urls():
-    """``api.urls`` with every view wrapped by ``_api_view``, then a JSON 404 for any other path under
-    the mount point: for ``path("api/v1/", api_urls())``."""
-    patterns, app_name, namespace = api.urls
-    _wrap(patterns)
-    patterns.append(path("<path:rest>", _unknown_endpoint, name="unknown-endpoint"))
-    return patterns, app_name, namespace

@@ -13,7 +13,8 @@ from lessons.models import Host, Lesson
 from lessons.selectors.piles import piles_json
 from lessons.services.ingest import ingest_sources
 from lessons.services.reading import bytes_source
-from review.api import endpoints as A
+from review.api import errors as A
+from review.api.endpoints import api
 from review.models import ApiToken, Decision, DecisionAck
 from review.services.budget import host_set_budget
 from review.services.chain import decision_record
@@ -212,7 +213,7 @@ def test_a_body_at_the_limit_is_accepted(hosts, call, make_token):
 def test_django_refusing_a_big_body_is_413_too(hosts, rf, make_token):
     from django.core.exceptions import RequestDataTooBig
 
-    response = A._too_big(rf.post("/api/v1/ingest"), RequestDataTooBig())
+    response = api.on_exception(rf.post("/api/v1/ingest"), RequestDataTooBig())
     assert response.status_code == 413
     assert json.loads(response.content)["error"] == "request body too large"
 

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from lessons.models import Lesson
-from review.api import endpoints as A
+from review.api import errors as A
 from review.models import DecisionAck
 from review.services.budget import host_set_budget
 from tests.api.conftest import lesson_line

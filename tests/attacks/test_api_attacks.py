@@ -11,7 +11,7 @@ import pytest
 
 from lessons.core.interchange import E_JSON_NUMBER_TOO_LONG, E_JSON_TOO_DEEP, E_LONE_SURROGATE
 from lessons.models import Host, Lesson
-from review.api.endpoints import E_BAD_HOST, E_INVALID, E_UNAUTHORIZED
+from review.api.errors import E_BAD_HOST, E_INVALID, E_UNAUTHORIZED
 from review.models import DecisionAck
 from review.services.acks import ACK_DETAIL_NOT_UNICODE
 from tests.api.conftest import call, hosts, lesson_line, make_token  # noqa: F401 (fixtures)
