@@ -1,6 +1,6 @@
 """The token scoping matrix: host-scoped tokens stay on their host; each scope allows only its endpoints.
 
-spec: review/api.py (403: wrong scope or another host). Every refusal writes nothing.
+spec: review/api/endpoints.py (403: wrong scope or another host). Every refusal writes nothing.
 """
 
 from __future__ import annotations

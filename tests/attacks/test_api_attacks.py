@@ -1,6 +1,6 @@
 """Attacks on the JSON API: hostile bodies and headers get a 4xx with the error body, never a 500 or a
 partial write; tokens cannot reach outside their host. spec: interchange.md (ingest), decisions.md
-("Hosts apply decisions"); review/api.py (status codes).
+("Hosts apply decisions"); review/api/endpoints.py (status codes).
 """
 
 from __future__ import annotations
