@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from lessons.core.piles import NOT_APPLIED
+from lessons.core.recurrence import RECURRING_MIN_SESSIONS
 from lessons.core.text import format_datetime
-from lessons.selectors.recurrence import is_recurring
 from review.roles import ADMIN, PERM_DECIDE, PERM_SET_BUDGET, PERM_VIEW, REVIEWER, VIEWER
 from review.web.format import age, budget_gauge, reason_label
 from review.web.links import draft_url, pile_href
@@ -156,7 +156,7 @@ def link_decisions(message) -> str:
 @register.filter
 def recurring(counts: dict | None) -> bool:
     """recurrence.md: a lesson is recurring when ``recurred_sessions >= 2``."""
-    return bool(counts) and is_recurring(counts)
+    return bool(counts) and counts.get("recurred_sessions", 0) >= RECURRING_MIN_SESSIONS
 
 
 CORRECTION_COUNTS = ("recurred", "during", "unknown", "ambiguous", "earlier_version")
