@@ -25,13 +25,12 @@ SEQ), "has_more": bool}``. A host pulls with ``since=next_since`` until ``has_mo
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.http import HttpRequest
 from ninja import NinjaAPI, Path, Query
 
-from lessons.core.interchange import HostRecord, RecordError, parse_line
+from lessons.core.interchange import HEX64, HostRecord, RecordError, parse_line
 from lessons.core.text import format_datetime
 from lessons.selectors.piles import piles_json
 from lessons.services.ingest import ingest_sources
@@ -62,7 +61,6 @@ DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
 MAX_SEQ = 2**63 - 1
 MAX_LISTED = 100
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 # What the docs page (/api/v1/docs) tells a host developer: how to call, what comes back, no internals.
@@ -203,7 +201,7 @@ def lesson(
 ):
     token = token_for(request, "read")
     hosts = hosts_for(token, host)
-    if not _HEX64.fullmatch(lesson_hash):
+    if not HEX64.fullmatch(lesson_hash):
         raise ApiError(400, E_INVALID, [E_BAD_HASH])
     found = lessons_by_hash(lesson_hash=lesson_hash, hosts=hosts)
     if not found:

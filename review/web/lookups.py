@@ -10,10 +10,10 @@ namespace and subject).
 from __future__ import annotations
 
 import functools
-import re
 
 from django.http import Http404, HttpRequest, QueryDict
 
+from lessons.core.interchange import HEX64
 from lessons.core.piles import pile_target
 from lessons.models import Host
 from review.drafts.selectors import DraftDetail, draft_detail
@@ -32,7 +32,6 @@ ENTITY_EMPTY = "Host {host} has no lesson on {target}."
 LESSON_UNKNOWN = "Host {host!r} has no lesson {hash}."
 LESSON_HASH_INVALID = "{hash!r} is not a lesson hash: a lesson is named by its 64 lowercase hex characters."
 DRAFT_UNKNOWN = "Host {host!r} has no draft {draft!r}."
-_HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
 class NotFound(Http404):
@@ -101,7 +100,7 @@ def get_entity_or_404(params: QueryDict) -> tuple[Host, PileDetail]:
 
 def get_lesson_or_404(host: str, lesson_hash: str) -> LessonDetail:
     """The lesson page's detail of ``(host, hash)``; ``NotFound`` for a malformed hash or no such lesson."""
-    if not _HASH.fullmatch(lesson_hash):
+    if not HEX64.fullmatch(lesson_hash):
         raise NotFound("Not a lesson", LESSON_HASH_INVALID.format(hash=lesson_hash))
     detail = None if has_nul(host) else lesson_detail(host_name=host, lesson_hash=lesson_hash)
     if detail is None:
