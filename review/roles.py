@@ -64,3 +64,14 @@ def roles_ensure() -> None:
     from django.apps import apps
 
     importlib.import_module("review.migrations.0002_roles").create_roles(apps, None)
+
+
+def user_role(user) -> str:
+    """The strongest role a user's permissions give: ``admin``, ``reviewer``, ``viewer`` or ``none``."""
+    if user.has_perm(PERM_SET_BUDGET):
+        return ADMIN
+    if user.has_perm(PERM_DECIDE):
+        return REVIEWER
+    if user.has_perm(PERM_VIEW):
+        return VIEWER
+    return "none"

@@ -7,10 +7,11 @@ gets no link: ``None``. spec: piles.md (a pile is named by host, namespace and s
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlencode
 
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from lessons.core.piles import pile_target
 
@@ -55,3 +56,23 @@ def target_link(host: str, namespace: str, subject: str) -> str:
     if not head:
         return format_html('<a href="{}">{}<wbr>{}</a>', href, "entity:", target.removeprefix("entity:"))
     return format_html('<a href="{}">{}/<wbr>{}</a>', href, head, tail)
+
+
+# "decision #3", "Decision #3", "decisions #3, #4": the references a success message makes to the log.
+_DECISION_REFS = re.compile(r"([Dd]ecisions? )(#\d+(?:, #\d+)*)")
+
+
+def link_decisions(message) -> str:
+    """A message with each "decision #N" linked to the decision log filtered to that decision
+    (``/decisions/?seq=N``). Everything else is escaped (a message may quote a host's draft id)."""
+    text = str(message)
+    log = reverse("review:decisions")
+    parts: list = []
+    last = 0
+    for match in _DECISION_REFS.finditer(text):
+        parts += [text[last : match.start()], match.group(1)]
+        refs = [ref.removeprefix("#") for ref in match.group(2).split(", ")]
+        parts.append(format_html_join(", ", '<a href="{}?seq={}">#{}</a>', ((log, seq, seq) for seq in refs)))
+        last = match.end()
+    parts.append(text[last:])
+    return format_html_join("", "{}", ((part,) for part in parts))

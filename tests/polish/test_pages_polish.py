@@ -15,7 +15,7 @@ from lessons.models import Draft, Host, Lesson
 from review.piles.forms import MEMBERS_REQUIRED
 from review.services.common import REASON_REQUIRED
 from review.services.decisions import lesson_retire
-from review.templatetags.review_tags import JARGON
+from review.web.format import JARGON
 from tests.pages.html import inline_text, parse
 
 ADBUY = "/pile/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture"
@@ -235,7 +235,7 @@ def test_the_saved_budget_message_links_its_decision(corpora, client, admin_user
 
 
 def test_a_message_that_quotes_a_host_id_stays_escaped(client):
-    from review.templatetags.review_tags import link_decisions
+    from review.web.links import link_decisions
 
     assert str(link_decisions("Rejected draft <b>x</b>. Decision #7.")) == (
         'Rejected draft &lt;b&gt;x&lt;/b&gt;. Decision <a href="/decisions/?seq=7">#7</a>.'
