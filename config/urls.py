@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from review.api import api_urls
-from review.views.site import favicon
+from review.web.site import favicon
 
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

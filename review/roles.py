@@ -10,10 +10,14 @@ REVIEWER = "reviewer"
 ADMIN = "admin"
 ROLES = (VIEWER, REVIEWER, ADMIN)
 
+# Every permission a page, a service or a command checks, in one place.
 PERM_VIEW = "lessons.view_lesson"
+PERM_VIEW_DRAFT = "lessons.view_draft"
+PERM_VIEW_DECISIONS = "review.view_decision"
 PERM_DECIDE = "review.decide"
 PERM_SET_BUDGET = "review.set_budget"
 PERM_MANAGE_TOKENS = "review.manage_tokens"
+PERM_IMPORT = "lessons.add_host"  # importing may create hosts (the base template's Import link checks it too)
 
 _VIEW = [
     ("lessons", "view_host"),
@@ -60,3 +64,14 @@ def roles_ensure() -> None:
     from django.apps import apps
 
     importlib.import_module("review.migrations.0002_roles").create_roles(apps, None)
+
+
+def user_role(user) -> str:
+    """The strongest role a user's permissions give: ``admin``, ``reviewer``, ``viewer`` or ``none``."""
+    if user.has_perm(PERM_SET_BUDGET):
+        return ADMIN
+    if user.has_perm(PERM_DECIDE):
+        return REVIEWER
+    if user.has_perm(PERM_VIEW):
+        return VIEWER
+    return "none"

@@ -1,13 +1,18 @@
-"""Routes of the reviewer pages (app ``review``). Group additions by page; keep names ``review:<page>``."""
+"""Routes of the reviewer pages (app ``review``), one table for every area. Group additions by page; keep
+names ``review:<page>``. The table stays flat, in this order: Django's debug 404 page lists it as written."""
 
 from django.urls import path
 
-from review.views import budget, decisions, drafts, hosts, lessons, piles, queue, topics
-from review.views import imports as imports_views
+from review.drafts import views as drafts
+from review.hosts import views as hosts
+from review.imports import views as imports_views
+from review.lessons import views as lessons
+from review.log import views as decisions
+from review.piles import views as piles
 
 app_name = "review"
 urlpatterns: list = [
-    path("", queue.queue, name="queue"),
+    path("", piles.queue, name="queue"),
     path("pile/", piles.pile, name="pile"),
     path("pile/retire/", piles.pile_retire, name="pile_retire"),
     path("lessons/<str:host>/<str:lesson_hash>/", lessons.lesson, name="lesson"),
@@ -19,12 +24,12 @@ urlpatterns: list = [
     path("decisions/", decisions.decision_log, name="decisions"),
     path("review/decisions/export.jsonl", decisions.decisions_export_jsonl, name="decisions_export_jsonl"),
     path("review/decisions/export.csv", decisions.decisions_export_csv, name="decisions_export_csv"),
-    path("hosts/<str:name>/budget/", budget.host_budget, name="host_budget"),
+    path("hosts/<str:name>/budget/", hosts.host_budget, name="host_budget"),
     # consolidation drafts: the page and its decisions (decisions.md, "Actions")
     path("drafts/<str:host>/<str:draft_id>/", drafts.draft, name="draft"),
     path("drafts/<str:host>/<str:draft_id>/approve/", drafts.draft_approve_view, name="draft_approve"),
     path("drafts/<str:host>/<str:draft_id>/reject/", drafts.draft_reject_view, name="draft_reject"),
     path("drafts/<str:host>/<str:draft_id>/rollback/", drafts.draft_rollback_view, name="draft_rollback"),
     # recurrence: what users keep correcting that no live lesson anchors (recurrence.md)
-    path("hosts/<str:host>/unmatched-topics/", topics.unmatched_topics, name="unmatched_topics"),
+    path("hosts/<str:host>/unmatched-topics/", hosts.unmatched_topics, name="unmatched_topics"),
 ]

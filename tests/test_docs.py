@@ -21,11 +21,13 @@ from django.core.management import call_command
 
 from lessons.core.interchange import parse_line
 from lessons.core.text import lesson_hash
+from lessons.ingest.passes import ingest_sources
+from lessons.ingest.reading import bytes_source
 from lessons.models import Draft, Host, Lesson
-from lessons.services.ingest import ingest_sources
-from lessons.services.reading import bytes_source
 from review.models import Decision
-from review.services.decisions import draft_approve, host_set_budget, lesson_restore, lesson_retire
+from review.services.budget import host_set_budget
+from review.services.consolidation import draft_approve
+from review.services.decisions import lesson_restore, lesson_retire
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 EXAMPLE_HOST = "adbuy-desk"

@@ -238,7 +238,8 @@ def test_every_route_is_in_the_matrix():
 @pytest.fixture
 def world(ingest, second_reviewer) -> World:
     from lessons.models import Draft, Host
-    from review.services.decisions import draft_approve, lesson_retire
+    from review.services.consolidation import draft_approve
+    from review.services.decisions import lesson_retire
 
     texts = [f"Lesson {i}: record field{i} of every invoice as printed." for i in range(7)]
     hashes = [lesson_hash(NS, SUBJECT, t) for t in texts]

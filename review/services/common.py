@@ -1,8 +1,8 @@
 """What every decision service shares: refusals and their texts, reason/actor checks, the entity lock,
 and the evidence of what the reviewer saw. spec: decisions.md, "Actions" and "The record".
 
-Import the public names from ``review.services.decisions``; this module exists so the lesson, draft and
-budget services can share them without importing each other.
+Callers import each name from here (not through another service module); this module exists so the
+lesson, draft and budget services can share them without importing each other.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from lessons.core.piles import verdict_label
 from lessons.models import Host, Lesson
 from lessons.selectors.piles import entity_lessons, pile_version
 from lessons.serializers import recurrence_dict
@@ -25,11 +26,11 @@ from review.services.chain import truncate_to_ms
 REASON_MAX = 500
 # Zero-width and other format characters survive str.strip(); a reason of only those says nothing.
 _INVISIBLE = frozenset({"Cf", "Cc", "Zs", "Zl", "Zp"})
-NOT_APPLIED = "not applied by the loop"
 
 # Every text a user can be shown by a refusal. Tests assert these exact values.
-REASON_REQUIRED = "A reason is required: write why, in 1 to 500 characters."
-REASON_TOO_LONG = "The reason is {length} characters long; at most 500 are allowed."
+# REASON_MAX and these two texts are the one home of the reason's limits: the forms build theirs from them.
+REASON_REQUIRED = f"A reason is required: write why, in 1 to {REASON_MAX} characters."
+REASON_TOO_LONG = f"The reason is {{length}} characters long; at most {REASON_MAX} are allowed."
 REASON_HAS_NUL = "The reason contains a NUL character; remove it."
 REASON_CODE_UNKNOWN = "Unknown reason code {code!r}; use one of: {codes}."
 NOT_ALLOWED_DECIDE = "{user} may not decide on lessons: that needs the reviewer role."
@@ -138,7 +139,7 @@ def check_version(lessons: list[Lesson], expected: str | None) -> str:
 
 def verdict_shown(lesson: Lesson) -> str:
     """The latest verdict as the pages show it (piles.md rule 6)."""
-    return lesson.latest_verdict or NOT_APPLIED
+    return verdict_label(lesson.latest_verdict)
 
 
 def lesson_evidence(*, lesson: Lesson, live_count: int, host: Host) -> dict:

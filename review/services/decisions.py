@@ -1,4 +1,5 @@
-"""Reviewer decisions as services: retire and restore here; consolidations and budgets re-exported.
+"""Reviewer decisions on lessons as services: retire and restore (consolidations: ``consolidation``,
+budgets: ``budget``; each name is imported from the module that defines it).
 
 Every service checks the actor, the reason and the preconditions of decisions.md, "Actions"; writes the
 change and its ``Decision`` record(s) in one ``transaction.atomic()``; locks what it checks
@@ -20,26 +21,9 @@ from lessons.core.piles import entity_label
 from lessons.models import Host, Lesson
 from lessons.services.status import lesson_status_set
 from review.models import Action, Decision
-from review.services.budget import (
-    BUDGET_NOTHING_GIVEN,
-    BUDGET_OUT_OF_RANGE,
-    BUDGET_UNCHANGED,
-    budget_preview,
-    host_set_budget,
-)
 from review.services.chain import DecisionEntry, decision_append, decisions_append_many
 from review.services.common import (
-    NOT_ALLOWED_BUDGET,
-    NOT_ALLOWED_DECIDE,
-    NOT_ALLOWED_INACTIVE,
-    REASON_CODE_UNKNOWN,
-    REASON_HAS_NUL,
-    REASON_REQUIRED,
-    REASON_TOO_LONG,
-    STALE_PILE,
     DecisionRefused,
-    NotAllowed,
-    StalePile,
     check_decision,
     check_version,
     decision_now,
@@ -48,60 +32,6 @@ from review.services.common import (
     lock_entity,
     new_batch,
 )
-from review.services.consolidation import (
-    CONSOLIDATION_EXISTS,
-    DRAFT_DROPS_ANCHORS,
-    DRAFT_GATE_FAILED,
-    DRAFT_NOT_PENDING,
-    DRAFT_SELF_APPROVAL,
-    DRAFT_STALE,
-    REJECT_NOT_PENDING,
-    ROLLBACK_NOT_APPROVED,
-    ROLLBACK_NOT_LIVE,
-    consolidation_rollback,
-    draft_approve,
-    draft_reject,
-)
-
-__all__ = [
-    "BUDGET_NOTHING_GIVEN",
-    "BUDGET_OUT_OF_RANGE",
-    "BUDGET_UNCHANGED",
-    "CONSOLIDATION_EXISTS",
-    "DRAFT_DROPS_ANCHORS",
-    "DRAFT_GATE_FAILED",
-    "DRAFT_NOT_PENDING",
-    "DRAFT_SELF_APPROVAL",
-    "DRAFT_STALE",
-    "REJECT_NOT_PENDING",
-    "ROLLBACK_NOT_APPROVED",
-    "ROLLBACK_NOT_LIVE",
-    "budget_preview",
-    "consolidation_rollback",
-    "draft_approve",
-    "draft_reject",
-    "host_set_budget",
-    "LESSON_NOT_LIVE",
-    "LESSON_UNKNOWN",
-    "LESSONS_NOT_ONE_ENTITY",
-    "NOT_ALLOWED_BUDGET",
-    "NOT_ALLOWED_DECIDE",
-    "NOT_ALLOWED_INACTIVE",
-    "REASON_CODE_UNKNOWN",
-    "REASON_HAS_NUL",
-    "REASON_REQUIRED",
-    "REASON_TOO_LONG",
-    "RESTORE_NOT_BY_RETIRE",
-    "RESTORE_NOT_RETRACTED",
-    "RETIRE_NOTHING",
-    "STALE_PILE",
-    "DecisionRefused",
-    "NotAllowed",
-    "StalePile",
-    "lesson_restore",
-    "lesson_retire",
-    "new_batch",
-]
 
 RETIRE_NOTHING = "Choose at least one lesson to retire."
 LESSON_UNKNOWN = "No lesson {hash} on host {host}."

@@ -1,253 +1,47 @@
-"""Small display helpers of the reviewer pages: verdict badges, the budget gauge, ages, UTC times, safe links.
-
-Everything that reaches HTML goes through ``format_html`` (escaping every argument); no lesson text is
-ever marked safe. spec: piles.md rule 6 (verdict shown), interchange.md "Framing" (UTC with milliseconds).
+"""The template library of the reviewer pages: thin wrappers over ``review.web`` (display helpers in
+``format``, links in ``links``) and ``review.roles``. Python code imports those modules, not this one.
 """
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
-from urllib.parse import urlencode
-
 from django import template
-from django.urls import NoReverseMatch, reverse
-from django.utils import timezone
-from django.utils.html import format_html, format_html_join
 
-from lessons.core.piles import NOT_APPLIED
-from lessons.core.text import format_datetime
-from review.models import NO_REASON_CODE, ReasonCode
-from review.roles import ADMIN, PERM_DECIDE, PERM_SET_BUDGET, PERM_VIEW, REVIEWER, VIEWER
+from review.roles import user_role
+from review.web.format import (
+    age,
+    budget_gauge,
+    corrected,
+    dash,
+    hash8,
+    horizon_days,
+    iso,
+    jargon,
+    jargon_not_applied,
+    jargon_title,
+    reason_label,
+    recurring,
+    utc_date,
+    verdict_badge,
+)
+from review.web.links import draft_url, link_decisions, pile_href
 
 register = template.Library()
 
-# Verdict -> CSS class. Regressed and drifted stand out; held is quiet, never green-loud; a verdict
-# this table does not know is neutral grey (interchange.md lets hosts send other verdict words).
-VERDICT_CLASSES = {
-    "held": "v-held",
-    "regressed": "v-regressed",
-    "drifted": "v-drifted",
-    "held_costlier": "v-costlier",
-    "unmeasured": "v-unmeasured",
-}
-VERDICT_UNKNOWN_CLASS = "v-unknown"
-VERDICT_NOT_APPLIED_CLASS = "v-not-applied"
-MS_PER_DAY = 86_400_000
-# Short explanations of the product's own words, shown as tooltips (<abbr title> or a badge's title).
-JARGON = {
-    NOT_APPLIED: "No Verify-gate verdict has been recorded for this lesson",
-    "held_costlier": "held, but at a higher cost",
-    "pile version": (
-        "a fingerprint of the pile's lessons; an action on a pile that changed since you loaded it is refused"
-    ),
-    "stale": "a lesson this draft supersedes is no longer live",
-}
-
-
-@register.simple_tag
-def verdict_badge(verdict: str | None) -> str:
-    """``<span class="badge v-…">verdict</span>``, or the outlined ``not applied by the loop``."""
-    if not verdict:
-        return format_html(
-            '<span class="badge {}" title="{}">{}</span>',
-            VERDICT_NOT_APPLIED_CLASS,
-            JARGON[NOT_APPLIED],
-            NOT_APPLIED,
-        )
-    css = VERDICT_CLASSES.get(verdict, VERDICT_UNKNOWN_CLASS)
-    if verdict in JARGON:
-        return format_html('<span class="badge {}" title="{}">{}</span>', css, JARGON[verdict], verdict)
-    return format_html('<span class="badge {}">{}</span>', css, verdict)
-
-
-@register.simple_tag
-def jargon(term: str, text: str = "") -> str:
-    """``<abbr title="what it means">term</abbr>`` for one of the ``JARGON`` words (``text`` shown instead
-    of the term when given)."""
-    return format_html('<abbr title="{}">{}</abbr>', JARGON[term], text or term)
-
-
-@register.filter
-def jargon_title(term: str) -> str:
-    """What one of the ``JARGON`` words means ("" for any other word): for a ``title`` attribute."""
-    return JARGON.get(term, "")
-
-
-@register.simple_tag
-def budget_gauge(count: int, max_active: int, enabled: bool = True) -> str:
-    """A bar of ``count`` against ``max_active``: the budget span in slate, the overage in red, a tick at
-    the budget. SVG attributes, not inline styles, so a strict CSP needs no ``unsafe-inline``.
-    """
-    count, max_active = int(count), max(int(max_active), 1)
-    scale = max(count, max_active)
-    budget_x = round(100 * max_active / scale, 2)
-    within_w = round(100 * min(count, max_active) / scale, 2)
-    over_w = round(100 * max(count - max_active, 0) / scale, 2)
-    state = "off" if not enabled else ("over" if count > max_active else "within")
-    return format_html(
-        '<span class="gauge gauge-{state}" title="{count} live of a budget of {max_active}{off}">'
-        '<svg viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true" focusable="false">'
-        '<rect class="g-track" x="0" y="1" width="100" height="8"/>'
-        '<rect class="g-within" x="0" y="1" width="{within_w}" height="8"/>'
-        '<rect class="g-over" x="{budget_x}" y="1" width="{over_w}" height="8"/>'
-        '<rect class="g-tick" x="{tick_x}" y="0" width="0.8" height="10"/>'
-        "</svg>"
-        '<span class="gauge-text"><b>{count}</b> / {max_active}</span></span>',
-        state=state,
-        off="" if enabled else " (budget off)",
-        count=count,
-        max_active=max_active,
-        within_w=within_w,
-        budget_x=budget_x,
-        over_w=over_w,
-        tick_x=max(budget_x - 0.8, 0),
-    )
-
-
-@register.filter
-def iso(moment: datetime | None) -> str:
-    """UTC ISO 8601 with milliseconds and ``Z`` (``lessons.core.text.format_datetime``); "" for None."""
-    return format_datetime(moment) if moment else ""
-
-
-@register.filter
-def utc_date(moment: datetime | None) -> str:
-    """The UTC calendar date, ``YYYY-MM-DD``."""
-    return format_datetime(moment)[:10] if moment else ""
-
-
-def relative_age(moment: datetime, now: datetime) -> str:
-    """How long ago ``moment`` was, coarsely: ``today``, ``3 days``, ``5 weeks``, ``4 months``, ``2 years``.
-
-    Days are whole days of 24 hours; a month is 30 days and a year 365 (it is a hint, the exact UTC time
-    is in the ``<time>`` element).
-    """
-    days = (now - moment).days
-    if days < 0:
-        return "in the future"
-    if days == 0:
-        return "today"
-    if days < 14:
-        return f"{days} day{'s' if days != 1 else ''}"
-    if days < 60:
-        return f"{days // 7} weeks"
-    if days < 730:
-        return f"{days // 30} months"
-    return f"{days // 365} years"
-
-
-@register.simple_tag
-def age(moment: datetime | None) -> str:
-    """``<time datetime="…Z" title="…Z">5 weeks</time>``: a relative age with the exact UTC time."""
-    if not moment:
-        return ""
-    stamp = format_datetime(moment)
-    return format_html(
-        '<time datetime="{}" title="{}">{}</time>', stamp, stamp, relative_age(moment, timezone.now())
-    )
-
-
-@register.filter
-def dash(value) -> str:
-    """A count, with zero (or None) shown as an em dash so the non-zero counts stand out."""
-    return "\u2014" if not value else str(value)
-
-
-@register.filter
-def horizon_days(ms: int | None) -> str:
-    """A horizon in milliseconds as days: ``1 d``, ``7 d``, ``0.5 d``; "" when unknown."""
-    if ms is None:
-        return ""
-    days = ms / MS_PER_DAY
-    return f"{days:g} d" if days < 100 else f"{round(days)} d"
-
-
-@register.filter
-def hash8(value: str | None) -> str:
-    """The first 8 characters of a hash (piles.md rule 8 shows members this way)."""
-    return (value or "")[:8]
-
-
-@register.simple_tag
-def url_or_empty(name: str, *args) -> str:
-    """``reverse(name, args)``, or "" when no such route exists (yet): links to pages others add later."""
-    try:
-        return reverse(name, args=args or None)
-    except NoReverseMatch:
-        return ""
-
-
-def pile_href(host: str, namespace: str, subject: str) -> str:
-    """The pile page of an entity: ``/pile/?host=…&namespace=…&subject=…`` (namespace may be empty)."""
-    return (
-        reverse("review:pile") + "?" + urlencode({"host": host, "namespace": namespace, "subject": subject})
-    )
-
-
-@register.simple_tag
-def pile_url(host: str, namespace: str, subject: str) -> str:
-    return pile_href(host, namespace, subject)
-
-
-@register.filter
-def user_role(user) -> str:
-    """The strongest role a user's permissions give: ``admin``, ``reviewer``, ``viewer`` or ``none``."""
-    if user.has_perm(PERM_SET_BUDGET):
-        return ADMIN
-    if user.has_perm(PERM_DECIDE):
-        return REVIEWER
-    if user.has_perm(PERM_VIEW):
-        return VIEWER
-    return "none"
-
-
-# "decision #3", "Decision #3", "decisions #3, #4": the references a success message makes to the log.
-_DECISION_REFS = re.compile(r"([Dd]ecisions? )(#\d+(?:, #\d+)*)")
-
-
-@register.filter
-def link_decisions(message) -> str:
-    """A message with each "decision #N" linked to the decision log filtered to that decision
-    (``/decisions/?seq=N``). Everything else is escaped (a message may quote a host's draft id)."""
-    text = str(message)
-    log = reverse("review:decisions")
-    parts: list = []
-    last = 0
-    for match in _DECISION_REFS.finditer(text):
-        parts += [text[last : match.start()], match.group(1)]
-        refs = [ref.removeprefix("#") for ref in match.group(2).split(", ")]
-        parts.append(format_html_join(", ", '<a href="{}?seq={}">#{}</a>', ((log, seq, seq) for seq in refs)))
-        last = match.end()
-    parts.append(text[last:])
-    return format_html_join("", "{}", ((part,) for part in parts))
-
-
-@register.filter
-def reason_label(code: str | None) -> str:
-    """The words shown for a reason code: ``restates_another`` -> ``restates another``, none -> ``(no code)``.
-
-    The record and the exports keep the value; a value the list does not know is shown as it is.
-    spec: decisions.md, "Reason".
-    """
-    if not code or code == NO_REASON_CODE:
-        return NO_REASON_CODE
-    try:
-        return ReasonCode(code).label
-    except ValueError:
-        return code
-
-
-@register.filter
-def recurring(counts: dict | None) -> bool:
-    """recurrence.md: a lesson is recurring when ``recurred_sessions >= 2``."""
-    return bool(counts) and counts.get("recurred_sessions", 0) >= 2
-
-
-CORRECTION_COUNTS = ("recurred", "during", "unknown", "ambiguous", "earlier_version")
-
-
-@register.filter
-def corrected(counts: dict | None) -> bool:
-    """Whether any correction was attributed to the lesson (else: "no observed correction")."""
-    return bool(counts) and any(counts.get(k, 0) for k in CORRECTION_COUNTS)
+register.simple_tag(age)
+register.simple_tag(budget_gauge)
+register.simple_tag(draft_url)
+register.simple_tag(jargon)
+register.simple_tag(jargon_not_applied)
+register.simple_tag(verdict_badge)
+register.simple_tag(pile_href, name="pile_url")
+register.filter(corrected)
+register.filter(dash)
+register.filter(hash8)
+register.filter(horizon_days)
+register.filter(iso)
+register.filter(jargon_title)
+register.filter(link_decisions)
+register.filter(reason_label)
+register.filter(recurring)
+register.filter(user_role)
+register.filter(utc_date)

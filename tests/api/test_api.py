@@ -1,5 +1,5 @@
 """Contract tests of the JSON API: status codes and exact bodies of every endpoint. spec: decisions.md,
-interchange.md, piles.md ("JSON output"); review/api.py (the error table)."""
+interchange.md, piles.md ("JSON output"); review/api/endpoints.py (the error table)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
 from lessons.models import Host, Lesson
 from lessons.selectors.piles import piles_json
-from review import api as A
+from review.api import errors as A
+from review.api.endpoints import api
 from review.models import ApiToken, Decision, DecisionAck
+from review.services.budget import host_set_budget
 from review.services.chain import decision_record
-from review.services.decisions import host_set_budget, lesson_retire
+from review.services.decisions import lesson_retire
 from review.services.tokens import token_revoke
 from tests.api.conftest import lesson_line
 
@@ -211,7 +213,7 @@ def test_a_body_at_the_limit_is_accepted(hosts, call, make_token):
 def test_django_refusing_a_big_body_is_413_too(hosts, rf, make_token):
     from django.core.exceptions import RequestDataTooBig
 
-    response = A._too_big(rf.post("/api/v1/ingest"), RequestDataTooBig())
+    response = api.on_exception(rf.post("/api/v1/ingest"), RequestDataTooBig())
     assert response.status_code == 413
     assert json.loads(response.content)["error"] == "request body too large"
 

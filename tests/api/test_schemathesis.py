@@ -18,7 +18,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
-from review.services.decisions import host_set_budget
+from review.services.budget import host_set_budget
 from tests.api.conftest import lesson_line
 
 # The ingest body is interchange JSON Lines: text on the wire.

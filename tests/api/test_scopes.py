@@ -1,6 +1,6 @@
 """The token scoping matrix: host-scoped tokens stay on their host; each scope allows only its endpoints.
 
-spec: review/api.py (403: wrong scope or another host). Every refusal writes nothing.
+spec: review/api/endpoints.py (403: wrong scope or another host). Every refusal writes nothing.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import json
 import pytest
 
 from lessons.models import Lesson
-from review import api as A
+from review.api import errors as A
 from review.models import DecisionAck
-from review.services.decisions import host_set_budget
+from review.services.budget import host_set_budget
 from tests.api.conftest import lesson_line
 
 FORBIDDEN_ALPHA = {"error": A.E_HOST.format(host="alpha"), "details": []}

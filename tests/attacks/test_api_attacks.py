@@ -1,6 +1,6 @@
 """Attacks on the JSON API: hostile bodies and headers get a 4xx with the error body, never a 500 or a
 partial write; tokens cannot reach outside their host. spec: interchange.md (ingest), decisions.md
-("Hosts apply decisions"); review/api.py (status codes).
+("Hosts apply decisions"); review/api/endpoints.py (status codes).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from lessons.core.interchange import E_JSON_NUMBER_TOO_LONG, E_JSON_TOO_DEEP, E_LONE_SURROGATE
 from lessons.models import Host, Lesson
-from review.api import E_BAD_HOST, E_INVALID, E_UNAUTHORIZED
+from review.api.errors import E_BAD_HOST, E_INVALID, E_UNAUTHORIZED
 from review.models import DecisionAck
 from review.services.acks import ACK_DETAIL_NOT_UNICODE
 from tests.api.conftest import call, hosts, lesson_line, make_token  # noqa: F401 (fixtures)

@@ -15,19 +15,15 @@ from django.db import connection
 
 from lessons.core.text import lesson_hash
 from lessons.models import Draft, Host, Lesson
-from review.forms import MEMBER_NOT_ON_ENTITY, PILE_VERSION_MISSING, REASON_CODE_INVALID
-from review.forms_budget import MAX_ACTIVE_NOT_A_NUMBER, MAX_ACTIVE_RANGE
+from review.hosts.forms import MAX_ACTIVE_NOT_A_NUMBER, MAX_ACTIVE_RANGE
+from review.log.exports import decisions_jsonl
 from review.models import Decision
+from review.piles.forms import MEMBER_NOT_ON_ENTITY
 from review.services.chain import decision_record, decisions_verify
-from review.services.decisions import (
-    REASON_REQUIRED,
-    REASON_TOO_LONG,
-    RESTORE_NOT_BY_RETIRE,
-    STALE_PILE,
-    consolidation_rollback,
-    draft_approve,
-)
-from review.services.exports import decisions_jsonl
+from review.services.common import REASON_REQUIRED, REASON_TOO_LONG, STALE_PILE
+from review.services.consolidation import consolidation_rollback, draft_approve
+from review.services.decisions import RESTORE_NOT_BY_RETIRE
+from review.web.forms import PILE_VERSION_MISSING, REASON_CODE_INVALID
 
 NS, SUBJECT, T0 = "desk.test", "invoice_capture", 1768435200000
 ENTITY = urlencode({"host": "acme", "namespace": NS, "subject": SUBJECT})
@@ -234,7 +230,8 @@ def test_an_import_after_an_approval_does_not_unlink_the_superseded_members(pile
 
 
 def test_approving_after_a_rollback_is_refused(pile, reviewer, second_reviewer):
-    from review.services.decisions import DRAFT_NOT_PENDING, DecisionRefused
+    from review.services.common import DecisionRefused
+    from review.services.consolidation import DRAFT_NOT_PENDING
 
     draft = Draft.objects.get()
     draft_approve(draft=draft, actor=reviewer, reason="Merge.")
@@ -421,7 +418,8 @@ def test_the_admins_bulk_delete_action_cannot_remove_decisions_acks_or_lessons(c
 def test_a_label_naming_the_reviewer_with_stray_spaces_still_forbids_self_approval(
     pile, ingest, reviewer, label
 ):
-    from review.services.decisions import DRAFT_SELF_APPROVAL, DecisionRefused
+    from review.services.common import DecisionRefused
+    from review.services.consolidation import DRAFT_SELF_APPROVAL
 
     draft = {
         "type": "draft",
@@ -459,7 +457,7 @@ def test_verifying_a_file_json_chokes_on_names_the_line(db, tmp_path, line):
 
 
 def test_a_double_submit_of_the_budget_form_records_one_decision(client, admin_user, pile):
-    from review.services.decisions import BUDGET_UNCHANGED
+    from review.services.budget import BUDGET_UNCHANGED
 
     client.force_login(admin_user)
     form = {"max_active": 5, "budget_enabled": "on", "reason": "Room for two more.", "save": "1"}

@@ -64,7 +64,7 @@ def main() -> None:
         ]
     )
 
-    from review.services.decisions import draft_approve
+    from review.services.consolidation import draft_approve
 
     seen = version(host, *entity)
     draft = Draft.objects.get(ext_id="d-1")

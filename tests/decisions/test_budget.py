@@ -5,16 +5,14 @@ from __future__ import annotations
 import pytest
 
 from lessons.models import Host
-from review.services.decisions import (
+from review.services.budget import (
     BUDGET_NOTHING_GIVEN,
     BUDGET_OUT_OF_RANGE,
     BUDGET_UNCHANGED,
-    NOT_ALLOWED_BUDGET,
-    DecisionRefused,
-    NotAllowed,
     budget_preview,
     host_set_budget,
 )
+from review.services.common import NOT_ALLOWED_BUDGET, DecisionRefused, NotAllowed
 from tests.decisions.conftest import NOW, lesson_record
 
 TARGET = "entity:desk.test/invoice_capture"

@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 
 from lessons.models import Host, Lesson
 from review.models import ChainHead, Decision
+from review.services.budget import host_set_budget
 from review.services.chain import (
     RECORD_FIELDS,
     canonical_json,
@@ -20,7 +21,7 @@ from review.services.chain import (
     decisions_verify,
     record_hash,
 )
-from review.services.decisions import host_set_budget, lesson_restore, lesson_retire
+from review.services.decisions import lesson_restore, lesson_retire
 from tests.decisions.conftest import NOW
 
 SPEC_FIELDS = [

@@ -18,14 +18,9 @@ from review.management.lookups import (
     USER_UNKNOWN,
 )
 from review.models import Decision
-from review.services.decisions import (
-    BUDGET_NOTHING_GIVEN,
-    BUDGET_OUT_OF_RANGE,
-    DRAFT_SELF_APPROVAL,
-    NOT_ALLOWED_BUDGET,
-    NOT_ALLOWED_DECIDE,
-    REASON_REQUIRED,
-)
+from review.services.budget import BUDGET_NOTHING_GIVEN, BUDGET_OUT_OF_RANGE
+from review.services.common import NOT_ALLOWED_BUDGET, NOT_ALLOWED_DECIDE, REASON_REQUIRED
+from review.services.consolidation import DRAFT_SELF_APPROVAL
 from tests.decisions.conftest import lesson_record
 
 GOOD = "rec-adbuy-consolidate-1"

@@ -23,7 +23,9 @@ from lessons.models import Draft, Host, Lesson
 from lessons.selectors.piles import entity_lessons, pile_version
 from review.models import Decision
 from review.services.chain import decisions_verify
-from review.services.decisions import StalePile, draft_approve, lesson_retire
+from review.services.common import StalePile
+from review.services.consolidation import draft_approve
+from review.services.decisions import lesson_retire
 
 postgres_only = pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
 GOOD = "rec-adbuy-consolidate-1"

@@ -10,25 +10,22 @@ from lessons.models import Draft, Host, Lesson
 from lessons.selectors.piles import entity_lessons, pile_version, piles_json
 from review.models import Decision
 from review.services.chain import decisions_verify
-from review.services.decisions import (
+from review.services.common import NOT_ALLOWED_DECIDE, DecisionRefused, NotAllowed, StalePile
+from review.services.consolidation import (
     CONSOLIDATION_EXISTS,
     DRAFT_DROPS_ANCHORS,
     DRAFT_GATE_FAILED,
     DRAFT_NOT_PENDING,
     DRAFT_SELF_APPROVAL,
     DRAFT_STALE,
-    NOT_ALLOWED_DECIDE,
     REJECT_NOT_PENDING,
     ROLLBACK_NOT_APPROVED,
     ROLLBACK_NOT_LIVE,
-    DecisionRefused,
-    NotAllowed,
-    StalePile,
     consolidation_rollback,
     draft_approve,
     draft_reject,
-    lesson_retire,
 )
+from review.services.decisions import lesson_retire
 from tests.decisions.conftest import NOW, NS, SUBJECT, lesson_record
 
 ADBUY_NS, ADBUY_SUBJECT = "desk.adbuy", "invoice_capture"

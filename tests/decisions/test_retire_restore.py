@@ -9,23 +9,25 @@ import pytest
 from lessons.models import Host, Lesson
 from lessons.selectors.piles import entity_lessons, pile_version
 from review.models import Decision
-from review.services.decisions import (
-    LESSON_NOT_LIVE,
-    LESSON_UNKNOWN,
-    LESSONS_NOT_ONE_ENTITY,
+from review.services.common import (
     NOT_ALLOWED_DECIDE,
     NOT_ALLOWED_INACTIVE,
     REASON_CODE_UNKNOWN,
     REASON_HAS_NUL,
     REASON_REQUIRED,
     REASON_TOO_LONG,
-    RESTORE_NOT_BY_RETIRE,
-    RESTORE_NOT_RETRACTED,
-    RETIRE_NOTHING,
     STALE_PILE,
     DecisionRefused,
     NotAllowed,
     StalePile,
+)
+from review.services.decisions import (
+    LESSON_NOT_LIVE,
+    LESSON_UNKNOWN,
+    LESSONS_NOT_ONE_ENTITY,
+    RESTORE_NOT_BY_RETIRE,
+    RESTORE_NOT_RETRACTED,
+    RETIRE_NOTHING,
     lesson_restore,
     lesson_retire,
 )

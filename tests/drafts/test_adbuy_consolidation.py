@@ -12,9 +12,9 @@ from django.urls import reverse
 
 from lessons.models import Draft, Lesson
 from lessons.selectors.piles import piles_json
+from review.drafts import views
 from review.models import Decision
 from review.services.consolidation import DRAFT_GATE_FAILED, DRAFT_SELF_APPROVAL
-from review.views import drafts as views
 from tests.drafts.conftest import ADBUY, CONSOLIDATE, GATE_FAILED, NS, SUBJECT, TARGET, entity_version
 from tests.drafts.helpers import member_summary, member_words
 

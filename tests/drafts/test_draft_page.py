@@ -9,11 +9,12 @@ import pytest
 from django.urls import reverse
 
 from lessons.models import Draft, Host, Lesson
+from review.drafts import views
 from review.models import Decision
 from review.services.common import REASON_REQUIRED, STALE_PILE
-from review.services.consolidation import DRAFT_DROPS_ANCHORS, DRAFT_STALE
-from review.services.decisions import draft_approve, lesson_retire
-from review.views import drafts as views
+from review.services.consolidation import DRAFT_DROPS_ANCHORS, DRAFT_STALE, draft_approve
+from review.services.decisions import lesson_retire
+from review.web.lookups import DRAFT_UNKNOWN
 from tests.drafts.conftest import entity_version
 from tests.drafts.helpers import member_summary, member_words
 from tests.pages.html import inline_text, parse
@@ -54,9 +55,7 @@ def test_unknown_draft_is_a_404_naming_it(small_draft, reviewer, signed_in):
     small_draft(3)
     response = signed_in(reviewer).get(page("acme", "nope"))
     assert response.status_code == 404
-    assert views.DRAFT_UNKNOWN.format(host="acme", draft="nope") in response.content.decode().replace(
-        "&#x27;", "'"
-    )
+    assert DRAFT_UNKNOWN.format(host="acme", draft="nope") in response.content.decode().replace("&#x27;", "'")
 
 
 def test_a_draft_whose_member_was_retired_is_stale_and_only_rejectable(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lessons.core.coverage import draft_coverage
-from review.selectors_drafts import (
+from review.drafts.selectors import (
     Chip,
     PromptBlock,
     PromptLine,

@@ -40,7 +40,7 @@ def two_hosts(db):
 @pytest.fixture
 def budget_steps(admin_user):
     """``budget_steps(host, n, start=...)``: n set_budget decisions on ``host`` alternating max_active."""
-    from review.services.decisions import host_set_budget
+    from review.services.budget import host_set_budget
 
     def run(host, n, *, now=None, code=None, reason="budget step"):
         out = []

@@ -10,7 +10,7 @@ import pytest
 
 from lessons.models import Host, Lesson
 from review.models import ApiToken, Decision
-from review.services.decisions import host_set_budget
+from review.services.budget import host_set_budget
 
 
 @pytest.fixture

@@ -11,10 +11,11 @@ import pytest
 
 from lessons.models import Host
 from lessons.selectors.piles import piles_json
-from review.forms_budget import MAX_ACTIVE_NOT_A_NUMBER, MAX_ACTIVE_RANGE
+from review.hosts.forms import MAX_ACTIVE_NOT_A_NUMBER, MAX_ACTIVE_RANGE
+from review.hosts.views import BUDGET_SAVED
 from review.models import Decision
-from review.services.decisions import BUDGET_UNCHANGED, REASON_REQUIRED
-from review.views.budget import BUDGET_SAVED
+from review.services.budget import BUDGET_UNCHANGED
+from review.services.common import REASON_REQUIRED
 from tests.log.conftest import row_seqs
 from tests.pages.html import inline_text, parse
 

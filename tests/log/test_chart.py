@@ -1,10 +1,10 @@
-"""The reason-code chart's geometry: pure, no database. spec: the log page (review/chart_log.py)."""
+"""The reason-code chart's geometry: pure, no database. spec: the log page (review/log/chart.py)."""
 
 from __future__ import annotations
 
 from datetime import date, timedelta
 
-from review.chart_log import COLOURS, MAX_HOSTS, MAX_WEEKS, NO_CODE, host_chart, log_chart
+from review.log.chart import COLOURS, MAX_HOSTS, MAX_WEEKS, NO_CODE, host_chart, log_chart
 
 MONDAY = date(2026, 3, 2)
 
@@ -60,11 +60,3 @@ def test_one_chart_per_host_sorted_and_capped():
 
 def test_no_rows_no_charts():
     assert log_chart([]).charts == ()
-
-
-def test_the_chart_orders_every_reason_code_of_the_model_then_no_code():
-    # chart_log stays free of the ORM, so it keeps its own list: this pins it to the model's.
-    from review.chart_log import CODE_ORDER
-    from review.models import ReasonCode
-
-    assert CODE_ORDER == (*ReasonCode.values, NO_CODE)

@@ -118,7 +118,7 @@ def test_the_csv_round_trips_to_the_jsonl_records(client, viewer, many):
         assert json.loads(parsed.pop("evidence")) == record["evidence"]
         assert int(parsed.pop("seq")) == record["seq"]
         for name, value in parsed.items():
-            # null is an empty field (documented in review/services/exports.py)
+            # null is an empty field (documented in review/log/exports.py)
             assert value == ("" if record[name] is None else record[name]), name
 
 

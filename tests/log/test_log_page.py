@@ -8,9 +8,10 @@ import json
 import pytest
 
 from lessons.core.text import format_datetime, lesson_hash
-from review.filters_log import DATE_RANGE_BACKWARDS
+from review.log.filters import DATE_RANGE_BACKWARDS
 from review.models import DecisionAck
-from review.services.decisions import host_set_budget, lesson_retire
+from review.services.budget import host_set_budget
+from review.services.decisions import lesson_retire
 from review.services.tokens import token_create
 from tests.log.conftest import at, row_seqs
 
@@ -246,7 +247,7 @@ def test_a_user_without_a_role_is_refused(client, log, django_user_model):
 
 def test_a_draft_decision_links_to_the_draft_and_its_pile(client, viewer, reviewer, corpora):
     from lessons.models import Draft
-    from review.services.decisions import draft_reject
+    from review.services.consolidation import draft_reject
 
     draft = Draft.objects.get(ext_id="rec-adbuy-consolidate-0")
     draft_reject(draft=draft, actor=reviewer, reason="keeps a contract number", reason_code="too_specific")

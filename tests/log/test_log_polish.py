@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
+from review.log.views import EMPTY_FILTERED, EMPTY_LOG
 from review.models import ReasonCode
-from review.views.decisions import EMPTY_FILTERED, EMPTY_LOG
 from tests.log.conftest import row_seqs
 from tests.log.test_log_page import log, page  # noqa: F401 - the five-decision fixture
 from tests.pages.html import parse
@@ -117,7 +117,7 @@ def test_times_break_between_the_date_and_the_time_of_day(client, viewer, log): 
 
 def test_an_approval_action_may_break_after_its_underscore(client, viewer, reviewer, corpora):
     from lessons.models import Draft
-    from review.services.decisions import draft_reject
+    from review.services.consolidation import draft_reject
 
     draft_reject(draft=Draft.objects.get(ext_id="rec-adbuy-consolidate-0"), actor=reviewer, reason="no")
     html = page(client, viewer)

@@ -5,16 +5,11 @@ from __future__ import annotations
 import pytest
 
 from lessons.models import Lesson
-from review.forms import MEMBERS_REQUIRED, REASON_TOO_LONG
 from review.models import Decision
-from review.services.decisions import REASON_REQUIRED, STALE_PILE
-from review.views.piles import (
-    ENTITY_EMPTY,
-    HOST_UNKNOWN,
-    PILE_PARAMS_MISSING,
-    PILE_PARAMS_NUL,
-    RETIRED_NOTICE,
-)
+from review.piles.forms import MEMBERS_REQUIRED
+from review.piles.views import RETIRED_NOTICE
+from review.services.common import REASON_REQUIRED, REASON_TOO_LONG, STALE_PILE
+from review.web.lookups import ENTITY_EMPTY, HOST_UNKNOWN, PILE_PARAMS_MISSING, PILE_PARAMS_NUL
 from tests.pages.html import inline_text, parse, table_rows
 from tests.test_piles_corpora import ADBUY_ORDER
 
@@ -295,7 +290,7 @@ def test_a_retire_without_htmx_redirects_to_the_pile_with_a_message(corpora, as_
 
 @pytest.mark.parametrize(
     ("reason", "message"),
-    [("x" * 501, REASON_TOO_LONG % {"show_value": 501}), ("   ", REASON_REQUIRED), ("", REASON_REQUIRED)],
+    [("x" * 501, REASON_TOO_LONG.format(length=501)), ("   ", REASON_REQUIRED), ("", REASON_REQUIRED)],
 )
 def test_a_bad_reason_is_refused_and_nothing_is_written(corpora, as_reviewer, reason, message):
     response = as_reviewer.post(

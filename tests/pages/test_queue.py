@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from review.views.queue import EMPTY_NO_BUDGET, EMPTY_NO_BUDGET_HINT, EMPTY_NO_MATCH, EMPTY_NOTHING_OVER
+from review.piles.views import EMPTY_NO_BUDGET, EMPTY_NO_BUDGET_HINT, EMPTY_NO_MATCH, EMPTY_NOTHING_OVER
 from tests.pages.html import parse, table_rows
 
 ADBUY_ROW = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from review.views.queue import EMPTY_HOST_NO_BUDGET, EMPTY_HOST_NO_BUDGET_HINT
+from review.piles.views import EMPTY_HOST_NO_BUDGET, EMPTY_HOST_NO_BUDGET_HINT
 from tests.pages.html import parse, table_rows
 
 # session, user, permissions (2), the host with its counts, the row count, the page of rows

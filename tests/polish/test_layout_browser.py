@@ -15,13 +15,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def decided(corpora, reviewer, second_reviewer, admin_user):
     from lessons.models import Draft, Host, Lesson
     from review.roles import roles_ensure
-    from review.services.decisions import (
-        consolidation_rollback,
-        draft_approve,
-        host_set_budget,
-        lesson_restore,
-        lesson_retire,
-    )
+    from review.services.budget import host_set_budget
+    from review.services.consolidation import consolidation_rollback, draft_approve
+    from review.services.decisions import lesson_restore, lesson_retire
 
     roles_ensure()
     adbuy = Host.objects.get(name="adbuy-desk")

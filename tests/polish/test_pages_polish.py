@@ -12,10 +12,10 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from lessons.models import Draft, Host, Lesson
-from review.forms import MEMBERS_REQUIRED
+from review.piles.forms import MEMBERS_REQUIRED
 from review.services.common import REASON_REQUIRED
 from review.services.decisions import lesson_retire
-from review.templatetags.review_tags import JARGON
+from review.web.format import JARGON
 from tests.pages.html import inline_text, parse
 
 ADBUY = "/pile/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture"
@@ -177,7 +177,7 @@ def test_no_page_names_an_internal_file(corpora, client, reviewer):
 
 
 def test_the_draft_decisions_link_their_seq_to_the_log(corpora, client, viewer, reviewer):
-    from review.services.decisions import draft_reject
+    from review.services.consolidation import draft_reject
 
     draft = Draft.objects.get(ext_id="rec-adbuy-consolidate-0")
     draft_reject(draft=draft, actor=reviewer, reason="keeps a contract number")
@@ -235,7 +235,7 @@ def test_the_saved_budget_message_links_its_decision(corpora, client, admin_user
 
 
 def test_a_message_that_quotes_a_host_id_stays_escaped(client):
-    from review.templatetags.review_tags import link_decisions
+    from review.web.links import link_decisions
 
     assert str(link_decisions("Rejected draft <b>x</b>. Decision #7.")) == (
         'Rejected draft &lt;b&gt;x&lt;/b&gt;. Decision <a href="/decisions/?seq=7">#7</a>.'

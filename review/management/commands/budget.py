@@ -9,7 +9,8 @@ from __future__ import annotations
 from lessons.management.base import Command as BaseCommand
 from lessons.management.base import UsageError
 from review.management.lookups import LookupRefused, host_by_name, user_by_name
-from review.services.decisions import BUDGET_NOTHING_GIVEN, DecisionRefused, host_set_budget
+from review.services.budget import BUDGET_NOTHING_GIVEN, host_set_budget
+from review.services.common import DecisionRefused
 
 
 def _state(enabled: bool) -> str:

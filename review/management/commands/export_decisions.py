@@ -12,9 +12,9 @@ import sys
 
 from lessons.management.base import Command as BaseCommand
 from lessons.management.base import UsageError
+from review.log.exports import decisions_csv, decisions_jsonl
 from review.management.lookups import LookupRefused, host_by_name
 from review.models import Decision
-from review.services.exports import decisions_csv, decisions_jsonl
 
 SINCE_NEGATIVE = "--since: expected a seq of 0 or more, got {since}"
 

@@ -11,6 +11,7 @@ from argparse import ArgumentParser
 
 from django.core.management.base import CommandParser
 
+from lessons.core.piles import entity_label
 from lessons.management.base import Command as BaseCommand
 from lessons.management.base import UsageError
 from lessons.models import Lesson
@@ -22,14 +23,9 @@ from review.management.lookups import (
     lesson_by_prefix,
     user_by_name,
 )
-from review.services.decisions import (
-    DecisionRefused,
-    consolidation_rollback,
-    draft_approve,
-    draft_reject,
-    lesson_restore,
-    lesson_retire,
-)
+from review.services.common import DecisionRefused
+from review.services.consolidation import consolidation_rollback, draft_approve, draft_reject
+from review.services.decisions import lesson_restore, lesson_retire
 
 
 class UsageParser(CommandParser):
@@ -39,10 +35,6 @@ class UsageParser(CommandParser):
         if self.called_from_command_line:
             ArgumentParser.error(self, message)  # prints the sub-command's usage, exits 2
         raise UsageError(f"Error: {message}")
-
-
-def _entity(namespace: str | None, subject: str | None) -> str:
-    return f"{namespace}/{subject}" if namespace else f"{subject}"
 
 
 class Command(BaseCommand):
@@ -100,15 +92,16 @@ class Command(BaseCommand):
         )
         first, last = decisions[0], decisions[-1]
         seqs = f"#{first.seq}" if first is last else f"#{first.seq}-#{last.seq}"
+        entity = entity_label(first.namespace or "", first.subject or "")
         return (
-            f"retired {len(decisions)} lesson(s) on {first.host} {_entity(first.namespace, first.subject)}: "
+            f"retired {len(decisions)} lesson(s) on {first.host} {entity}: "
             f"decision {seqs}, batch {first.batch}"
         )
 
     def _restore(self, *, actor, host, reason, code, hash, **options) -> str:  # noqa: A002
         lesson: Lesson = lesson_by_prefix(hash, host=host)
         decision = lesson_restore(lesson=lesson, actor=actor, reason=reason, reason_code=code)
-        entity = _entity(decision.namespace, decision.subject)
+        entity = entity_label(decision.namespace or "", decision.subject or "")
         return f"restored {lesson.hash[:8]}… on {decision.host} {entity}: decision #{decision.seq}"
 
     def _approve(self, *, actor, host, reason, code, draft_id, confirm_dropped_anchors, **options) -> str:
@@ -120,10 +113,10 @@ class Command(BaseCommand):
             reason_code=code,
             confirm_dropped_anchors=confirm_dropped_anchors,
         )
+        entity = entity_label(decision.namespace or "", decision.subject or "")
         return (
             f"approved draft {draft.ext_id}: consolidation {decision.created_hash[:8]}… supersedes "
-            f"{len(draft.supersedes)} lesson(s) on {decision.host} "
-            f"{_entity(decision.namespace, decision.subject)}: decision #{decision.seq}"
+            f"{len(draft.supersedes)} lesson(s) on {decision.host} {entity}: decision #{decision.seq}"
         )
 
     def _reject(self, *, actor, host, reason, code, draft_id, **options) -> str:

@@ -1,0 +1,241 @@
+"""The five endpoints of the JSON API: ingest, piles, one lesson, the decision log and acknowledgements.
+
+Mounted at ``/api/v1/`` (``config/urls.py``); schema at ``/api/v1/openapi.json``, docs at ``/api/v1/docs``.
+spec: interchange.md (ingest), piles.md ("JSON output"), decisions.md ("Exports", "Hosts apply decisions").
+
+Authentication: ``Authorization: Bearer <token>`` (``review.services.tokens``). A token is scoped to one
+host or to every host, and to ``ingest`` and/or ``read``. Ack needs ``read`` (the scope of a host that
+pulls decisions). Status codes:
+
+- 401: no token, an unknown or a revoked one;
+- 403: the token lacks the scope, or the request names another host than the token's (``?host=``, a
+  record of an ingested batch, the decision being acknowledged);
+- 404: nothing with that name on the token's host(s): a lesson hash is not confirmed across hosts;
+- 409: ``GET /lessons/{hash}`` by an all-host token when the hash is on several hosts and no ``?host=``
+  says which (``details`` lists them);
+- 400: invalid parameters or body, or an ingest batch refused (``report`` holds the import report);
+- 413: a body over ``settings.API_MAX_BODY_BYTES``, refused before it is read.
+
+Every error body is ``{"error": "...", "details": [...]}`` (ingest refusals add ``report``).
+
+``GET /decisions?since=SEQ&limit=N[&host=NAME]`` pages through the log: ``{"decisions": [records with
+seq > SEQ in seq order, at most N (default 1000, at most 10000)], "next_since": the last seq returned (or
+SEQ), "has_more": bool}``. A host pulls with ``since=next_since`` until ``has_more`` is false.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import NinjaAPI, Path, Query
+
+from lessons.core.interchange import HEX64
+from lessons.core.text import format_datetime
+from lessons.ingest.passes import ingest_sources
+from lessons.ingest.reading import bytes_source
+from lessons.selectors.piles import piles_json
+from lessons.serializers import lesson_detail_json
+from review.api import errors
+from review.api.auth import TokenAuth, check_host_param, hosts_for, token_for
+from review.api.errors import (
+    E_ACK,
+    E_BAD_HASH,
+    E_DECISION_NOT_FOUND,
+    E_HOST,
+    E_INGEST_HOSTS,
+    E_INGEST_REFUSED,
+    E_INVALID,
+    E_LESSON_AMBIGUOUS,
+    E_LESSON_NOT_FOUND,
+    E_NOT_FOUND,
+    ApiError,
+)
+from review.api.schemas import ERROR_RESPONSES, AckIn, AckOut, DecisionsOut, ErrorOut, IngestErrorOut
+from review.api.selectors import lesson_decisions, lessons_by_hash
+from review.log.selectors import decisions_since
+from review.models import Decision
+from review.services.acks import AckRefused, decision_ack
+from review.services.chain import decision_record
+
+DEFAULT_LIMIT = 1000
+MAX_LIMIT = 10000
+MAX_SEQ = 2**63 - 1
+MAX_LISTED = 100
+
+
+# What the docs page (/api/v1/docs) tells a host developer: how to call, what comes back, no internals.
+API_DESCRIPTION = """\
+The API a host uses to send its lessons and to read the reviewers' decisions.
+
+**Authentication.** Send `Authorization: Bearer <token>` with every call. An admin creates the token
+(`manage.py create_token`); it is limited to one host or open to every host, and carries the `ingest`
+and/or `read` scope. Acknowledging a decision needs `read`.
+
+**Pulling decisions.** `GET /api/v1/decisions?since=SEQ&limit=N[&host=NAME]` returns
+`{"decisions": [...], "next_since": n, "has_more": bool}`: the records with a seq greater than SEQ, in seq
+order, at most N (default 1000, at most 10000). Call again with `since=next_since` until `has_more` is
+false, apply each record, then acknowledge it with `POST /api/v1/decisions/{seq}/ack`
+(`{"status": "applied"}` or `{"status": "failed", "detail": "..."}`).
+
+**Status codes.**
+
+- 400: invalid parameters or body, or an ingest batch refused (`report` holds the import report);
+- 401: no token, or an unknown or revoked one;
+- 403: the token lacks the scope, or the request names another host than the token's (`?host=`, a record
+  of an ingested batch, the decision being acknowledged);
+- 404: nothing with that name on the token's host(s);
+- 409: `GET /lessons/{hash}` with an every-host token when the hash is on several hosts and no `?host=`
+  says which (`details` lists them);
+- 413: a request body over the server's size limit, refused before it is read (`details` gives the limit).
+
+Every error body is `{"error": "...", "details": [...]}` (ingest refusals add `report`).
+"""
+
+api = NinjaAPI(
+    title="Lesson Pile Review API",
+    version="1",
+    description=API_DESCRIPTION,
+    urls_namespace="api",
+    auth=TokenAuth(),
+)
+errors.install(api)
+
+
+# --- ingest -------------------------------------------------------------------------------------
+
+
+@api.post(
+    "/ingest",
+    response={200: dict[str, Any], 400: IngestErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut},
+    summary="Send interchange records (JSON Lines in the body); answers the import report",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+        }
+    },
+)
+def ingest(
+    request: HttpRequest,
+    host: str | None = Query(None, description="default host for records without one"),
+    skip_invalid: bool = Query(False, description="write the valid lines, report the invalid ones"),
+    dry_run: bool = Query(False, description="report what would happen, write nothing"),
+):
+    """The import report: lines read, records created, unchanged, updated, held or rejected, and the
+    errors by line. A batch with an invalid line is refused whole (400, the report in ``report``) unless
+    ``skip_invalid`` is set."""
+    token = token_for(request, "ingest")
+    check_host_param(host)
+    default_host = host
+    if token.host_id is not None:
+        own = token.host.name
+        if host is not None and host != own:
+            raise ApiError(403, E_HOST.format(host=own))
+        default_host = own
+    only_host = token.host.name if token.host_id is not None else None
+    report = ingest_sources(
+        sources=[bytes_source(request.body, name="body")],
+        default_host=default_host,
+        only_host=only_host,
+        skip_invalid=skip_invalid,
+        dry_run=dry_run,
+    )
+    if report.outside_host_count:  # nothing was written: no record may reach outside the token's host
+        raise ApiError(403, E_INGEST_HOSTS.format(host=only_host), report.outside_host[:MAX_LISTED])
+    if report.error_count and not skip_invalid:
+        raise ApiError(
+            400, E_INGEST_REFUSED.format(n=report.error_count), report.error_lines(), report=report.as_dict()
+        )
+    return report.as_dict()
+
+
+# --- reads --------------------------------------------------------------------------------------
+
+
+@api.get(
+    "/piles",
+    response={200: dict[str, Any], **ERROR_RESPONSES},
+    summary="Over-budget entities (piles) and their members",
+)
+def piles(request: HttpRequest, host: str | None = Query(None, description="only this host")):
+    """``{"piles": [...]}`` sorted by host, namespace, subject; limited to the token's host."""
+    token = token_for(request, "read")
+    hosts = hosts_for(token, host)
+    if hosts is None:
+        return piles_json()
+    return piles_json(host=hosts[0])
+
+
+@api.get(
+    "/lessons/{lesson_hash}",
+    response={200: dict[str, Any], 409: ErrorOut, **ERROR_RESPONSES},
+    summary="One lesson: status, text, latest verdict, recurrence, verdicts, versions, decisions",
+)
+def lesson(
+    request: HttpRequest,
+    lesson_hash: str = Path(..., description="64 lowercase hex"),
+    host: str | None = Query(None, description="the lesson's host (needed when the hash is on several)"),
+):
+    token = token_for(request, "read")
+    hosts = hosts_for(token, host)
+    if not HEX64.fullmatch(lesson_hash):
+        raise ApiError(400, E_INVALID, [E_BAD_HASH])
+    found = lessons_by_hash(lesson_hash=lesson_hash, hosts=hosts)
+    if not found:
+        scope = f"host {hosts[0]}" if hosts else "any host"
+        raise ApiError(404, E_NOT_FOUND, [E_LESSON_NOT_FOUND.format(hash=lesson_hash, scope=scope)])
+    if len(found) > 1:
+        raise ApiError(409, E_LESSON_AMBIGUOUS.format(hash=lesson_hash), [x.host.name for x in found])
+    return lesson_detail_json(found[0], decisions=lesson_decisions(lesson=found[0]))
+
+
+@api.get(
+    "/decisions",
+    response={200: DecisionsOut, **ERROR_RESPONSES},
+    summary="The decision log after a seq, in seq order",
+)
+def decisions(
+    request: HttpRequest,
+    since: int = Query(0, ge=0, le=MAX_SEQ, description="return records with seq greater than this"),
+    limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="at most this many records"),
+    host: str | None = Query(None, description="only this host's decisions"),
+):
+    """``{"decisions": [...], "next_since": n, "has_more": bool}``: each record with its seq, time, actor,
+    action, entity, lesson or draft, reason, evidence and its place in the hash chain."""
+    token = token_for(request, "read")
+    hosts = hosts_for(token, host)
+    rows = decisions_since(since=since, hosts=hosts, limit=limit + 1)
+    page = rows[:limit]
+    return {
+        "decisions": [decision_record(d) for d in page],
+        "next_since": page[-1].seq if page else since,
+        "has_more": len(rows) > limit,
+    }
+
+
+@api.post(
+    "/decisions/{seq}/ack",
+    response={200: AckOut, **ERROR_RESPONSES},
+    summary="Acknowledge a decision: applied, or failed with a detail",
+)
+def ack(request: HttpRequest, payload: AckIn, seq: int = Path(..., ge=1, le=MAX_SEQ)):
+    """Record the host's status for decision ``seq`` (the latest acknowledgement wins)."""
+    token = token_for(request, "read")
+    decision = Decision.objects.filter(seq=seq).first()
+    if decision is None:
+        raise ApiError(404, E_NOT_FOUND, [E_DECISION_NOT_FOUND.format(seq=seq)])
+    if token.host_id is not None and decision.host != token.host.name:
+        raise ApiError(403, E_HOST.format(host=token.host.name))
+    try:
+        row = decision_ack(
+            decision=decision, status=payload.status, detail=payload.detail or "", token_name=token.name
+        )
+    except AckRefused as exc:
+        raise ApiError(400, E_ACK, [str(exc)]) from None
+    return {
+        "seq": decision.seq,
+        "status": row.status,
+        "detail": row.detail,
+        "acked_at": format_datetime(row.acked_at),
+    }

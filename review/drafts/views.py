@@ -1,0 +1,262 @@
+"""One consolidation draft: its text beside the lessons it supersedes, what it keeps and drops of each, the
+prompt before and after, and the approve / reject / roll back decisions.
+
+Actions post to their own URLs. An htmx post gets the action region back with the header, the body and
+the decision list swapped out of band (so a status change shows everywhere at once); a plain post
+redirects to the page on success, or renders it with the refusal. Refusals (a gate failed, the actor
+drafted or triggered the draft, a member no longer live, a stale pile version, a missing confirmation)
+are shown as messages and nothing is written: 422, or 409 with the fresh state when the pile changed.
+spec: decisions.md ("Actions", "Stale views are refused"); interchange.md ("draft").
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import permission_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET, require_POST
+
+from lessons.models import Draft
+from review.drafts.forms import ApproveForm, RejectForm, RollbackForm
+from review.drafts.selectors import DraftDetail
+from review.roles import PERM_DECIDE, PERM_VIEW_DRAFT
+from review.services.common import DecisionRefused, NotAllowed, StalePile
+from review.services.consolidation import (
+    CONSOLIDATION_EXISTS,
+    consolidation_rollback,
+    draft_approve,
+    draft_reject,
+    principal_names,
+)
+from review.web.htmx import render_problem, render_region, wants_region
+from review.web.lookups import get_draft_or_404, shows_not_found
+
+TEMPLATE = "review/drafts/draft.html"
+SWAP_TEMPLATE = "review/drafts/_swap.html"
+
+# Texts the page shows; the tests assert them.
+BLOCKED_VIEWER = "Deciding on a draft needs the reviewer role; you can read this page."
+BLOCKED_GATE = "This draft cannot be approved: {gates} failed. It can be rejected."
+BLOCKED_AUTHOR = "You drafted this draft, so another reviewer must approve it."
+BLOCKED_TRIGGER = "You triggered this draft, so another reviewer must approve it."
+BLOCKED_STALE = (
+    "This draft is stale: {lessons} it supersedes {verb} no longer live. It can be rejected, not approved."
+)
+BLOCKED_DECIDED = "This draft is {status}; only a pending draft can be approved."
+BLOCKED_REJECT_DECIDED = "This draft is {status}; only a pending or stale draft can be rejected."
+BLOCKED_ROLLBACK = "The consolidation {short}… is {status}, not live, so there is nothing to roll back."
+APPROVED_NOTICE = (
+    "Approved draft {draft}: consolidation {short}… is live and supersedes {n} lesson{s}. Decision #{seq}."
+)
+REJECTED_NOTICE = "Rejected draft {draft}. Decision #{seq}."
+ROLLED_BACK_NOTICE = (
+    "Rolled back draft {draft}: consolidation {short}… is retracted and its lessons are live again. "
+    "Decision #{seq}."
+)
+
+
+def gate_words(gates: tuple[str, ...]) -> str:
+    """``GROUND``, ``VERIFY`` or ``GROUND and VERIFY``."""
+    return " and ".join(gates)
+
+
+def approve_blocked(detail: DraftDetail, user) -> str:
+    """Why ``user`` cannot approve this draft now ("" when they can). The service checks again."""
+    if not user.has_perm(PERM_DECIDE):
+        return BLOCKED_VIEWER
+    draft = detail.draft
+    if draft.status != Draft.Status.PENDING:
+        return BLOCKED_DECIDED.format(status=draft.status)
+    if detail.failed_gates:
+        return BLOCKED_GATE.format(gates=gate_words(detail.failed_gates))
+    if detail.not_live:
+        lessons = ", ".join(f"{h[:8]}…" for h in detail.not_live)
+        many = len(detail.not_live) > 1
+        return BLOCKED_STALE.format(
+            lessons=f"lessons {lessons}" if many else f"lesson {lessons}", verb="are" if many else "is"
+        )
+    name = user.get_username()
+    if name in principal_names(draft.drafted_by):
+        return BLOCKED_AUTHOR
+    if name in principal_names(draft.triggered_by):
+        return BLOCKED_TRIGGER
+    if detail.duplicate is not None:
+        return CONSOLIDATION_EXISTS.format(short=detail.duplicate.hash[:8], status=detail.duplicate.status)
+    return ""
+
+
+def reject_blocked(detail: DraftDetail, user) -> str:
+    if not user.has_perm(PERM_DECIDE):
+        return BLOCKED_VIEWER
+    if detail.draft.status != Draft.Status.PENDING:
+        return BLOCKED_REJECT_DECIDED.format(status=detail.draft.status)
+    return ""
+
+
+def rollback_blocked(detail: DraftDetail, user) -> str:
+    if not user.has_perm(PERM_DECIDE):
+        return BLOCKED_VIEWER
+    created = detail.consolidation
+    if created is not None and not detail.consolidation_live:
+        return BLOCKED_ROLLBACK.format(short=created.hash[:8], status=created.status)
+    return ""
+
+
+def _context(
+    request: HttpRequest,
+    detail: DraftDetail,
+    *,
+    approve: ApproveForm | None = None,
+    reject: RejectForm | None = None,
+    rollback: RollbackForm | None = None,
+    notice: str = "",
+    refusal: str = "",
+    refused: str = "",
+) -> dict:
+    """The page's context; ``refused`` names the form (approve, reject, rollback) a refusal is about."""
+    return {
+        "detail": detail,
+        "draft": detail.draft,
+        "approve_form": approve or ApproveForm(initial={"pile_version": detail.version}),
+        "reject_form": reject or RejectForm(),
+        "rollback_form": rollback or RollbackForm(initial={"pile_version": detail.version}),
+        "approve_blocked": approve_blocked(detail, request.user),
+        "reject_blocked": reject_blocked(detail, request.user),
+        "rollback_blocked": rollback_blocked(detail, request.user),
+        "show_rollback": detail.draft.status == Draft.Status.APPROVED and detail.consolidation is not None,
+        "can_decide": request.user.has_perm(PERM_DECIDE),
+        "notice": notice,
+        "refusal": refusal,
+        "refused": refused,
+    }
+
+
+def _respond(request: HttpRequest, context: dict, *, status: int = 200) -> HttpResponse:
+    """After a post: the action region with the head, body and decisions out of band (htmx), or the page."""
+    name = SWAP_TEMPLATE if wants_region(request) else TEMPLATE
+    response = render(request, name, context, status=status)
+    patch_vary_headers(response, ("HX-Request",))
+    return response
+
+
+@require_GET
+@permission_required(PERM_VIEW_DRAFT, raise_exception=True)
+@shows_not_found
+def draft(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
+    """``/drafts/<host>/<draft id>/``: the draft, its coverage of each member, the prompt preview, actions."""
+    detail = get_draft_or_404(host, draft_id)
+    return render_region(request, TEMPLATE, "draft", _context(request, detail))
+
+
+def _refused(request, host, draft_id, exc: DecisionRefused, *, which: str, form, fresh_form_class):
+    """Re-render after a refusal: the fresh state (nothing was written), the typed reason kept."""
+    if isinstance(exc, NotAllowed):
+        return render_problem(request, title="Not allowed", message=str(exc), status=403)
+    fresh = get_draft_or_404(host, draft_id)
+    kept = {k: form.cleaned_data.get(k) or "" for k in ("reason", "reason_code")}
+    initial = {**kept, "pile_version": fresh.version} if fresh_form_class is not RejectForm else kept
+    forms = {which: fresh_form_class(initial=initial)}
+    status = 409 if isinstance(exc, StalePile) else 422
+    return _respond(
+        request, _context(request, fresh, **forms, refusal=str(exc), refused=which), status=status
+    )
+
+
+def _invalid(request, detail, *, which: str, form) -> HttpResponse:
+    return _respond(request, _context(request, detail, **{which: form}, refused=which), status=422)
+
+
+def _done(request: HttpRequest, host: str, draft_id: str, notice: str) -> HttpResponse:
+    if not wants_region(request):
+        messages.success(request, notice)
+        return redirect("review:draft", host=host, draft_id=draft_id)
+    fresh = get_draft_or_404(host, draft_id)
+    return _respond(request, _context(request, fresh, notice=notice))
+
+
+def _decide(
+    request: HttpRequest, host: str, draft_id: str, *, which: str, form_class, act, notice
+) -> HttpResponse:
+    """The flow the three actions share: the draft, the posted form, the service, then the page.
+
+    ``act(detail, data)`` calls the service with the form's cleaned data and returns its ``Decision``;
+    ``notice(detail, decision)`` is the success text. Refusals re-render with the typed reason kept.
+    """
+    detail = get_draft_or_404(host, draft_id)
+    form = form_class(request.POST)
+    if not form.is_valid():
+        return _invalid(request, detail, which=which, form=form)
+    try:
+        decision = act(detail, form.cleaned_data)
+    except DecisionRefused as exc:
+        return _refused(request, host, draft_id, exc, which=which, form=form, fresh_form_class=form_class)
+    return _done(request, host, draft_id, notice(detail, decision))
+
+
+@require_POST
+@permission_required(PERM_DECIDE, raise_exception=True)
+@shows_not_found
+def draft_approve_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
+    """POST ``/drafts/<host>/<draft id>/approve/``: approve with a reason, the pile version seen and, when
+    the draft drops a full anchor of a held member, the confirmation."""
+
+    def act(detail, data):
+        return draft_approve(
+            draft=detail.draft,
+            actor=request.user,
+            reason=data["reason"],
+            reason_code=data["reason_code"],
+            pile_version=data["pile_version"],
+            confirm_dropped_anchors=data["confirm_dropped_anchors"],
+        )
+
+    def notice(detail, decision):
+        n = len(detail.draft.supersedes)
+        return APPROVED_NOTICE.format(
+            draft=draft_id, short=decision.created_hash[:8], n=n, s="" if n == 1 else "s", seq=decision.seq
+        )
+
+    return _decide(request, host, draft_id, which="approve", form_class=ApproveForm, act=act, notice=notice)
+
+
+@require_POST
+@permission_required(PERM_DECIDE, raise_exception=True)
+@shows_not_found
+def draft_reject_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
+    """POST ``/drafts/<host>/<draft id>/reject/``: reject a pending or stale draft with a reason."""
+
+    def act(detail, data):
+        return draft_reject(
+            draft=detail.draft, actor=request.user, reason=data["reason"], reason_code=data["reason_code"]
+        )
+
+    def notice(detail, decision):
+        return REJECTED_NOTICE.format(draft=draft_id, seq=decision.seq)
+
+    return _decide(request, host, draft_id, which="reject", form_class=RejectForm, act=act, notice=notice)
+
+
+@require_POST
+@permission_required(PERM_DECIDE, raise_exception=True)
+@shows_not_found
+def draft_rollback_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
+    """POST ``/drafts/<host>/<draft id>/rollback/``: retract an approved, still-live consolidation; its
+    lessons are live again."""
+
+    def act(detail, data):
+        return consolidation_rollback(
+            draft=detail.draft,
+            actor=request.user,
+            reason=data["reason"],
+            reason_code=data["reason_code"],
+            pile_version=data["pile_version"],
+        )
+
+    def notice(detail, decision):
+        return ROLLED_BACK_NOTICE.format(
+            draft=draft_id, short=(decision.lesson_hash or "")[:8], seq=decision.seq
+        )
+
+    return _decide(request, host, draft_id, which="rollback", form_class=RollbackForm, act=act, notice=notice)

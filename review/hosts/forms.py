@@ -1,0 +1,50 @@
+"""The host budget form: ``max_active``, enabled, reason and reason code. spec: decisions.md (``set_budget``).
+
+Preview needs only the budget fields; saving also needs a reason. The reason's own rules (trimmed,
+1..500 characters) are checked by the service, whose refusal text the page shows on the reason field.
+"""
+
+from __future__ import annotations
+
+from django import forms
+
+from lessons.core.interchange import MAX_ACTIVE_MAX, MAX_ACTIVE_MIN
+from review.services.common import REASON_MAX
+from review.web.forms import REASON_CODE_CHOICES
+
+MAX_ACTIVE_RANGE = f"max_active must be between {MAX_ACTIVE_MIN} and {MAX_ACTIVE_MAX}"
+MAX_ACTIVE_NOT_A_NUMBER = "max_active must be a whole number between 1 and 10000"
+
+
+class BudgetPreviewForm(forms.Form):
+    """The budget fields alone: what a preview needs."""
+
+    max_active = forms.IntegerField(
+        label="max_active",
+        help_text="Live lessons an entity may carry before it is a pile (1 to 10000).",
+        error_messages={
+            "required": MAX_ACTIVE_RANGE,
+            "invalid": MAX_ACTIVE_NOT_A_NUMBER,
+            "min_value": MAX_ACTIVE_RANGE,
+            "max_value": MAX_ACTIVE_RANGE,
+        },
+        min_value=MAX_ACTIVE_MIN,
+        max_value=MAX_ACTIVE_MAX,
+        widget=forms.NumberInput(attrs={"min": MAX_ACTIVE_MIN, "max": MAX_ACTIVE_MAX}),
+    )
+    budget_enabled = forms.BooleanField(
+        label="Budget enabled", required=False, help_text="Without an enabled budget the host has no piles."
+    )
+
+
+class BudgetForm(BudgetPreviewForm):
+    """The budget fields with the reason the decision records."""
+
+    reason = forms.CharField(
+        # data-counter: the same live character counter as the retire form (static/js/app.js)
+        widget=forms.Textarea(attrs={"rows": 3, "maxlength": REASON_MAX, "data-counter": str(REASON_MAX)}),
+        required=False,  # checked by the service (clean_reason), so the page and the CLI say the same
+        strip=False,
+        help_text="Why the budget changes; hosts read it with the decision.",
+    )
+    reason_code = forms.ChoiceField(choices=REASON_CODE_CHOICES, required=False, label="Reason code")

@@ -1,0 +1,144 @@
+"""The hosts pages: every host with its budget, live lessons, entities and piles (counted in SQL); one
+host's entities; a host's budget page; a host's unmatched topics.
+
+spec: piles.md rules 2-4; decisions.md, "Actions" (``set_budget``: admin, 1 <= max_active <= 10000);
+recurrence.md, "Unmatched topics". The budget page previews which piles would appear or disappear; Save
+records a ``set_budget`` decision in the same transaction as the change (``host_set_budget``) and returns
+to the hosts page.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import permission_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+from django_tables2 import RequestConfig
+
+from lessons.recurrence.counts import host_unmatched_topics, recurrence_coverage
+from review.hosts import selectors
+from review.hosts.forms import BudgetForm
+from review.hosts.tables import HOST_ENTITIES_PER_PAGE, HostEntityTable
+from review.roles import PERM_SET_BUDGET, PERM_VIEW
+from review.services.budget import budget_preview, host_set_budget
+from review.services.common import (
+    REASON_CODE_UNKNOWN,
+    REASON_HAS_NUL,
+    REASON_REQUIRED,
+    REASON_TOO_LONG,
+    DecisionRefused,
+    NotAllowed,
+)
+from review.web.htmx import render_region
+from review.web.lookups import get_host_or_404, shows_not_found
+
+BUDGET_TEMPLATE = "review/hosts/budget.html"
+TOPIC_EXAMPLES = 3
+# The unmatched-topics page has always worded an unknown host this way (the other pages add "named").
+TOPICS_HOST_UNKNOWN = "There is no host {host!r}."
+BUDGET_SAVED = "Budget of {host} saved: max_active {max_active}, {state}. Decision #{seq} is in the log."
+
+
+@require_GET
+@permission_required(PERM_VIEW, raise_exception=True)
+def hosts(request: HttpRequest) -> HttpResponse:
+    """``/hosts/``: one row per host; an "Edit budget" link for admins."""
+    context = {"hosts": selectors.hosts_overview(), "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}
+    return render(request, "review/hosts/hosts.html", context)
+
+
+@require_GET
+@permission_required(PERM_VIEW, raise_exception=True)
+@shows_not_found
+def host(request: HttpRequest, name: str) -> HttpResponse:
+    """``/hosts/<name>/``: the host's budget and counts, and every entity with a lesson, most live first,
+    each against the budget (over, within, or budget off) and linked to its pile page. The region
+    ``entities`` is what sort and page links swap."""
+    found = get_host_or_404(name, overview=True)
+    table = HostEntityTable(selectors.host_entities(host=found), host=found)
+    RequestConfig(request, paginate={"per_page": HOST_ENTITIES_PER_PAGE}).configure(table)
+    context = {"host": found, "table": table, "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}
+    return render_region(request, "review/hosts/host.html", "entities", context)
+
+
+def _state(enabled: bool) -> str:
+    return "enabled" if enabled else "disabled"
+
+
+def _refused_field(message: str) -> str | None:
+    """The form field a refusal is about (shown next to it), or None for the whole form."""
+    if message in (REASON_REQUIRED, REASON_HAS_NUL) or message.startswith(REASON_TOO_LONG.split("{")[0]):
+        return "reason"
+    if message.startswith(REASON_CODE_UNKNOWN.split("{")[0]):
+        return "reason_code"
+    return None
+
+
+@require_http_methods(["GET", "POST"])
+@permission_required(PERM_SET_BUDGET, raise_exception=True)
+def host_budget(request: HttpRequest, name: str) -> HttpResponse:
+    """GET: the form with the host's budget. POST ``preview``: the preview (the partial for htmx).
+    POST ``save``: the decision, then a redirect to the hosts page with a message."""
+    # Not @shows_not_found: an unknown host is Django's own 404 page here.
+    host = get_host_or_404(name)
+    context: dict = {"host": host, "preview": None, "host_state": _state(host.budget_enabled)}
+    if request.method == "GET":
+        context["form"] = BudgetForm(
+            initial={"max_active": host.max_active, "budget_enabled": host.budget_enabled}
+        )
+        return render(request, BUDGET_TEMPLATE, context)
+    form = BudgetForm(request.POST)
+    context["form"] = form
+    valid = form.is_valid()
+    if valid:
+        context["preview"] = budget_preview(
+            host=host,
+            max_active=form.cleaned_data["max_active"],
+            budget_enabled=form.cleaned_data["budget_enabled"],
+        )
+        context["preview_state"] = _state(form.cleaned_data["budget_enabled"])
+    if "save" not in request.POST:
+        template = f"{BUDGET_TEMPLATE}#preview" if request.htmx else BUDGET_TEMPLATE
+        return render(request, template, context)
+    if valid:
+        try:
+            decision = host_set_budget(
+                host=host,
+                actor=request.user,
+                max_active=form.cleaned_data["max_active"],
+                budget_enabled=form.cleaned_data["budget_enabled"],
+                reason=form.cleaned_data["reason"],
+                reason_code=form.cleaned_data["reason_code"] or None,
+            )
+        except NotAllowed as exc:
+            raise PermissionDenied(str(exc)) from None
+        except DecisionRefused as exc:
+            form.add_error(_refused_field(str(exc)), str(exc))
+        else:
+            messages.success(
+                request,
+                BUDGET_SAVED.format(
+                    host=host.name,
+                    max_active=form.cleaned_data["max_active"],
+                    state=_state(form.cleaned_data["budget_enabled"]),
+                    seq=decision.seq,
+                ),
+            )
+            return redirect("review:hosts")
+    return render(request, BUDGET_TEMPLATE, context, status=400)
+
+
+@require_GET
+@permission_required(PERM_VIEW, raise_exception=True)
+@shows_not_found
+def unmatched_topics(request: HttpRequest, host: str) -> HttpResponse:
+    """``/hosts/<host>/unmatched-topics/``: at most five topics, each with its newest corrections."""
+    host_obj = get_host_or_404(host, message=TOPICS_HOST_UNKNOWN)
+    context = {
+        "host": host_obj,
+        "topics": host_unmatched_topics(host=host_obj, examples=TOPIC_EXAMPLES),
+        "coverage": recurrence_coverage(host=host_obj),
+    }
+    return render(request, "review/hosts/unmatched_topics.html", context)

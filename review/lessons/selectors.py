@@ -1,0 +1,79 @@
+"""Reads for the lesson page: one lesson version with its versions, verdicts, recurrence and decisions.
+
+Five queries whatever the size of its entity (the page tests assert it). spec: interchange.md ("lesson",
+"latest verdict"), decisions.md (``restore``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lessons.core.piles import pile_target
+from lessons.models import Lesson
+from lessons.selectors.piles import pile_version
+from lessons.serializers import recurrence_dict
+from review.models import Decision
+from review.piles.selectors import verdict_history
+
+
+@dataclass(frozen=True)
+class LessonDetail:
+    """One lesson version with what the lesson page shows about it.
+
+    ``versions``: every version of the same ``lesson_id`` in the same store on the host, oldest first
+    (just this one when it has no ``lesson_id``). ``lesson.history``: its verdicts, newest first;
+    ``lesson.counts``: its recurrence counts.
+    ``decisions``: the decision records naming it, in ``seq`` order, each with ``ack`` joined.
+    ``version``: the entity's pile version (for a restore).
+    """
+
+    lesson: Lesson
+    versions: tuple[Lesson, ...]
+    decisions: tuple[Decision, ...]
+    version: str
+
+    @property
+    def target(self) -> str:
+        return pile_target(self.lesson.namespace, self.lesson.subject)
+
+    @property
+    def retracted_by_retire(self) -> bool:
+        """decisions.md, ``restore``: retracted, and the latest decision naming it is a ``retire``."""
+        return (
+            self.lesson.status == Lesson.Status.RETRACTED
+            and bool(self.decisions)
+            and self.decisions[-1].action == "retire"
+        )
+
+
+def lesson_detail(*, host_name: str, lesson_hash: str) -> LessonDetail | None:
+    """The lesson ``(host, hash)`` or ``None``. Five queries, whatever the size of its entity."""
+    lesson = (
+        Lesson.objects.select_related("host", "recurrence")
+        .prefetch_related(verdict_history())
+        .filter(host__name=host_name, hash=lesson_hash)
+        .first()
+    )
+    if lesson is None:
+        return None
+    lesson.counts = recurrence_dict(lesson)
+    if lesson.lesson_id:
+        versions = tuple(
+            Lesson.objects.filter(host=lesson.host_id, lesson_id=lesson.lesson_id, store=lesson.store)
+            .only("hash", "text", "status", "created_at", "host")
+            .order_by("created_at", "hash")
+        )
+    else:
+        versions = (lesson,)
+    entity = Lesson.objects.filter(host=lesson.host_id, namespace=lesson.namespace, subject=lesson.subject)
+    decisions = tuple(
+        Decision.objects.filter(host=lesson.host.name, lesson_hash=lesson.hash)
+        .select_related("ack")
+        .order_by("seq")
+    )
+    return LessonDetail(
+        lesson=lesson,
+        versions=versions,
+        decisions=decisions,
+        version=pile_version(list(entity.only("hash", "status"))),
+    )

@@ -1,0 +1,188 @@
+"""A small stacked bar chart of reason codes per week, computed as SVG geometry. Pure: no query, no JS.
+
+The log page renders the result as inline SVG (server-side, no chart library, no outside service): one
+chart per host of the filtered decisions, one bar per ISO week (Monday, UTC), stacked by reason code.
+Input rows are ``(host, week_start, reason_code, count)`` as ``review.log.selectors.reason_codes_by_week``
+returns them. The codes, their order and their words come from ``review.models.ReasonCode``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from review.models import NO_REASON_CODE, ReasonCode
+
+NO_CODE = NO_REASON_CODE
+# Reason codes in the order of the model's choices (decisions.md, "Reason"), then decisions without one;
+# the words shown are the choices' labels.
+CODE_ORDER = (*ReasonCode.values, NO_CODE)
+LABELS = {**dict(ReasonCode.choices), NO_CODE: NO_CODE}
+# Okabe-Ito colours (distinguishable with common colour-vision deficiencies), grey for "no code".
+COLOURS = {
+    ReasonCode.DUPLICATE: "#0072B2",
+    ReasonCode.RESTATES_ANOTHER: "#56B4E9",
+    ReasonCode.REGRESSED: "#D55E00",
+    ReasonCode.DRIFTED: "#E69F00",
+    ReasonCode.RECURRING: "#CC79A7",
+    ReasonCode.OBSOLETE: "#009E73",
+    ReasonCode.TOO_SPECIFIC: "#F0E442",
+    ReasonCode.OTHER: "#000000",
+    NO_CODE: "#999999",
+}
+MAX_WEEKS = 26
+MAX_BAR = 28.0  # px: a chart of one or two weeks keeps bars, not slabs
+MAX_HOSTS = 8
+WIDTH, HEIGHT = 640, 160
+LEFT, RIGHT, TOP, BOTTOM = 36, 8, 8, 22
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One stacked rectangle: ``count`` decisions with ``code`` in the week starting ``week``."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+    code: str
+    colour: str
+    count: int
+    week: str
+
+
+@dataclass(frozen=True)
+class Tick:
+    x: float
+    y: float
+    label: str
+
+
+@dataclass(frozen=True)
+class HostChart:
+    """The geometry of one host's chart, and the words for its title, description and legend."""
+
+    host: str
+    title: str
+    description: str
+    width: int
+    height: int
+    plot_left: int
+    plot_top: int
+    plot_right: int
+    plot_bottom: int
+    segments: tuple[Segment, ...]
+    x_ticks: tuple[Tick, ...]
+    y_ticks: tuple[Tick, ...]
+    legend: tuple[tuple[str, str, int], ...]  # (code, colour, total count)
+    weeks: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]  # the data as a table: week -> (code, n)
+    total: int
+    weeks_cut: int  # earlier weeks left out (only the last MAX_WEEKS are drawn)
+
+
+@dataclass(frozen=True)
+class LogChart:
+    charts: tuple[HostChart, ...]
+    hosts_cut: int  # hosts left out (only the first MAX_HOSTS are drawn)
+
+
+def _as_date(value: date | datetime) -> date:
+    return value.date() if isinstance(value, datetime) else value
+
+
+def _nice_max(value: int) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, ... that is at least ``value`` (at least 1)."""
+    step = 1
+    while True:
+        for m in (1, 2, 5):
+            if m * step >= value:
+                return m * step
+        step *= 10
+
+
+def host_chart(host: str, rows: list[tuple[date, str | None, int]]) -> HostChart:
+    """The chart of one host from ``(week_start, reason_code, count)`` rows (any order)."""
+    per_week: dict[date, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for week, code, n in rows:
+        per_week[_as_date(week)][code or NO_CODE] += n
+    first, last = min(per_week), max(per_week)
+    weeks = []
+    day = first
+    while day <= last:  # every week between the first and the last, so gaps show as gaps
+        weeks.append(day)
+        day += timedelta(days=7)
+    weeks_cut = max(0, len(weeks) - MAX_WEEKS)
+    weeks = weeks[weeks_cut:]
+    top = _nice_max(max(sum(per_week[w].values()) for w in weeks if w in per_week))  # the last week has data
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    slot = plot_w / len(weeks)
+    bar = min(MAX_BAR, max(2.0, slot * 0.7))
+    segments, x_ticks = [], []
+    totals: dict[str, int] = defaultdict(int)
+    label_every = max(1, len(weeks) // 6)
+    for i, week in enumerate(weeks):
+        x = LEFT + i * slot + (slot - bar) / 2
+        y = TOP + plot_h
+        counts = per_week.get(week, {})
+        for code in CODE_ORDER:
+            n = counts.get(code, 0)
+            if not n:
+                continue
+            h = plot_h * n / top
+            y -= h
+            totals[code] += n
+            segments.append(
+                Segment(
+                    round(x, 1),
+                    round(y, 1),
+                    round(bar, 1),
+                    round(h, 1),
+                    code,
+                    COLOURS[code],
+                    n,
+                    week.isoformat(),
+                )
+            )
+        if i % label_every == 0 or i == len(weeks) - 1:
+            x_ticks.append(Tick(round(x + bar / 2, 1), HEIGHT - 6, week.strftime("%d %b")))
+    y_ticks = (Tick(LEFT - 4, TOP + plot_h, "0"), Tick(LEFT - 4, TOP + 8, str(top)))
+    total = sum(totals.values())
+    legend = tuple((code, COLOURS[code], totals[code]) for code in CODE_ORDER if totals.get(code))
+    span = f"the weeks of {weeks[0].isoformat()} to {weeks[-1].isoformat()}"
+    description = f"{total} decision(s) on {host} in {span}, stacked by reason code: " + ", ".join(
+        f"{LABELS[code]} {n}" for code, _c, n in legend
+    )
+    table = tuple(
+        (w.isoformat(), tuple((code, per_week[w][code]) for code in CODE_ORDER if per_week[w].get(code)))
+        for w in weeks
+        if w in per_week
+    )
+    return HostChart(
+        host=host,
+        title=f"Reason codes per week on {host}",
+        description=description,
+        width=WIDTH,
+        height=HEIGHT,
+        plot_left=LEFT,
+        plot_top=TOP,
+        plot_right=WIDTH - RIGHT,
+        plot_bottom=HEIGHT - BOTTOM,
+        segments=tuple(segments),
+        x_ticks=tuple(x_ticks),
+        y_ticks=y_ticks,
+        legend=legend,
+        weeks=table,
+        total=total,
+        weeks_cut=weeks_cut,
+    )
+
+
+def log_chart(rows: list[tuple[str, date | datetime, str | None, int]]) -> LogChart:
+    """One chart per host (the first ``MAX_HOSTS`` by name) from ``(host, week_start, code, count)`` rows."""
+    by_host: dict[str, list[tuple[date, str | None, int]]] = defaultdict(list)
+    for host, week, code, n in rows:
+        by_host[host].append((week, code, n))
+    hosts = sorted(by_host)
+    charts = tuple(host_chart(h, by_host[h]) for h in hosts[:MAX_HOSTS])
+    return LogChart(charts=charts, hosts_cut=max(0, len(hosts) - MAX_HOSTS))

@@ -1,0 +1,92 @@
+"""The decision log's filters (django-filter), shared by the page and its exports. spec: decisions.md.
+
+URL parameters: ``seq`` (one decision: the target of the "decision #N" links), ``host``, ``actor``,
+``action``, ``reason_code``, ``from`` and ``to`` (dates, ``YYYY-MM-DD``, UTC, both inclusive). ``from``
+and ``to`` are Python keywords, hence they are added to ``base_filters`` after the class body.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+
+import django_filters
+from django import forms
+from django.db.models import QuerySet
+
+from review.log.selectors import log_actor_names, log_host_names
+from review.models import Action, Decision, ReasonCode
+
+DATE_RANGE_BACKWARDS = "The date range ends before it starts: 'to' must be on or after 'from'."
+
+
+def _host_choices() -> list[tuple[str, str]]:
+    return [(name, name) for name in log_host_names()]
+
+
+def _actor_choices() -> list[tuple[str, str]]:
+    return [(name, name) for name in log_actor_names()]
+
+
+def _day_start(day) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+class DecisionFilterForm(forms.Form):
+    def clean(self):
+        data = super().clean()
+        start, end = data.get("from"), data.get("to")
+        if start and end and end < start:
+            raise forms.ValidationError(DATE_RANGE_BACKWARDS)
+        return data
+
+
+SEQ_MAX = 2**63 - 1  # the largest seq a database column holds
+
+
+class SeqFilter(django_filters.NumberFilter):
+    """One decision by its ``seq``: a whole number 1.. ``SEQ_MAX`` (a bigger one is a form error, not a
+    database overflow)."""
+
+    field_class = forms.IntegerField
+
+
+class DecisionFilter(django_filters.FilterSet):
+    """Filters of the log page and its exports; every value is exact (no partial matches)."""
+
+    seq = SeqFilter(label="Decision #", min_value=1, max_value=SEQ_MAX)
+    host = django_filters.ChoiceFilter(choices=(), empty_label="every host")
+    actor = django_filters.ChoiceFilter(choices=(), empty_label="every actor")
+    # Actions by their values: they are the words of the record and the exports. Reason codes by their
+    # labels ("restates another"), as every form shows them; the URL carries the value.
+    action = django_filters.ChoiceFilter(choices=[(a, a) for a in Action.values], empty_label="every action")
+    reason_code = django_filters.ChoiceFilter(choices=ReasonCode.choices, empty_label="any reason code")
+
+    class Meta:
+        model = Decision
+        fields: list[str] = []
+        form = DecisionFilterForm
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Lists, not callables: a callable's choices are read again each time the form iterates them.
+        self.filters["host"].extra["choices"] = _host_choices()
+        self.filters["actor"].extra["choices"] = _actor_choices()
+
+    def filter_from(self, queryset: QuerySet, name: str, value) -> QuerySet:
+        return queryset.filter(at__gte=_day_start(value))
+
+    def filter_to(self, queryset: QuerySet, name: str, value) -> QuerySet:
+        return queryset.filter(at__lt=_day_start(value) + timedelta(days=1))
+
+
+DecisionFilter.base_filters["from"] = django_filters.DateFilter(
+    method="filter_from", label="From", widget=forms.DateInput(attrs={"type": "date"})
+)
+DecisionFilter.base_filters["to"] = django_filters.DateFilter(
+    method="filter_to", label="To", widget=forms.DateInput(attrs={"type": "date"})
+)
+
+
+def filter_decisions(params, queryset: QuerySet[Decision]) -> DecisionFilter:
+    """A bound ``DecisionFilter`` over ``queryset`` for the query parameters ``params`` (a QueryDict)."""
+    return DecisionFilter(params, queryset=queryset)

@@ -1,0 +1,92 @@
+"""The decision log page and its exports.
+
+spec: decisions.md, "The record", "Exports", "Hosts apply decisions".
+
+The page and the exports share one ``DecisionFilter`` (URL parameters ``seq``, ``host``, ``actor``,
+``action``, ``reason_code``, ``from``, ``to``), so an export link carries exactly the rows the page shows.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import permission_required
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+from django_tables2 import RequestConfig
+
+from review.log.chart import log_chart
+from review.log.exports import decisions_csv, decisions_jsonl
+from review.log.filters import filter_decisions
+from review.log.selectors import decisions_log, reason_codes_by_week
+from review.log.tables import DecisionTable
+from review.roles import PERM_VIEW_DECISIONS
+
+PER_PAGE = 50
+EXPORT_FILTERS_INVALID = "These filters are not valid: {errors}"
+FILTER_PARAMS = ("seq", "host", "actor", "action", "reason_code", "from", "to")
+# What the table says when it has no row: the log is empty, or the filters leave nothing.
+EMPTY_LOG = "No decisions yet. Every retire, restore, consolidation and budget change will be recorded here."
+EMPTY_FILTERED = "No decisions match these filters."
+
+
+def _filter_query(request: HttpRequest) -> str:
+    """The filter parameters of this request (no sort, no page), URL-encoded, for the export links."""
+    params = request.GET.copy()
+    for key in list(params):
+        if key not in FILTER_PARAMS or not params.get(key):
+            del params[key]
+    return params.urlencode()
+
+
+@require_GET
+@permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
+def decision_log(request: HttpRequest) -> HttpResponse:
+    """The log: filters, a reason-code chart of the filtered set, the table, export links.
+
+    htmx requests (filters, sorting, paging) get only the ``log`` partial; the URL is pushed.
+    """
+    log_filter = filter_decisions(request.GET, decisions_log())
+    decisions = log_filter.qs if log_filter.is_valid() else decisions_log().none()
+    filtered = any(request.GET.get(key) for key in FILTER_PARAMS)
+    table = DecisionTable(decisions, empty_text=EMPTY_FILTERED if filtered else EMPTY_LOG)
+    RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
+    context = {
+        "filter": log_filter,
+        "filtered": filtered,
+        "seq": log_filter.form.cleaned_data.get("seq") if log_filter.is_valid() else None,
+        "table": table,
+        "chart": log_chart(reason_codes_by_week(decisions)),
+        "export_query": _filter_query(request),
+    }
+    template = "review/log/decisions.html#log" if request.htmx else "review/log/decisions.html"
+    return render(request, template, context)
+
+
+def _export(request: HttpRequest, *, content_type: str, extension: str, body) -> HttpResponse:
+    log_filter = filter_decisions(request.GET, decisions_log())
+    if not log_filter.is_valid():
+        errors = "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in log_filter.errors.items())
+        return HttpResponse(
+            EXPORT_FILTERS_INVALID.format(errors=errors), status=400, content_type="text/plain"
+        )
+    stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
+    response = StreamingHttpResponse(body(log_filter.qs), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="decisions-{stamp}.{extension}"'
+    return response
+
+
+@require_GET
+@permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
+def decisions_export_jsonl(request: HttpRequest) -> HttpResponse:
+    """``GET /review/decisions/export.jsonl``: the filtered records in ``seq`` order, one a line."""
+    return _export(
+        request, content_type="application/x-ndjson; charset=utf-8", extension="jsonl", body=decisions_jsonl
+    )
+
+
+@require_GET
+@permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
+def decisions_export_csv(request: HttpRequest) -> HttpResponse:
+    """``GET /review/decisions/export.csv``: the filtered records in ``seq`` order, RFC 4180 CSV."""
+    return _export(request, content_type="text/csv; charset=utf-8", extension="csv", body=decisions_csv)

@@ -1,0 +1,58 @@
+"""Forms of the queue and the pile page: the queue filters, retiring members of a pile.
+spec: decisions.md, "Actions" (Reason).
+"""
+
+from __future__ import annotations
+
+from django import forms
+
+from review.web.forms import PILE_VERSION_MISSING, ReasonForm
+
+# Error texts the page tests assert.
+MEMBERS_REQUIRED = "Select at least one lesson of this pile to retire."
+MEMBER_NOT_ON_ENTITY = "A selected lesson is not on this entity; reload the pile and select again."
+
+
+class QueueFilterForm(forms.Form):
+    """The queue's GET filters, all optional: host (select), namespace and text (case-insensitive
+    substrings)."""
+
+    host = forms.ChoiceField(required=False)
+    namespace = forms.CharField(required=False, max_length=200, strip=True, label="Namespace contains")
+    q = forms.CharField(required=False, max_length=200, strip=True, label="Text")
+    recurring = forms.BooleanField(required=False, label="Only piles with recurring members")
+
+    def __init__(self, *args, host_names: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["host"].choices = [("", "All hosts"), *((n, n) for n in host_names)]
+
+    def filters(self) -> dict[str, str | bool]:
+        """``{"host", "namespace", "text", "recurring"}`` from valid data ("" / False for unset); all
+        unset when invalid. ``recurring``: only piles with a recurring member (recurrence.md)."""
+        data = self.cleaned_data if self.is_valid() else {}
+        return {
+            "host": data.get("host", ""),
+            "namespace": data.get("namespace", ""),
+            "text": data.get("q", ""),
+            "recurring": data.get("recurring", False),
+        }
+
+
+class RetireForm(ReasonForm):
+    """Retire one or more live members of a pile with one reason. ``hashes`` are the entity's lessons
+    (any status: a member retired meanwhile is caught as a stale pile by the service, not here).
+    """
+
+    members = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": MEMBERS_REQUIRED, "invalid_choice": MEMBER_NOT_ON_ENTITY},
+    )
+    pile_version = forms.CharField(
+        widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64
+    )
+
+    field_order = ["members", "reason", "reason_code", "pile_version"]
+
+    def __init__(self, *args, hashes: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["members"].choices = [(h, h) for h in hashes]

@@ -1,0 +1,167 @@
+"""Reads for the queue and the pile page: the queue, one pile. Views never build queries.
+
+Each selector runs a fixed number of queries whatever the size of the entity (the page tests assert it):
+members, their recurrence counts (joined) and their verdict histories (one prefetch) are read in bulk.
+The pile rules come from ``lessons.core.piles`` and the pile version from ``lessons.selectors.piles``,
+so the pages, the JSON and the decision services agree. spec: piles.md, decisions.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Prefetch, QuerySet
+
+from lessons.core.piles import SEVERITY, is_over_budget, pile_summary, pile_target
+from lessons.models import Draft, Host, Lesson, Verdict
+from lessons.selectors.piles import (
+    draft_status,
+    entity_lessons,
+    pile_queue,
+    pile_version,
+    to_member,
+)
+from lessons.selectors.verdicts import latest_verdict_order
+from lessons.serializers import recurrence_dict
+
+
+def host_names() -> list[str]:
+    """Every host's name, sorted: the choices of the queue's host filter."""
+    return list(Host.objects.order_by("name").values_list("name", flat=True))
+
+
+# --- the queue -------------------------------------------------------------------------------------
+
+
+def queue_rows(
+    *, host: str | None, namespace: str | None, text: str | None, recurring: bool = False
+) -> QuerySet:
+    """Over-budget entities as rows of aggregates, filtered (``lessons.selectors.piles.pile_queue``);
+    ``recurring``: only piles with at least one recurring member (recurrence.md, in SQL as a HAVING)."""
+    rows = pile_queue(host=host or None, namespace=namespace or None, text=text or None)
+    return rows.filter(recurring__gt=0) if recurring else rows
+
+
+QUEUE_NO_BUDGET = "no_budget"
+QUEUE_HOST_NO_BUDGET = "host_no_budget"
+QUEUE_NOTHING_OVER = "nothing_over"
+QUEUE_NO_MATCH = "no_match"
+
+
+def queue_empty_reason(*, filtered: bool, host: str = "") -> str:
+    """Why the queue shows no row: ``host_no_budget`` (filtered to a host whose budget is off),
+    ``no_budget``, ``nothing_over`` or ``no_match``. spec: piles.md rule 3.
+
+    Called only when the (filtered) queue is empty, so a full queue costs no extra query.
+    """
+    if host and Host.objects.filter(name=host, budget_enabled=False).exists():
+        return QUEUE_HOST_NO_BUDGET
+    if not Host.objects.filter(budget_enabled=True).exists():
+        return QUEUE_NO_BUDGET
+    if filtered and queue_rows(host=None, namespace=None, text=None).exists():
+        return QUEUE_NO_MATCH
+    return QUEUE_NOTHING_OVER
+
+
+# --- one pile ----------------------------------------------------------------------------------------
+
+
+def verdict_history() -> Prefetch:
+    """The verdicts of each lesson as ``.history``, newest first (the pile and the lesson page)."""
+    # Newest first, in the order that makes the first row the latest verdict (interchange.md).
+    return Prefetch("verdicts", queryset=Verdict.objects.order_by(*latest_verdict_order()), to_attr="history")
+
+
+@dataclass(frozen=True)
+class DraftRow:
+    """A draft on the entity with its shown ``status`` (``stale`` derived, piles.md "JSON output")."""
+
+    draft: Draft
+    status: str
+
+
+@dataclass(frozen=True)
+class PileDetail:
+    """One entity as the pile page shows it, within budget or not.
+
+    ``members``: the live lessons, oldest first (piles.md rule 5), each with ``.history`` (verdicts,
+    newest first) and ``.counts`` (the seven recurrence counts, zeros before any analysis).
+    ``not_live``: its retracted and superseded lessons, oldest first.
+    ``version``: the pile version a decision must carry (decisions.md).
+    """
+
+    host: Host
+    namespace: str
+    subject: str
+    members: tuple[Lesson, ...]
+    not_live: tuple[Lesson, ...]
+    drafts: tuple[DraftRow, ...]
+    version: str
+
+    @property
+    def target(self) -> str:
+        return pile_target(self.namespace, self.subject)
+
+    @property
+    def count(self) -> int:
+        return len(self.members)
+
+    @property
+    def max_active(self) -> int:
+        return self.host.max_active
+
+    @property
+    def budget_enabled(self) -> bool:
+        return self.host.budget_enabled
+
+    @property
+    def over_budget(self) -> bool:
+        return is_over_budget(
+            live_count=self.count, max_active=self.max_active, budget_enabled=self.budget_enabled
+        )
+
+    @property
+    def overage(self) -> int:
+        return max(self.count - self.max_active, 0)
+
+    @property
+    def severity(self) -> str | None:
+        return SEVERITY if self.over_budget else None
+
+    @property
+    def summary(self) -> str | None:
+        """piles.md rule 8, when the entity is a pile."""
+        if not self.over_budget:
+            return None
+        return pile_summary(self.subject, self.max_active, [to_member(m) for m in self.members])
+
+    @property
+    def member_hashes(self) -> list[str]:
+        return [m.hash for m in self.members]
+
+
+def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | None:
+    """The entity ``(host, namespace, subject)`` with its lessons and drafts, or ``None`` when it has
+    no lesson at all. Three queries: lessons (recurrence joined), their verdicts, the drafts.
+    """
+    lessons = list(
+        entity_lessons(host=host, namespace=namespace, subject=subject).prefetch_related(verdict_history())
+    )
+    if not lessons:
+        return None
+    for lesson in lessons:
+        lesson.counts = recurrence_dict(lesson)
+    members = tuple(x for x in lessons if x.status == Lesson.Status.LIVE)
+    live = {m.hash for m in members}
+    drafts = Draft.objects.filter(host=host, namespace=namespace, subject=subject).order_by(
+        "created_at", "ext_id"
+    )
+    return PileDetail(
+        host=host,
+        namespace=namespace,
+        subject=subject,
+        members=members,
+        not_live=tuple(x for x in lessons if x.status != Lesson.Status.LIVE),
+        drafts=tuple(DraftRow(draft=d, status=draft_status(d, live)) for d in drafts),
+        version=pile_version(lessons),
+    )

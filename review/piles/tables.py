@@ -1,0 +1,86 @@
+"""The queue table (django-tables2). The project template ``tables/htmx_table.html`` adds the
+htmx attributes to sorting and paging links.
+
+The queue table renders rows of ``lessons.selectors.piles.pile_queue`` (dicts). Every column's sort
+ends in ``host_name, namespace, subject`` (unique per row) so equal counts keep a stable order
+(style.md, "Deterministic").
+"""
+
+from __future__ import annotations
+
+import django_tables2 as tables
+from django.utils.html import format_html
+
+from review.web.format import age, budget_gauge
+from review.web.links import target_link
+
+QUEUE_PER_PAGE = 25
+_TIE = ("host_name", "namespace", "subject")
+
+
+def _then_tie(*fields: str) -> tuple[str, ...]:
+    return (*fields, *(f for f in _TIE if f not in fields))
+
+
+class _CountColumn(tables.Column):
+    """A small number, zero shown as a muted em dash; ``cell_class`` colours it like its verdict badge.
+
+    django-tables2 does not call ``render`` for its empty values, and 0 is not one of them.
+    """
+
+    def __init__(self, *args, cell_class: str = "", **kwargs):
+        kwargs.setdefault(
+            "attrs", {"th": {"class": f"num {cell_class}"}, "td": {"class": f"num {cell_class}"}}
+        )
+        kwargs.setdefault("initial_sort_descending", True)  # a first click on a count: the most first
+        super().__init__(*args, **kwargs)
+
+    def render(self, value):
+        return value if value else format_html('<span class="zero">{}</span>', "\u2014")
+
+
+class QueueTable(tables.Table):
+    """One over-budget entity per row: host, target, live count against budget, verdict mix, age."""
+
+    host_name = tables.Column(verbose_name="Host", order_by=_then_tie("host_name"))
+    target = tables.Column(
+        verbose_name="Entity",
+        accessor="subject",
+        order_by=_then_tie("namespace", "subject"),
+        attrs={"td": {"class": "target"}},
+    )
+    count = tables.Column(
+        verbose_name="Live / budget",
+        order_by=_then_tie("count"),
+        attrs={"td": {"class": "gauge-cell"}},
+        initial_sort_descending=True,
+    )
+    overage = _CountColumn(verbose_name="Over", order_by=_then_tie("overage"), cell_class="over")
+    held = _CountColumn(verbose_name="held", order_by=_then_tie("held"), cell_class="mix mix-held")
+    regressed = _CountColumn(
+        verbose_name="regressed", order_by=_then_tie("regressed"), cell_class="mix mix-regressed"
+    )
+    drifted = _CountColumn(
+        verbose_name="drifted", order_by=_then_tie("drifted"), cell_class="mix mix-drifted"
+    )
+    other = _CountColumn(verbose_name="other", order_by=_then_tie("other"), cell_class="mix mix-other")
+    not_applied = _CountColumn(
+        verbose_name="not applied", order_by=_then_tie("not_applied"), cell_class="mix mix-not-applied"
+    )
+    recurring = _CountColumn(verbose_name="Recurring", order_by=_then_tie("recurring"))
+    pending_drafts = _CountColumn(verbose_name="Drafts pending", order_by=_then_tie("pending_drafts"))
+    oldest = tables.Column(verbose_name="Oldest member", order_by=_then_tie("oldest"))
+
+    class Meta:
+        attrs = {"class": "data queue-table"}
+        orderable = True
+        empty_text = ""
+
+    def render_target(self, record):
+        return target_link(record["host_name"], record["namespace"], record["subject"])
+
+    def render_count(self, record):
+        return budget_gauge(record["count"], record["max_active"])
+
+    def render_oldest(self, value):
+        return age(value)

@@ -1,0 +1,163 @@
+"""The pile queue (``/``: every over-budget entity across hosts, filtered, sorted and paged in the URL) and
+one entity's pile: its live members with verdicts and recurrence, its drafts, and retiring members.
+
+The entity is named by query parameters (``?host=…&namespace=…&subject=…``) because a namespace may be
+empty. Retiring posts the pile version the reviewer saw; a changed pile is refused with the fresh one
+shown and nothing written. spec: piles.md ("Rules": which entities are piles); decisions.md, "Actions" and
+"Stale views are refused"; style.md, "Views and templates" (htmx regions).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import permission_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import reswap
+from django_tables2 import RequestConfig
+
+from review.piles import selectors
+from review.piles.forms import QueueFilterForm, RetireForm
+from review.piles.tables import QUEUE_PER_PAGE, QueueTable
+from review.roles import PERM_DECIDE, PERM_VIEW
+from review.services.common import DecisionRefused, NotAllowed, StalePile
+from review.services.decisions import lesson_retire
+from review.web.htmx import render_problem, render_region, wants_region
+from review.web.links import pile_href
+from review.web.lookups import get_entity_or_404, shows_not_found
+
+QUEUE_TEMPLATE = "review/piles/queue.html"
+# Why the queue is empty; the page tests assert these texts.
+EMPTY_NO_BUDGET = "No host has a budget enabled, so nothing can be over budget."
+EMPTY_NO_BUDGET_HINT = "An admin enables a host's budget (max_active) on the Hosts page."
+EMPTY_NOTHING_OVER = (
+    "Nothing is over budget: every entity carries at most its host's max_active live lessons."
+)
+EMPTY_NO_MATCH = "No pile matches these filters."
+EMPTY_HOST_NO_BUDGET = "Host {host} has no budget enabled, so it has no piles."
+EMPTY_HOST_NO_BUDGET_HINT = "Its entities and their live counts are on its host page."
+EMPTY_TEXTS = {
+    selectors.QUEUE_NO_BUDGET: EMPTY_NO_BUDGET,
+    selectors.QUEUE_NOTHING_OVER: EMPTY_NOTHING_OVER,
+    selectors.QUEUE_NO_MATCH: EMPTY_NO_MATCH,
+}
+RETIRED_NOTICE = "Retired {n} lesson{s} with one reason: decision{s} {seqs}."
+# After a decision or a refusal about the pile as a whole, the reviewer is at the form (bottom of the
+# page) while the news is in the header: scroll the swapped region's top into view. Field errors stay
+# next to their fields, so those responses keep the scroll position.
+SHOW_PILE_TOP = "outerHTML show:#pile:top"
+PILE_TEMPLATE = "review/piles/pile.html"
+
+
+@require_GET
+@permission_required(PERM_VIEW, raise_exception=True)
+def queue(request: HttpRequest) -> HttpResponse:
+    """``/``: the queue table (25 a page) with host / namespace / text filters; the region ``queue``
+    is what filter, sort and page links swap.
+    """
+    form = QueueFilterForm(request.GET, host_names=selectors.host_names())
+    filters = form.filters()
+    table = QueueTable(selectors.queue_rows(**filters))
+    RequestConfig(request, paginate={"per_page": QUEUE_PER_PAGE}).configure(table)
+    empty_reason = None
+    if table.paginator.count == 0:
+        empty_reason = selectors.queue_empty_reason(filtered=any(filters.values()), host=filters["host"])
+    context = {
+        "form": form,
+        "table": table,
+        "filtered": any(filters.values()),
+        "empty_reason": empty_reason,
+        "empty_text": EMPTY_TEXTS.get(empty_reason, ""),
+        "empty_hint": EMPTY_NO_BUDGET_HINT if empty_reason == selectors.QUEUE_NO_BUDGET else "",
+        "empty_link": (reverse("review:hosts"), "Go to Hosts"),
+    }
+    if empty_reason == selectors.QUEUE_HOST_NO_BUDGET:
+        context["empty_text"] = EMPTY_HOST_NO_BUDGET.format(host=filters["host"])
+        context["empty_hint"] = EMPTY_HOST_NO_BUDGET_HINT
+        context["empty_link"] = (reverse("review:host", args=[filters["host"]]), f"Host {filters['host']}")
+    return render_region(request, QUEUE_TEMPLATE, "queue", context)
+
+
+def _all_hashes(detail: selectors.PileDetail) -> list[str]:
+    return [x.hash for x in (*detail.members, *detail.not_live)]
+
+
+def _context(request: HttpRequest, detail: selectors.PileDetail, form: RetireForm | None, **extra) -> dict:
+    entity_qs = urlencode(
+        {"host": detail.host.name, "namespace": detail.namespace, "subject": detail.subject}
+    )
+    return {
+        "detail": detail,
+        "form": form,
+        "entity_qs": entity_qs,
+        "can_decide": request.user.has_perm(PERM_DECIDE),
+        "notice": "",
+        "refusal": "",
+        **extra,
+    }
+
+
+def _fresh_form(detail: selectors.PileDetail, initial: dict | None = None) -> RetireForm:
+    return RetireForm(hashes=_all_hashes(detail), initial={**(initial or {}), "pile_version": detail.version})
+
+
+@require_GET
+@permission_required(PERM_VIEW, raise_exception=True)
+@shows_not_found
+def pile(request: HttpRequest) -> HttpResponse:
+    """``/pile/?host=&namespace=&subject=``: the entity, whether over budget or within it."""
+    _host, detail = get_entity_or_404(request.GET)
+    form = _fresh_form(detail) if request.user.has_perm(PERM_DECIDE) else None
+    return render_region(request, PILE_TEMPLATE, "pile", _context(request, detail, form))
+
+
+@require_POST
+@permission_required(PERM_DECIDE, raise_exception=True)
+@shows_not_found
+def pile_retire(request: HttpRequest) -> HttpResponse:
+    """POST ``/pile/retire/?host=&namespace=&subject=``: retire the selected members with one reason.
+
+    Success: the fresh pile region (htmx) or a redirect to the pile with a message. Refusals: 422 with the
+    form's errors, 409 with the fresh pile when it changed meanwhile (nothing written), 403 when the
+    service says the user may not decide. The htmx config in base.html swaps 400/409/422 responses.
+    """
+    host, detail = get_entity_or_404(request.GET)
+    form = RetireForm(request.POST, hashes=_all_hashes(detail))
+    if not form.is_valid():
+        return render_region(request, PILE_TEMPLATE, "pile", _context(request, detail, form), status=422)
+    data = form.cleaned_data
+    try:
+        decisions = lesson_retire(
+            host=host,
+            namespace=detail.namespace,
+            subject=detail.subject,
+            hashes=data["members"],
+            actor=request.user,
+            reason=data["reason"],
+            reason_code=data["reason_code"],
+            pile_version=data["pile_version"],
+        )
+    except StalePile as exc:
+        _host, fresh = get_entity_or_404(request.GET)
+        kept = {"reason": data["reason"], "reason_code": data["reason_code"] or ""}
+        context = _context(request, fresh, _fresh_form(fresh, kept), refusal=str(exc))
+        return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=409), SHOW_PILE_TOP)
+    except NotAllowed as exc:
+        return render_problem(request, title="Not allowed", message=str(exc), status=403)
+    except DecisionRefused as exc:
+        context = _context(request, detail, form, refusal=str(exc))
+        return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=422), SHOW_PILE_TOP)
+    n = len(decisions)
+    notice = RETIRED_NOTICE.format(
+        n=n, s="" if n == 1 else "s", seqs=", ".join(f"#{d.seq}" for d in decisions)
+    )
+    if not wants_region(request):
+        messages.success(request, notice)
+        return redirect(pile_href(host.name, detail.namespace, detail.subject))
+    _host, fresh = get_entity_or_404(request.GET)
+    context = _context(request, fresh, _fresh_form(fresh), notice=notice)
+    return reswap(render_region(request, PILE_TEMPLATE, "pile", context), SHOW_PILE_TOP)

@@ -1,0 +1,187 @@
+"""Display helpers of the reviewer pages (the template tags wrap them; tables call them): verdict badges,
+jargon tooltips, the budget gauge, ages, UTC times, counts, reason-code words.
+
+Everything that reaches HTML goes through ``format_html`` (escaping every argument); no lesson text is
+ever marked safe. spec: piles.md rule 6 (verdict shown), interchange.md "Framing" (UTC with milliseconds),
+decisions.md "Reason", recurrence.md (recurring).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils import timezone
+from django.utils.html import format_html
+
+from lessons.core.piles import NOT_APPLIED
+from lessons.core.recurrence import RECURRING_MIN_SESSIONS
+from lessons.core.text import format_datetime
+from review.models import NO_REASON_CODE, ReasonCode
+
+# Verdict -> CSS class. Regressed and drifted stand out; held is quiet, never green-loud; a verdict
+# this table does not know is neutral grey (interchange.md lets hosts send other verdict words).
+VERDICT_CLASSES = {
+    "held": "v-held",
+    "regressed": "v-regressed",
+    "drifted": "v-drifted",
+    "held_costlier": "v-costlier",
+    "unmeasured": "v-unmeasured",
+}
+VERDICT_UNKNOWN_CLASS = "v-unknown"
+VERDICT_NOT_APPLIED_CLASS = "v-not-applied"
+MS_PER_DAY = 86_400_000
+# Short explanations of the product's own words, shown as tooltips (<abbr title> or a badge's title).
+JARGON = {
+    NOT_APPLIED: "No Verify-gate verdict has been recorded for this lesson",
+    "held_costlier": "held, but at a higher cost",
+    "pile version": (
+        "a fingerprint of the pile's lessons; an action on a pile that changed since you loaded it is refused"
+    ),
+    "stale": "a lesson this draft supersedes is no longer live",
+}
+
+
+def budget_gauge(count: int, max_active: int, enabled: bool = True) -> str:
+    """A bar of ``count`` against ``max_active``: the budget span in slate, the overage in red, a tick at
+    the budget. SVG attributes, not inline styles, so a strict CSP needs no ``unsafe-inline``.
+    """
+    count, max_active = int(count), max(int(max_active), 1)
+    scale = max(count, max_active)
+    budget_x = round(100 * max_active / scale, 2)
+    within_w = round(100 * min(count, max_active) / scale, 2)
+    over_w = round(100 * max(count - max_active, 0) / scale, 2)
+    state = "off" if not enabled else ("over" if count > max_active else "within")
+    return format_html(
+        '<span class="gauge gauge-{state}" title="{count} live of a budget of {max_active}{off}">'
+        '<svg viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true" focusable="false">'
+        '<rect class="g-track" x="0" y="1" width="100" height="8"/>'
+        '<rect class="g-within" x="0" y="1" width="{within_w}" height="8"/>'
+        '<rect class="g-over" x="{budget_x}" y="1" width="{over_w}" height="8"/>'
+        '<rect class="g-tick" x="{tick_x}" y="0" width="0.8" height="10"/>'
+        "</svg>"
+        '<span class="gauge-text"><b>{count}</b> / {max_active}</span></span>',
+        state=state,
+        off="" if enabled else " (budget off)",
+        count=count,
+        max_active=max_active,
+        within_w=within_w,
+        budget_x=budget_x,
+        over_w=over_w,
+        tick_x=max(budget_x - 0.8, 0),
+    )
+
+
+def relative_age(moment: datetime, now: datetime) -> str:
+    """How long ago ``moment`` was, coarsely: ``today``, ``3 days``, ``5 weeks``, ``4 months``, ``2 years``.
+
+    Days are whole days of 24 hours; a month is 30 days and a year 365 (it is a hint, the exact UTC time
+    is in the ``<time>`` element).
+    """
+    days = (now - moment).days
+    if days < 0:
+        return "in the future"
+    if days == 0:
+        return "today"
+    if days < 14:
+        return f"{days} day{'s' if days != 1 else ''}"
+    if days < 60:
+        return f"{days // 7} weeks"
+    if days < 730:
+        return f"{days // 30} months"
+    return f"{days // 365} years"
+
+
+def age(moment: datetime | None) -> str:
+    """``<time datetime="…Z" title="…Z">5 weeks</time>``: a relative age with the exact UTC time."""
+    if not moment:
+        return ""
+    stamp = format_datetime(moment)
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>', stamp, stamp, relative_age(moment, timezone.now())
+    )
+
+
+def reason_label(code: str | None) -> str:
+    """The words shown for a reason code: ``restates_another`` -> ``restates another``, none -> ``(no code)``.
+
+    The record and the exports keep the value; a value the list does not know is shown as it is.
+    spec: decisions.md, "Reason".
+    """
+    if not code or code == NO_REASON_CODE:
+        return NO_REASON_CODE
+    try:
+        return ReasonCode(code).label
+    except ValueError:
+        return code
+
+
+def verdict_badge(verdict: str | None) -> str:
+    """``<span class="badge v-…">verdict</span>``, or the outlined ``not applied by the loop``."""
+    if not verdict:
+        return format_html(
+            '<span class="badge {}" title="{}">{}</span>',
+            VERDICT_NOT_APPLIED_CLASS,
+            JARGON[NOT_APPLIED],
+            NOT_APPLIED,
+        )
+    css = VERDICT_CLASSES.get(verdict, VERDICT_UNKNOWN_CLASS)
+    if verdict in JARGON:
+        return format_html('<span class="badge {}" title="{}">{}</span>', css, JARGON[verdict], verdict)
+    return format_html('<span class="badge {}">{}</span>', css, verdict)
+
+
+def jargon(term: str, text: str = "") -> str:
+    """``<abbr title="what it means">term</abbr>`` for one of the ``JARGON`` words (``text`` shown instead
+    of the term when given)."""
+    return format_html('<abbr title="{}">{}</abbr>', JARGON[term], text or term)
+
+
+def jargon_not_applied() -> str:
+    """``jargon`` of the words a lesson without a verdict shows (``lessons.core.piles.NOT_APPLIED``)."""
+    return jargon(NOT_APPLIED)
+
+
+def jargon_title(term: str) -> str:
+    """What one of the ``JARGON`` words means ("" for any other word): for a ``title`` attribute."""
+    return JARGON.get(term, "")
+
+
+def iso(moment: datetime | None) -> str:
+    """UTC ISO 8601 with milliseconds and ``Z`` (``lessons.core.text.format_datetime``); "" for None."""
+    return format_datetime(moment) if moment else ""
+
+
+def utc_date(moment: datetime | None) -> str:
+    """The UTC calendar date, ``YYYY-MM-DD``."""
+    return format_datetime(moment)[:10] if moment else ""
+
+
+def dash(value) -> str:
+    """A count, with zero (or None) shown as an em dash so the non-zero counts stand out."""
+    return "\u2014" if not value else str(value)
+
+
+def horizon_days(ms: int | None) -> str:
+    """A horizon in milliseconds as days: ``1 d``, ``7 d``, ``0.5 d``; "" when unknown."""
+    if ms is None:
+        return ""
+    days = ms / MS_PER_DAY
+    return f"{days:g} d" if days < 100 else f"{round(days)} d"
+
+
+def hash8(value: str | None) -> str:
+    """The first 8 characters of a hash (piles.md rule 8 shows members this way)."""
+    return (value or "")[:8]
+
+
+def recurring(counts: dict | None) -> bool:
+    """recurrence.md: a lesson is recurring when ``recurred_sessions >= 2``."""
+    return bool(counts) and counts.get("recurred_sessions", 0) >= RECURRING_MIN_SESSIONS
+
+
+CORRECTION_COUNTS = ("recurred", "during", "unknown", "ambiguous", "earlier_version")
+
+
+def corrected(counts: dict | None) -> bool:
+    """Whether any correction was attributed to the lesson (else: "no observed correction")."""
+    return bool(counts) and any(counts.get(k, 0) for k in CORRECTION_COUNTS)

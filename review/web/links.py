@@ -1,0 +1,78 @@
+"""Links to the reviewer pages, built in one place for views, tables and template tags.
+
+A route that is renamed or gone raises ``NoReverseMatch`` here (a test fails), never a silently missing
+link. Only a name that cannot be a path segment (empty, or with a ``/``: a host's draft id may hold one)
+gets no link: ``None``. spec: piles.md (a pile is named by host, namespace and subject).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlencode
+
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from lessons.core.piles import pile_target
+
+
+def _segment(value: str) -> bool:
+    """Whether ``value`` fits a ``<str:…>`` path segment (non-empty, no ``/``)."""
+    return bool(value) and "/" not in value
+
+
+def pile_href(host: str, namespace: str, subject: str) -> str:
+    """The pile page of an entity: ``/pile/?host=…&namespace=…&subject=…`` (namespace may be empty)."""
+    return (
+        reverse("review:pile") + "?" + urlencode({"host": host, "namespace": namespace, "subject": subject})
+    )
+
+
+def host_url(host: str) -> str | None:
+    """``/hosts/<host>/``, or ``None`` for a name that cannot be a path segment."""
+    return reverse("review:host", args=[host]) if _segment(host) else None
+
+
+def lesson_url(host: str, lesson_hash: str) -> str | None:
+    """``/lessons/<host>/<hash>/``, or ``None`` for a name that cannot be a path segment."""
+    return (
+        reverse("review:lesson", args=[host, lesson_hash])
+        if _segment(host) and _segment(lesson_hash)
+        else None
+    )
+
+
+def draft_url(host: str, draft_id: str) -> str | None:
+    """``/drafts/<host>/<id>/``, or ``None`` for a draft id that cannot be a path segment."""
+    return reverse("review:draft", args=[host, draft_id]) if _segment(host) and _segment(draft_id) else None
+
+
+def target_link(host: str, namespace: str, subject: str) -> str:
+    """The entity's target linked to its pile page; ``<wbr>`` lets a narrow column break it at its ":"
+    and "/" rather than mid-word."""
+    href = pile_href(host, namespace, subject)
+    target = pile_target(namespace, subject)
+    head, _, tail = target.rpartition("/")
+    if not head:
+        return format_html('<a href="{}">{}<wbr>{}</a>', href, "entity:", target.removeprefix("entity:"))
+    return format_html('<a href="{}">{}/<wbr>{}</a>', href, head, tail)
+
+
+# "decision #3", "Decision #3", "decisions #3, #4": the references a success message makes to the log.
+_DECISION_REFS = re.compile(r"([Dd]ecisions? )(#\d+(?:, #\d+)*)")
+
+
+def link_decisions(message) -> str:
+    """A message with each "decision #N" linked to the decision log filtered to that decision
+    (``/decisions/?seq=N``). Everything else is escaped (a message may quote a host's draft id)."""
+    text = str(message)
+    log = reverse("review:decisions")
+    parts: list = []
+    last = 0
+    for match in _DECISION_REFS.finditer(text):
+        parts += [text[last : match.start()], match.group(1)]
+        refs = [ref.removeprefix("#") for ref in match.group(2).split(", ")]
+        parts.append(format_html_join(", ", '<a href="{}?seq={}">#{}</a>', ((log, seq, seq) for seq in refs)))
+        last = match.end()
+    parts.append(text[last:])
+    return format_html_join("", "{}", ((part,) for part in parts))
