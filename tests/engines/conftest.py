@@ -60,18 +60,18 @@ def lesson_fields(i: int) -> dict:
 
 
 @pytest.fixture
-def memory(tmp_path) -> tuple[Path, list[str]]:
+def memory(db, tmp_path) -> tuple[Path, list[str]]:
     """``(path, lesson hashes)``: five lessons on one entity, ``loop.lesson_pile/1`` enabled with a
     budget of 3, and the loop run by dana with the scripted model: one pile finding and one
     consolidation recommendation that passed GROUND and VERIFY."""
     needs_areev()
     path = tmp_path / "memory.db"
-    db = open_memory(path, TRIGGER)
-    hashes = [db.add("fact", json.dumps(lesson_fields(i))) for i in range(len(LESSONS))]
-    db.set_analyzer_config("loop.lesson_pile/1", True, json.dumps({"max_active": 3}))
-    run = json.loads(db.loop_run(llm_cmd=f"{sys.executable} {SCRIPTED_MODEL}"))
+    handle = open_memory(path, TRIGGER)
+    hashes = [handle.add("fact", json.dumps(lesson_fields(i))) for i in range(len(LESSONS))]
+    handle.set_analyzer_config("loop.lesson_pile/1", True, json.dumps({"max_active": 3}))
+    run = json.loads(handle.loop_run(llm_cmd=f"{sys.executable} {SCRIPTED_MODEL}"))
     assert run["llm_funnel"]["stored"] == 1, run
-    del db
+    del handle
     release()
     return path, hashes
 
