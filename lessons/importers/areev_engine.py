@@ -126,9 +126,11 @@ def cal_value(value: str) -> str:
 
 @dataclass
 class MemoryRead:
-    """What one sync read: the objects to translate, the outcome map, the cursor and the change count."""
+    """What one sync read: the objects to translate, the outcome map, the cursor, the change count, and
+    the entities ``(namespace, subject)`` whose lessons were read whole."""
 
     objects: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    entities: set[tuple[str, str]] = field(default_factory=set)
     mapping: dict[str, list[str]] = field(default_factory=dict)
     cursor: int = 0
     changes: int = 0
@@ -175,6 +177,7 @@ def read_memory(
         unresolved |= hashes - found
     if unresolved:
         entities |= stored_entities(unresolved)
+    read.entities = entities
     for ns, subject in sorted(entities):
         grains = mem.grains(f"namespace = {cal_value(ns)} AND subject = {cal_value(subject)}")
         read.objects.extend(_lesson_objects(name, grains))

@@ -18,10 +18,11 @@ from lessons.models import AreevCursor, Draft, Host, Lesson
 
 from . import areev
 from .areev_engine import Memory, read_memory
-from .run import ImportResult, areev_finish, areev_member_times, execute
+from .run import ImportResult, areev_finish, areev_member_times, execute, stored_lesson_record
 
 SYNC_ACTOR = "user:lesson-pile-review"  # stamped by the engine on nothing: the sync only reads
 HELD_CONSOLIDATIONS = "consolidations the dashboard already holds"
+FORGOTTEN = "lessons the engine no longer holds"
 CHANGES_LINE = "changes since op {after}: {changes}"
 
 
@@ -44,6 +45,27 @@ def _stored_entities(host: str):
         return set(rows)
 
     return entities
+
+
+def _forgotten(host: str, translation, entities: set[tuple[str, str]]) -> None:
+    """A live lesson of an entity read whole that the engine no longer holds (forgotten there, e.g. by
+    the host itself) is sent again as ``retracted``. A lesson a reviewer decided on is left alone: only
+    another decision changes it (and the dashboard's own consolidations have no areev hash)."""
+    sent = {item.record["hash"] for item in translation.items if item.record["type"] == "lesson"}
+    gone = 0
+    for namespace, subject in sorted(entities):
+        rows = Lesson.objects.filter(
+            host__name=host,
+            namespace=namespace,
+            subject=subject,
+            status=Lesson.Status.LIVE,
+            decided_at__isnull=True,
+        ).exclude(hash__in=sent)
+        for lesson in rows.order_by("id"):
+            gone += 1
+            record = stored_lesson_record(lesson, status=Lesson.Status.RETRACTED)
+            translation.add(f"{namespace}/{subject}: lesson {lesson.hash[:12]}", record)
+    translation.count(FORGOTTEN, gone)
 
 
 def _held_consolidations(host: str, translation) -> None:
@@ -104,6 +126,7 @@ def sync_memory(*, path: Path, host: str, dry_run: bool, triggered_by: str | Non
     areev.translate_objects(read.objects, translation, read.mapping, untimed)
     areev.settle(translation, untimed=untimed, member_times=areev_member_times(host))
     _held_consolidations(host, translation)
+    _forgotten(host, translation, read.entities)
     prepared = areev_finish(host, translation, name=f"{Path(memory_path).name} (areev)")
     with transaction.atomic():
         result = execute(prepared, dry_run=dry_run)

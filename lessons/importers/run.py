@@ -233,21 +233,28 @@ def areev_finish(host: str, translation: Translation, *, name: str) -> Prepared:
     if wanted:
         rows = Lesson.objects.filter(host__name=host, hash__in=wanted, status=Lesson.Status.LIVE)
         for lesson in rows.order_by("id"):
-            record = {
-                "type": "lesson",
-                "hash": lesson.hash,
-                "namespace": lesson.namespace,
-                "subject": lesson.subject,
-                "text": lesson.text,
-                "created_at": to_ms(lesson.created_at),
-                "kind": lesson.kind,
-                "status": Lesson.Status.SUPERSEDED,
-                "superseded_by": wanted[lesson.hash],
-            }
-            if lesson.kind == Lesson.Kind.CONSOLIDATION:
-                record["consolidates"] = list(lesson.consolidates)
-            for field in ("confidence", "origin"):
-                if getattr(lesson, field) is not None:
-                    record[field] = getattr(lesson, field)
+            record = stored_lesson_record(
+                lesson, status=Lesson.Status.SUPERSEDED, superseded_by=wanted[lesson.hash]
+            )
             translation.add(f"{name}: member {lesson.hash[:12]} of {wanted[lesson.hash][:12]}", record)
     return _prepare(host, translation, name=name)
+
+
+def stored_lesson_record(lesson: Lesson, **changes) -> dict:
+    """A stored areev lesson as an interchange ``lesson`` record (without ``host``), with ``changes``
+    (a new ``status``, ``superseded_by``): how a sync tells ingest that the engine changed it."""
+    record = {
+        "type": "lesson",
+        "hash": lesson.hash,
+        "namespace": lesson.namespace,
+        "subject": lesson.subject,
+        "text": lesson.text,
+        "created_at": to_ms(lesson.created_at),
+        "kind": lesson.kind,
+    }
+    if lesson.kind == Lesson.Kind.CONSOLIDATION:
+        record["consolidates"] = list(lesson.consolidates)
+    for field in ("confidence", "origin"):
+        if getattr(lesson, field) is not None:
+            record[field] = getattr(lesson, field)
+    return {**record, **changes}

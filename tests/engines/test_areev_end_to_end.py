@@ -67,7 +67,8 @@ def test_a_draft_approved_in_the_dashboard_is_applied_by_areev_and_a_rollback_un
     assert out.splitlines()[-3:-1] == [
         "imported: 6 line(s); 6 created, 0 unchanged, 0 updated, 0 held, 0 rejected",
         "importer: 5 lessons, 0 grains not lessons, 1 findings, 0 verdicts, 0 outcome rows, "
-        "0 unmapped outcome rows, 1 drafts, 0 skipped lines, 0 consolidations the dashboard already holds",
+        "0 unmapped outcome rows, 1 drafts, 0 skipped lines, 0 consolidations the dashboard already holds, "
+        "0 lessons the engine no longer holds",
     ]
     assert out.splitlines()[-1].startswith("changes since op 0: ")
     draft = Draft.objects.get(host__name=HOST)

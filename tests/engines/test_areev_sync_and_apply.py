@@ -148,9 +148,7 @@ def test_retire_and_restore_are_applied_as_a_tombstone_and_the_same_lesson_again
     assert DecisionAck.objects.filter(status="applied").count() == 2
 
 
-def test_a_reject_is_a_dismissal_and_an_approval_of_a_changed_pile_is_refused_with_the_reason(
-    memory, reviewer
-):
+def test_a_reject_is_applied_as_a_dismissal_and_its_dry_run_changes_nothing(memory, reviewer):
     path, hashes = memory
     assert sync(path)[0] == 0
     draft = Draft.objects.get()
@@ -185,3 +183,17 @@ def test_an_approval_whose_member_the_engine_no_longer_holds_is_acknowledged_fai
     assert engine_status(path, draft.ext_id) == "pending"  # nothing half-applied
     assert len(recalled(path)) == len(LESSONS) - 1
     assert apply(path)[1].splitlines() == ["0 applied, 0 refused, 0 skipped"]
+
+
+def test_a_lesson_the_host_forgot_in_the_engine_is_retracted_by_the_next_sync(memory):
+    path, hashes = memory
+    assert sync(path)[0] == 0
+    db = open_memory(path, TRIGGER)
+    db.forget(hashes[1])
+    del db
+    release()
+    code, out, _err = sync(path)
+    assert code == 0 and "1 lessons the engine no longer holds" in out
+    assert sorted(Lesson.objects.filter(host__name=HOST).values_list("hash", "status")) == sorted(
+        (h, "retracted" if h == hashes[1] else "live") for h in hashes
+    )
