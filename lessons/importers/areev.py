@@ -77,6 +77,7 @@ LLM_ANALYZER = "loop.llm/1"
 CONSOLIDATE = "consolidate"
 PENDING = "pending"
 ADD_PREFIX = "ADD fact "
+_BLANK = re.compile(r"[ \t\r\n]*")
 SUPERSEDE_LINE = re.compile(r"^SUPERSEDE (?:sha256:)?([0-9a-f]{64}) WITH ")
 NO_TIME = (
     "skipped: no created_at_ms, and none of the lessons it names is in the import or the database "
@@ -179,12 +180,12 @@ def _objects(name: str, text: str, translation: Translation):
     decoder = json.JSONDecoder()
     values: list[tuple[int, Any]] = []
     position, length, multiline = 0, len(text), False
+    line, counted = 1, 0  # the line number at ``counted``, advanced as the reading goes (linear time)
     while True:
-        while position < length and text[position] in " \t\r\n":
-            position += 1
+        position = _BLANK.match(text, position).end()
         if position >= length:
             break
-        line = text.count("\n", 0, position) + 1
+        line, counted = line + text.count("\n", counted, position), position
         try:
             value, end = decoder.raw_decode(text, position)
         except JSON_ERRORS as exc:
@@ -196,7 +197,7 @@ def _objects(name: str, text: str, translation: Translation):
                 SKIPPED_LINES, f"{name}:{line}", f"skipped the rest of the file: {json_problem(exc)}"
             )
             return
-        multiline = multiline or "\n" in text[position:end].strip()
+        multiline = multiline or text.find("\n", position, end) != -1
         values.append((line, value))
         position = end
     yield from _numbered(name, values)

@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import Any
 
 BINDING = "areev==1.13.2"
-ENGINE_MISSING = (
-    "sync_areev needs the areev package, which is not installed: pip install -e '.[areev]' ({binding})"
-)
+ENGINE_MISSING = "the areev package is not installed: pip install -e '.[areev]' ({binding})"
+NO_MEMORY = "{path}: no such areev memory file"
 LOOP_NS = "areev-loop"  # where the loop keeps its config, recommendations and audit rows
 SYSTEM_NS = frozenset({LOOP_NS, "agent:authz"})  # namespaces of the engine itself, never lessons
 PILE_ANALYZER = "loop.lesson_pile/1"
@@ -57,6 +56,13 @@ def binding():
     return areev
 
 
+def check_memory(path: Path) -> None:
+    """Raise ``EngineMissing`` without the binding, ``EngineError`` when ``path`` is no file."""
+    binding()
+    if not Path(path).is_file():
+        raise EngineError(NO_MEMORY.format(path=path))
+
+
 class Memory:
     """An open areev memory file, as a context manager: ``with Memory(path, actor=...) as mem``.
 
@@ -73,8 +79,7 @@ class Memory:
 
     def __enter__(self) -> Memory:
         areev = binding()
-        if not self.path.is_file():
-            raise EngineError(f"{self.path}: no such areev memory file")
+        check_memory(self.path)
         try:
             self.handle = areev.Areev(
                 str(self.path), actor=self.actor, telemetry="off", read_only=self.read_only

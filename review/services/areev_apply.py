@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lessons.importers.areev_engine import EngineError, Memory, cal_value
+from lessons.importers.areev_engine import EngineError, Memory, cal_value, check_memory
 from review.models import Action, Decision
 from review.services.acks import decision_ack
 
@@ -72,6 +72,7 @@ def decisions_apply_areev(*, path: Path, host: str, dry_run: bool) -> list[Appli
     (no engine change, no acknowledgement). Raises ``EngineMissing`` (no areev package) or
     ``EngineError`` (the file cannot be opened) before the first decision.
     """
+    check_memory(Path(path))  # a wrong path or no binding says so even when nothing is waiting
     decisions = Decision.objects.filter(host=host, ack__isnull=True).order_by("seq")
     out = []
     for decision in decisions:

@@ -19,6 +19,7 @@ from tests.engines.conftest import (
     TRIGGER,
     lesson_fields,
     loop_live,
+    needs_areev,
     open_memory,
     recalled,
     release,
@@ -100,14 +101,25 @@ def test_a_dry_run_sync_writes_nothing_and_keeps_no_cursor(memory):
     assert (Lesson.objects.count(), Draft.objects.count(), AreevCursor.objects.count()) == (0, 0, 0)
 
 
-def test_without_the_areev_package_the_sync_says_so_in_one_line_and_exits_2(db, tmp_path, monkeypatch):
+@pytest.mark.parametrize("command", [("sync_areev", "{path}"), ("apply_decisions", "--areev", "{path}")])
+def test_without_the_areev_package_the_command_says_so_in_one_line_and_exits_2(
+    db, tmp_path, monkeypatch, command
+):
     monkeypatch.setitem(sys.modules, "areev", None)  # what an environment without the extra sees
-    code, out, err = run_command("sync_areev", str(tmp_path / "m.db"), "--host", HOST)
+    args = [a.format(path=tmp_path / "m.db") for a in command]
+    code, out, err = run_command(*args, "--host", HOST)
     assert (code, out, err) == (
         2,
         "",
-        "sync_areev needs the areev package, which is not installed: pip install -e '.[areev]' (areev==1.13.2)",
+        "the areev package is not installed: pip install -e '.[areev]' (areev==1.13.2)",
     )
+
+
+@pytest.mark.parametrize("command", [("sync_areev", "{path}"), ("apply_decisions", "--areev", "{path}")])
+def test_a_missing_memory_file_exits_1_naming_it(db, tmp_path, command):
+    needs_areev()
+    code, _out, err = run_command(*[a.format(path=tmp_path / "no.db") for a in command], "--host", HOST)
+    assert (code, err) == (1, f"{tmp_path / 'no.db'}: no such areev memory file")
 
 
 def test_a_memory_file_another_handle_holds_is_refused_with_the_engines_message(memory):
