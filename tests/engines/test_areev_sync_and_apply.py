@@ -209,3 +209,26 @@ def test_a_lesson_the_host_forgot_in_the_engine_is_retracted_by_the_next_sync(me
     assert sorted(Lesson.objects.filter(host__name=HOST).values_list("hash", "status")) == sorted(
         (h, "retracted" if h == hashes[1] else "live") for h in hashes
     )
+
+
+def test_outcome_rows_are_read_and_those_of_a_recommendation_that_created_no_lesson_counted_unmapped(memory):
+    from areev.helpers import days_later
+
+    path, _hashes = memory
+    db = open_memory(path, TRIGGER)
+    db.add_fact("acme", "deploy_target", "us-east-1", 0.9)
+    db.add_fact("acme", "deploy_target", "eu-west-1", 0.9)
+    db.loop_run()
+    del db
+    release()
+    db = open_memory(path, "user:erin")
+    (fix,) = [r for r in json.loads(db.recommendations()) if r["analyzer"] == "loop.contradiction_sweep/1"]
+    db.apply_recommendation(fix["hash"], "The latest value wins.")
+    with days_later(2):
+        db.loop_run()
+    outcomes = json.loads(db.loop_outcomes())
+    del db
+    release()
+    assert [(o["rec_hash"], o["horizon_ms"]) for o in outcomes] == [(fix["hash"], 86_400_000)]
+    code, out, _err = sync(path)
+    assert code == 0 and "1 outcome rows, 1 unmapped outcome rows" in out
