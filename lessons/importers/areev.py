@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,7 @@ MemberTimes = Callable[[set[str]], dict[str, int]]
 
 
 @dataclass
-class _Untimed:
+class Untimed:
     """Records that still need a time: ``field`` of each is the newest ``created_at`` of ``members``."""
 
     origin: str
@@ -144,7 +144,7 @@ def translate_files(
     recommendations without a time whose members the files do not hold (see the module docstring).
     """
     translation = empty_translation()
-    untimed: list[_Untimed] = []
+    untimed: list[Untimed] = []
     for path in paths:
         try:
             text = read_text(path)
@@ -152,7 +152,8 @@ def translate_files(
             raise SourceError(ERROR_UNREADABLE.format(path=path, why=exc.strerror or exc)) from None
         except UnicodeDecodeError:
             raise SourceError(ERROR_UNREADABLE.format(path=path, why="not valid UTF-8")) from None
-        translate_objects(_objects(path.name, text, translation), translation, mapping or {}, untimed)
+        objects = _objects(path.name, text, translation)
+        translate_objects(objects, translation=translation, mapping=mapping or {}, untimed=untimed)
     settle(translation, untimed=untimed, member_times=member_times)
     return translation
 
@@ -165,7 +166,9 @@ def empty_translation() -> Translation:
     return translation
 
 
-def translate_objects(objects, translation: Translation, mapping: dict, untimed: list[_Untimed]) -> None:
+def translate_objects(
+    objects: Iterable[tuple[str, Any]], *, translation: Translation, mapping: dict, untimed: list[Untimed]
+) -> None:
     """Translate ``(origin, value)`` pairs into ``translation``; the engine reader feeds these too.
 
     Call ``settle`` once after the last batch: it times what has no time and links consolidations.
@@ -221,7 +224,7 @@ def _json_lines(name: str, text: str, translation: Translation):
 
 
 def _translate_object(
-    origin: str, obj: Any, translation: Translation, mapping: dict, untimed: list[_Untimed]
+    origin: str, obj: Any, translation: Translation, mapping: dict, untimed: list[Untimed]
 ) -> None:
     if not isinstance(obj, dict):
         translation.skip(SKIPPED_LINES, origin, "skipped: expected a JSON object")
@@ -240,7 +243,7 @@ def _translate_object(
 
 
 def settle(
-    translation: Translation, *, untimed: list[_Untimed], member_times: MemberTimes | None = None
+    translation: Translation, *, untimed: list[Untimed], member_times: MemberTimes | None = None
 ) -> None:
     """After the last object: each live consolidation supersedes its members the translation holds,
     and each untimed record gets the newest ``created_at`` of its members (translation, then
@@ -318,7 +321,7 @@ def _grain(origin: str, obj: dict, translation: Translation) -> None:
     translation.add(origin, record)
 
 
-def _finding(origin: str, obj: dict, translation: Translation, untimed: list[_Untimed]) -> None:
+def _finding(origin: str, obj: dict, translation: Translation, untimed: list[Untimed]) -> None:
     if obj.get("analyzer") != PILE_ANALYZER:
         translation.skip(
             UNRECOGNISED, origin, f"skipped: a finding of {obj.get('analyzer')!r}, not {PILE_ANALYZER}"
@@ -351,7 +354,7 @@ def _finding(origin: str, obj: dict, translation: Translation, untimed: list[_Un
         translation.add(f"{origin}: verdicts[{digest[:12]}]", record)
     if measured is None and records:
         pile = data.get("pile") if isinstance(data.get("pile"), list) else list(verdicts)
-        untimed.append(_Untimed(origin, records, "measured_at", [h for h in pile if is_hash(h)]))
+        untimed.append(Untimed(origin, records, "measured_at", [h for h in pile if is_hash(h)]))
 
 
 def _outcome(origin: str, obj: dict, translation: Translation, mapping: dict[str, list[str]]) -> None:
@@ -393,7 +396,7 @@ def _gate(value: Any) -> str:
     return "pass" if isinstance(value, str) and value.strip().lower() in PASSED else "fail"
 
 
-def _draft(origin: str, obj: dict, translation: Translation, untimed: list[_Untimed]) -> None:
+def _draft(origin: str, obj: dict, translation: Translation, untimed: list[Untimed]) -> None:
     draft = obj["draft"]
     if draft.get("kind") != "consolidation":
         translation.skip(
@@ -431,7 +434,7 @@ def _draft(origin: str, obj: dict, translation: Translation, untimed: list[_Unti
 
 
 def _add_draft(
-    origin: str, obj: dict, record: dict[str, Any], translation: Translation, untimed: list[_Untimed]
+    origin: str, obj: dict, record: dict[str, Any], translation: Translation, untimed: list[Untimed]
 ) -> None:
     """Add a draft record with the optional fields ``obj`` gives; untimed when it has no ``created_at_ms``."""
     for name in ("triggered_by", "confidence"):
@@ -440,7 +443,7 @@ def _add_draft(
     record["created_at"] = obj.get("created_at_ms")
     if record["created_at"] is None:
         untimed.append(
-            _Untimed(origin, [record], "created_at", [h for h in record["supersedes"] if is_hash(h)])
+            Untimed(origin, [record], "created_at", [h for h in record["supersedes"] if is_hash(h)])
         )
     translation.count(DRAFTS)
     translation.add(origin, record)
@@ -468,7 +471,7 @@ def _cal_draft(cal: Any) -> tuple[dict, list[str]] | str:
     return fields, targets
 
 
-def _recommendation(origin: str, obj: dict, translation: Translation, untimed: list[_Untimed]) -> None:
+def _recommendation(origin: str, obj: dict, translation: Translation, untimed: list[Untimed]) -> None:
     """A ``loop.llm/1`` consolidation recommendation (areev 1.13.2) as a ``draft`` (module docstring)."""
     status = obj.get("status", PENDING)
     if status != PENDING:

@@ -122,8 +122,8 @@ def sync_memory(*, path: Path, host: str, dry_run: bool, triggered_by: str | Non
             mem, after=after, stored_entities=_stored_entities(host), triggered_by=triggered_by
         )
     translation = areev.empty_translation()
-    untimed: list = []
-    areev.translate_objects(read.objects, translation, read.mapping, untimed)
+    untimed: list[areev.Untimed] = []
+    areev.translate_objects(read.objects, translation=translation, mapping=read.mapping, untimed=untimed)
     areev.settle(translation, untimed=untimed, member_times=areev_member_times(host))
     _held_consolidations(host, translation)
     _forgotten(host, translation, read.entities)
