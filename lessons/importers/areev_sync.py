@@ -20,7 +20,7 @@ from . import areev
 from .areev_engine import Memory, read_memory
 from .run import ImportResult, areev_finish, areev_member_times, execute, stored_lesson_record
 
-SYNC_ACTOR = "user:lesson-pile-review"  # stamped by the engine on nothing: the sync only reads
+SYNC_ACTOR = "user:lesson-pile-review"  # the sync opens the file read-only: it never writes to it
 HELD_CONSOLIDATIONS = "consolidations the dashboard already holds"
 FORGOTTEN = "lessons the engine no longer holds"
 CHANGES_LINE = "changes since op {after}: {changes}"
@@ -117,7 +117,7 @@ def sync_memory(*, path: Path, host: str, dry_run: bool, triggered_by: str | Non
     memory_path = str(Path(path).resolve())
     cursor = AreevCursor.objects.filter(host__name=host, memory_path=memory_path).first()
     after = cursor.op_seq if cursor else 0
-    with Memory(Path(memory_path), actor=SYNC_ACTOR) as mem:
+    with Memory(Path(memory_path), actor=SYNC_ACTOR, read_only=True) as mem:
         read = read_memory(
             mem, after=after, stored_entities=_stored_entities(host), triggered_by=triggered_by
         )
