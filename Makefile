@@ -10,7 +10,7 @@ export DEBUG ?= 1
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,areev]'
 	touch $(STAMP)
 
 run: $(STAMP)

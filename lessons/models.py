@@ -290,3 +290,21 @@ class CorrectionAttribution(models.Model):
             models.Index(fields=["host", "session"], name="attribution_session"),
             models.Index(fields=["lesson", "outcome"], name="attribution_lesson"),
         ]
+
+
+class AreevCursor(models.Model):
+    """How far ``manage.py sync_areev`` has read one areev memory file's change feed for one host.
+
+    ``op_seq`` is the last ``changes_since`` sequence number read (memory-wide, ascending); the next
+    sync asks only for what came after it. ``memory_path`` is the file's absolute path.
+    """
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="areev_cursors")
+    memory_path = models.CharField(max_length=1000)
+    op_seq = models.PositiveBigIntegerField(default=0)
+    synced_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["host", "memory_path"], name="areev_cursor_unique_memory"),
+        ]

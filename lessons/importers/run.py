@@ -203,5 +203,58 @@ def _source_notes_keep(host: str, translation: Translation) -> None:
 
 def areev_prepare(*, paths: list[Path], host: str, mapping: dict[str, list[str]] | None) -> Prepared:
     """Translate areev JSON files for ``host``; raises ``SourceError`` for an unreadable file or map."""
-    translation = areev.translate_files(paths, mapping=mapping)
-    return _prepare(host, translation, name="areev")
+    translation = areev.translate_files(paths, mapping=mapping, member_times=areev_member_times(host))
+    return areev_finish(host, translation, name="areev")
+
+
+def areev_member_times(host: str) -> Callable[[set[str]], dict[str, int]]:
+    """``{hash: created_at ms}`` of the stored lessons of ``host`` among the hashes asked (one query)."""
+
+    def times(hashes: set[str]) -> dict[str, int]:
+        rows = Lesson.objects.filter(host__name=host, hash__in=hashes).values_list("hash", "created_at")
+        return {digest: to_ms(created) for digest, created in rows}
+
+    return times
+
+
+def areev_finish(host: str, translation: Translation, *, name: str) -> Prepared:
+    """Supersede the stored members of each live consolidation the translation holds, then prepare.
+
+    areev's ``recall`` returns only current heads: a consolidation arrives without its members, which
+    the database still holds live. Each such member is sent again as ``superseded`` by the
+    consolidation (unless a reviewer's decision is newer: ingest holds it then).
+    """
+    held = {item.record["hash"] for item in translation.items if item.record["type"] == "lesson"}
+    wanted: dict[str, str] = {}
+    for item in translation.items:
+        r = item.record
+        if r["type"] == "lesson" and r.get("kind") == "consolidation" and r.get("status", "live") == "live":
+            wanted.update({h: r["hash"] for h in r.get("consolidates", ()) if h not in held})
+    if wanted:
+        rows = Lesson.objects.filter(host__name=host, hash__in=wanted, status=Lesson.Status.LIVE)
+        for lesson in rows.order_by("id"):
+            record = stored_lesson_record(
+                lesson, status=Lesson.Status.SUPERSEDED, superseded_by=wanted[lesson.hash]
+            )
+            translation.add(f"{name}: member {lesson.hash[:12]} of {wanted[lesson.hash][:12]}", record)
+    return _prepare(host, translation, name=name)
+
+
+def stored_lesson_record(lesson: Lesson, **changes) -> dict:
+    """A stored areev lesson as an interchange ``lesson`` record (without ``host``), with ``changes``
+    (a new ``status``, ``superseded_by``): how a sync tells ingest that the engine changed it."""
+    record = {
+        "type": "lesson",
+        "hash": lesson.hash,
+        "namespace": lesson.namespace,
+        "subject": lesson.subject,
+        "text": lesson.text,
+        "created_at": to_ms(lesson.created_at),
+        "kind": lesson.kind,
+    }
+    if lesson.kind == Lesson.Kind.CONSOLIDATION:
+        record["consolidates"] = list(lesson.consolidates)
+    for field in ("confidence", "origin"):
+        if getattr(lesson, field) is not None:
+            record[field] = getattr(lesson, field)
+    return {**record, **changes}

@@ -118,14 +118,28 @@ def test_not_applied_by_the_loop_is_no_verdict(db):
     assert verdicts_of(2) == []
 
 
-def test_a_finding_without_created_at_ms_is_measured_at_the_files_time(db, tmp_path):
-    copy = tmp_path / "finding_without_time.json"
-    shutil.copy(AREEV / "finding_without_time.json", copy)
-    os.utime(copy, (1770000000, 1770000000))  # 2026-02-02T02:40:00Z
+def test_a_finding_without_created_at_ms_is_measured_at_its_newest_member_not_the_files_time(db, tmp_path):
+    # The pile's newest member is grain 9, created 2026-01-27; the copies' file times play no part.
+    first, second = tmp_path / "a" / "finding.json", tmp_path / "b" / "finding.json"
+    for path, mtime in ((first, 1770000000), (second, 1780000000)):
+        path.parent.mkdir()
+        shutil.copy(AREEV / "finding_without_time.json", path)
+        os.utime(path, (mtime, mtime))
     import_areev("grains.jsonl")
-    code, _out, _err = run_command("import_areev", str(copy), "--host", HOST)
+    assert run_command("import_areev", str(first), "--host", HOST)[0] == 0
+    code, out, _err = run_command("import_areev", str(second), "--host", HOST)
     assert code == 0
-    assert verdicts_of(5) == [("held_costlier", "lesson_pile", "2026-02-02T02:40:00.000Z", None, None, None)]
+    assert "verdict" in out and Verdict.objects.filter(lesson__hash=grain(5)).count() == 1
+    assert verdicts_of(5) == [("held_costlier", "lesson_pile", "2026-01-27T00:00:00.000Z", None, None, None)]
+
+
+def test_a_finding_without_a_time_whose_members_nobody_has_is_skipped_with_a_note(db):
+    code, _out, err = import_areev("finding_without_time.json")
+    assert (code, Verdict.objects.count()) == (0, 0)
+    assert (
+        "finding_without_time.json: skipped: no created_at_ms, and none of the lessons it names is in the "
+        "import or the database (its time is derived from them)"
+    ) in err
 
 
 def test_outcome_rows_become_verdicts_of_the_lessons_the_map_names(db):

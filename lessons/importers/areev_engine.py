@@ -1,0 +1,255 @@
+"""Reading an areev memory file through the areev binding (``pip install areev==1.13.2``).
+
+No ORM here: this module opens the file with ``areev.Areev``, reads it with the binding's public calls
+and hands back ``(origin, object)`` pairs in the shapes ``lessons.importers.areev`` translates (grains,
+``loop.lesson_pile/1`` findings, consolidation recommendations, outcome rows). spec: importers.md,
+"areev"; the engine facts it relies on are the measured behaviour of areev 1.13.2:
+
+- one handle per file per process, and an exclusive file lock across processes: a handle is opened,
+  used and released (``Memory`` drops the only reference and collects it); a file a running agent
+  host holds open cannot be read, and the error says so;
+- ``changes_since(after_op_seq, limit)`` is the change feed: ascending rows ``{hash, ns, op, op_seq}``
+  (op 1 added, 2 superseded, 3 forgotten); ``op_seq`` is memory-wide, so it is the sync's cursor;
+- a lesson is a fact grain with relation ``lesson``; the loop counts it live when its
+  ``superseded_by`` is absent or names a grain that no longer exists (a rolled-back consolidation's
+  marker is forgotten, the member keeps pointing at it). The grains handed on follow that rule: a
+  ``superseded_by`` naming a missing grain is dropped;
+- recommendations come from ``recommendations({"status": "all"})`` and ``recommendation(hash)``;
+  their creation time is the ``created_at`` of the recommendation's own grain in the loop's
+  namespace, which ``recommendation()`` does not show.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BINDING = "areev==1.13.2"
+ENGINE_MISSING = "the areev package is not installed: pip install -e '.[areev]' ({binding})"
+NO_MEMORY = "{path}: no such areev memory file"
+LOOP_NS = "areev-loop"  # where the loop keeps its config, recommendations and audit rows
+SYSTEM_NS = frozenset({LOOP_NS, "agent:authz"})  # namespaces of the engine itself, never lessons
+PILE_ANALYZER = "loop.lesson_pile/1"
+LLM_ANALYZER = "loop.llm/1"
+FEED_PAGE = 500
+CAL_LIMIT = 1000  # the largest LIMIT areev's CAL accepts on a writable handle (CAL-E010 above it)
+
+
+class EngineMissing(Exception):
+    """The ``areev`` package cannot be imported; ``str(exc)`` is the one line to print."""
+
+
+class EngineError(Exception):
+    """The engine refused a call or the file cannot be opened; ``str(exc)`` is the engine's message."""
+
+
+def binding():
+    """The ``areev`` module; raises ``EngineMissing`` when it is not installed."""
+    try:
+        import areev
+    except ImportError:
+        raise EngineMissing(ENGINE_MISSING.format(binding=BINDING)) from None
+    return areev
+
+
+def check_memory(path: Path) -> None:
+    """Raise ``EngineMissing`` without the binding, ``EngineError`` when ``path`` is no file."""
+    binding()
+    if not Path(path).is_file():
+        raise EngineError(NO_MEMORY.format(path=path))
+
+
+class Memory:
+    """An open areev memory file, as a context manager: ``with Memory(path, actor=...) as mem``.
+
+    ``actor`` is stamped by the engine on what this handle decides (``user:<name>``). On exit the one
+    handle is released so that another ``Memory`` (another actor) can open the same file.
+    Raises ``EngineMissing`` or ``EngineError`` (a missing file, a lock held by another process).
+    """
+
+    def __init__(self, path: Path, *, actor: str, read_only: bool = False):
+        self.path = Path(path)
+        self.actor = actor
+        self.read_only = read_only
+        self.handle: Any = None
+
+    def __enter__(self) -> Memory:
+        areev = binding()
+        check_memory(self.path)
+        try:
+            self.handle = areev.Areev(
+                str(self.path), actor=self.actor, telemetry="off", read_only=self.read_only
+            )
+        except ValueError as exc:
+            raise EngineError(f"{self.path}: cannot open: {exc}") from None
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.handle = None
+        gc.collect()  # the binding releases the file only when the handle object is collected
+
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Call the binding; JSON results are decoded. Raises ``EngineError`` with the engine's message."""
+        try:
+            result = getattr(self.handle, method)(*args, **kwargs)
+        except ValueError as exc:
+            raise EngineError(str(exc)) from None
+        if isinstance(result, str) and result[:1] in ("[", "{"):
+            return json.loads(result)
+        return result
+
+    def grains(self, where: str) -> list[dict[str, Any]]:
+        """Every fact grain matching the CAL ``where`` clause, superseded versions included.
+
+        Raises ``EngineError`` when more than ``CAL_LIMIT`` match (the rest would be silently cut).
+        """
+        result = self.call("cal", f"RECALL facts WHERE {where} LIMIT {CAL_LIMIT} WITH superseded")
+        grains = result.get("grains", []) if isinstance(result, dict) else []
+        if isinstance(result, dict) and result.get("total_available", 0) > len(grains):
+            raise EngineError(f"{self.path}: more than {CAL_LIMIT} grains match {where}; not read")
+        return grains
+
+    def feed(self, after: int) -> list[dict[str, Any]]:
+        """The change feed after ``after``, every page of it, ascending by ``op_seq``."""
+        rows: list[dict[str, Any]] = []
+        while True:
+            page = self.call("changes_since", after, FEED_PAGE)
+            rows.extend(page)
+            if len(page) < FEED_PAGE:
+                return rows
+            after = page[-1]["op_seq"]
+
+
+def cal_value(value: str) -> str:
+    """A CAL string literal (CAL strings are JSON strings)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+@dataclass
+class MemoryRead:
+    """What one sync read: the objects to translate, the outcome map, the cursor, the change count, and
+    the entities ``(namespace, subject)`` whose lessons were read whole."""
+
+    objects: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    entities: set[tuple[str, str]] = field(default_factory=set)
+    mapping: dict[str, list[str]] = field(default_factory=dict)
+    cursor: int = 0
+    changes: int = 0
+
+
+def read_memory(
+    mem: Memory,
+    *,
+    after: int,
+    stored_entities: Callable[[set[str]], set[tuple[str, str]]],
+    triggered_by: str | None = None,
+) -> MemoryRead:
+    """Read what changed after feed position ``after`` (0: everything).
+
+    Lessons: every entity a changed grain belongs to is read whole (all relations, so the present set
+    decides which ``superseded_by`` still names a grain); a forgotten grain no longer resolves, so its
+    entity comes from ``stored_entities(hashes)`` (the lessons the database holds). Recommendations and
+    outcome rows are read whole whenever the loop's namespace changed. ``triggered_by`` is recorded on
+    each consolidation recommendation (areev does not say who triggered the run).
+    """
+    rows = mem.feed(after)
+    read = MemoryRead(cursor=rows[-1]["op_seq"] if rows else after, changes=len(rows))
+    if not rows:
+        return read
+    name = mem.path.name
+    lesson_rows = [r for r in rows if r["ns"] not in SYSTEM_NS]
+    entities: set[tuple[str, str]] = set()
+    unresolved: set[str] = set()
+    for ns in sorted({r["ns"] for r in lesson_rows}):
+        hashes = {r["hash"] for r in lesson_rows if r["ns"] == ns}
+        if after == 0:
+            grains = mem.grains(f"namespace = {cal_value(ns)}")
+            found = {g["hash"] for g in grains}
+        else:
+            grains = [
+                g
+                for h in sorted(hashes)
+                for g in mem.grains(f"namespace = {cal_value(ns)} AND hash = {cal_value(h)}")
+            ]
+            found = {g["hash"] for g in grains}
+        entities.update(
+            (ns, g["fields"]["subject"]) for g in grains if isinstance(g["fields"].get("subject"), str)
+        )
+        unresolved |= hashes - found
+    if unresolved:
+        entities |= stored_entities(unresolved)
+    read.entities = entities
+    for ns, subject in sorted(entities):
+        grains = mem.grains(f"namespace = {cal_value(ns)} AND subject = {cal_value(subject)}")
+        read.objects.extend(_lesson_objects(name, grains))
+    if after == 0 or any(r["ns"] == LOOP_NS for r in rows):
+        _read_loop(mem, read, triggered_by=triggered_by)
+    return read
+
+
+def _lesson_objects(name: str, grains: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The lesson grains of one entity, with ``superseded_by`` dropped when it names a missing grain."""
+    present = {g["hash"] for g in grains}
+    out = []
+    for g in grains:
+        fields = dict(g.get("fields") or {})
+        if fields.get("relation") != "lesson":
+            continue
+        if fields.get("superseded_by") not in present:
+            fields.pop("superseded_by", None)  # live as the loop sees it (areev 1.13.2 rollback)
+        out.append((f"{name}: grain {g['hash'][:12]}", {"hash": g["hash"], "type": "fact", "fields": fields}))
+    return out
+
+
+def _created_ms(mem: Memory, rec_hash: str) -> int | None:
+    grains = mem.grains(f"namespace = {cal_value(LOOP_NS)} AND hash = {cal_value(rec_hash)}")
+    created = grains[0]["fields"].get("created_at") if grains else None
+    return created if isinstance(created, int) else None
+
+
+def _read_loop(mem: Memory, read: MemoryRead, *, triggered_by: str | None) -> None:
+    """Pile findings and consolidation recommendations (every status), and the outcome rows."""
+    name = mem.path.name
+    recs: dict[str, dict[str, Any]] = {}
+    for row in mem.call("recommendations", json.dumps({"status": "all"})):
+        if row.get("analyzer") not in (PILE_ANALYZER, LLM_ANALYZER):
+            continue
+        rec = mem.call("recommendation", row["hash"])
+        if rec.get("analyzer") == LLM_ANALYZER and rec.get("action_kind") != "consolidate":
+            continue
+        created = _created_ms(mem, rec["hash"])
+        if created is not None and "created_at_ms" not in rec:
+            rec["created_at_ms"] = created
+        if rec.get("analyzer") == LLM_ANALYZER and triggered_by:
+            rec["triggered_by"] = triggered_by
+        recs[rec["hash"]] = rec
+        read.objects.append((f"{name}: recommendation {rec['hash'][:12]}", rec))
+    for number, row in enumerate(mem.call("loop_outcomes")):
+        created = _created_lesson(mem, recs.get(row.get("rec_hash")))
+        if created:
+            read.mapping[row["rec_hash"]] = [created]
+        read.objects.append((f"{name}: outcome {number}", row))
+
+
+def _created_lesson(mem: Memory, rec: dict[str, Any] | None) -> str | None:
+    """The lesson an applied consolidation created: the grain its ``ADD`` line wrote (same text, same
+    members) on its entity. None for other recommendations or when it is gone."""
+    if not rec or not isinstance(rec.get("cal"), str) or not rec["cal"].startswith("ADD fact "):
+        return None
+    try:
+        add = json.loads(rec["cal"].split("\n", 1)[0][len("ADD fact ") :])
+    except ValueError:
+        return None
+    if not isinstance(add, dict) or not isinstance(add.get("subject"), str):
+        return None
+    where = f"namespace = {cal_value(add.get('namespace', ''))} AND subject = {cal_value(add['subject'])}"
+    for g in mem.grains(where):
+        fields = g.get("fields") or {}
+        if fields.get("relation") == "lesson" and fields.get("object") == add.get("object"):
+            if sorted(fields.get("consolidates") or []) == sorted(add.get("consolidates") or []):
+                return g["hash"]
+    return None
