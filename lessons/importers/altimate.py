@@ -190,7 +190,9 @@ def _entry_hash(store: str, entry: Any) -> tuple[str, str] | None:
     return lesson_id, lesson_hash(store, SUBJECT, text)
 
 
-def _lesson_record(store: str, entry: dict, digest: str, usage: dict[str, int]) -> dict:
+def _lesson_record(
+    store: str, entry: dict, digest: str, usage: dict[str, int], known: dict[str, KnownVersion]
+) -> dict:
     record: dict[str, Any] = {
         "type": "lesson",
         "namespace": store,
@@ -212,6 +214,13 @@ def _lesson_record(store: str, entry: dict, digest: str, usage: dict[str, int]) 
     tags = entry.get("tags")
     if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
         record["tags"] = tags
+    stored = known.get(digest)
+    if stored is not None and stored.kind == "consolidation":
+        # altimate does not say which lessons are consolidations: a reviewer's approved consolidation,
+        # written back by apply_decisions, stays one (with its members and origin) when re-imported.
+        record.update(kind=stored.kind, consolidates=list(stored.consolidates))
+        if stored.origin is not None:
+            record["origin"] = stored.origin
     return record
 
 
@@ -244,13 +253,16 @@ def _translate_store(
             rows.append((position, entry, *ident))
             id_hash[ident[0]] = ident[1]  # approved is read last: its version wins
 
+    known_hashes = {v.hash: v for v in known}
     emitted: dict[str, str] = {}  # hash -> status
     for position, entry, _lesson_id, digest in approved_rows:
         if digest in emitted:
             continue
         emitted[digest] = "live"
         translation.live_hashes.add(digest)
-        translation.add(f"{name}/approved.json[{position}]", _lesson_record(name, entry, digest, usage))
+        translation.add(
+            f"{name}/approved.json[{position}]", _lesson_record(name, entry, digest, usage, known_hashes)
+        )
     retired_status: dict[str, tuple[str, str | None]] = {}
     for position, entry, lesson_id, digest in retired_rows:
         origin = f"{name}/retired.json[{position}]"
@@ -259,7 +271,7 @@ def _translate_store(
                 f"{origin}: {lesson_id} has the same text as a lesson in approved.json; kept live"
             )
             continue
-        record = _lesson_record(name, entry, digest, usage)
+        record = _lesson_record(name, entry, digest, usage, known_hashes)
         successor = (
             id_hash.get(entry.get("supersededBy")) if isinstance(entry.get("supersededBy"), str) else None
         )
@@ -301,7 +313,7 @@ def _earlier_versions(
     longer has at all is left as it is and listed (the store may just be incomplete).
     """
     for version in sorted(known, key=lambda v: (v.lesson_id, v.created_at_ms, v.hash)):
-        if version.status != "live" or version.hash in emitted:
+        if version.status != "live" or version.hash in emitted or not version.lesson_id:
             continue
         origin = f"{store}: {version.lesson_id} ({version.hash[:12]})"
         if version.lesson_id in approved_ids:
