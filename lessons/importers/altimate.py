@@ -19,6 +19,7 @@ from typing import Any
 
 from lessons.core.text import lesson_hash, normalize
 
+from .altimate_lesson import LESSON_ID, AltimateFileError, is_counter, lesson_file, loads
 from .altimate_sessions import (
     ORIGIN,
     SESSIONS,
@@ -30,6 +31,7 @@ from .altimate_sessions import (
     shown_exposures,
     signal_corrections,
     snapshot_exposures,
+    valid_signals,
     why,
 )
 from .common import JSON_ERRORS, SKIPPED_LINES, SourceError, Translation, read_text
@@ -45,6 +47,7 @@ SKIPPED_LESSONS = "skipped lessons"
 MERGED = "shown lines matched by a snapshot"
 SUPERSEDED_VERSIONS = "earlier versions superseded"
 GONE = "lessons no longer in the store"
+STAGED = "staged removals"
 
 ERROR_NOT_FOUND = "{path}: no such folder: give a project root or its .altimate-code/learn/ folder"
 ERROR_NO_STORE = (
@@ -140,23 +143,29 @@ def translate_learn_dir(path: Path, *, known: Iterable[KnownVersion] = ()) -> Tr
 # --- lessons -----------------------------------------------------------------------------------
 
 
-def _lesson_file(path: Path, translation: Translation) -> list | None:
-    """A strict JSON array, or None when the file is missing or does not parse (reported, skipped whole)."""
+def _lesson_file(path: Path, translation: Translation) -> list[dict] | None:
+    """The lessons of a lesson file as altimate's reader accepts them, or None when it is missing.
+
+    A file altimate refuses (it does not parse, an unknown key, a missing or mistyped field, an id
+    outside ``^L-[0-9a-f]{4,}$``, a repeated id outside retired.json) is reported and skipped whole,
+    as altimate's delivery skips it. spec: importers.md, "altimate-code".
+    """
     if not path.is_file():
         return None
     name = f"{path.parent.name}/{path.name}"
     try:
-        value = json.loads(read_text(path))
-    except (OSError, *JSON_ERRORS) as exc:
+        return lesson_file(loads(path.read_bytes()), retired=path.name == "retired.json")
+    except OSError as exc:
+        translation.skip(SKIPPED_FILES, name, f"cannot be read, skipped whole ({why(exc)})")
+    except AltimateFileError as exc:  # a ValueError too: caught first
+        translation.skip(SKIPPED_FILES, name, f"altimate refuses it, skipped whole ({exc})")
+    except JSON_ERRORS as exc:
         translation.skip(SKIPPED_FILES, name, f"does not parse, skipped whole ({why(exc)})")
-        return None
-    if not isinstance(value, list):
-        translation.skip(SKIPPED_FILES, name, "expected a JSON array, skipped whole")
-        return None
-    return value
+    return None
 
 
 def _usage(path: Path, translation: Translation) -> dict[str, int]:
+    """``usage.json`` as altimate reads it: entries with a lesson id key and a count, others dropped."""
     if not path.is_file():
         return {}
     name = f"{path.parent.name}/{path.name}"
@@ -168,7 +177,7 @@ def _usage(path: Path, translation: Translation) -> dict[str, int]:
     if not isinstance(value, dict):
         translation.skip(SKIPPED_FILES, name, "expected a JSON object {lesson id: count}, skipped whole")
         return {}
-    return {k: v for k, v in value.items() if _count(v) is not None}
+    return {k: int(v) for k, v in value.items() if LESSON_ID.fullmatch(k) and is_counter(v)}
 
 
 def _count(value: Any) -> int | None:
@@ -264,8 +273,16 @@ def _translate_store(
             f"{name}/approved.json[{position}]", _lesson_record(name, entry, digest, usage, known_hashes)
         )
     retired_status: dict[str, tuple[str, str | None]] = {}
+    approved_ids = {lesson_id: digest for _p, _e, lesson_id, digest in approved_rows}
     for position, entry, lesson_id, digest in retired_rows:
         origin = f"{name}/retired.json[{position}]"
+        if lesson_id in approved_ids:
+            # altimate writes retired.json at reflect time: while the id is still approved, the removal
+            # is only staged (live after a promote; reconcileRetired drops the entry otherwise).
+            translation.skip(
+                STAGED, origin, f"{lesson_id} is still in approved.json: a staged removal, not imported"
+            )
+            continue
         if digest in emitted:
             translation.note(
                 f"{origin}: {lesson_id} has the same text as a lesson in approved.json; kept live"
@@ -287,14 +304,13 @@ def _translate_store(
         translation.add(origin, record)
 
     if approved is not None:
-        approved_ids = {lesson_id: digest for _p, _e, lesson_id, digest in approved_rows}
         _earlier_versions(name, translation, known, emitted, approved_ids, retired_status)
     current = {
         lesson_id: (entry["text"], ms_or_none(entry.get("updated")))
         for _p, entry, lesson_id, _d in approved_rows
     }
     shown_exposures(store, translation, exposures, current)
-    signal_corrections(store, translation)
+    signal_corrections(valid_signals(store / "signals.jsonl", translation), translation)
 
 
 def _earlier_versions(

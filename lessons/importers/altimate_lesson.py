@@ -51,7 +51,7 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def _is_counter(value: Any) -> bool:
+def is_counter(value: Any) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, float):
@@ -95,7 +95,7 @@ def lesson_problem(entry: Any, *, retired: bool = False) -> str | None:
         ),
         "reason": lambda v: isinstance(v, str),
         "supersededBy": _is_id,
-        **{c: _is_counter for c in COUNTERS},
+        **{c: is_counter for c in COUNTERS},
     }
     for name, value in entry.items():
         if not checks[name](value):

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lessons.core.interchange import MAX_TEXT
+from lessons.core.interchange import MAX_CORRECTION_TEXT
 from lessons.core.text import TimestampError, lesson_hash, normalize, parse_timestamp, text_hash
 
 from .common import JSON_ERRORS, SKIPPED_LINES, Translation, json_lines, json_problem, read_text
@@ -218,22 +218,57 @@ def snapshot_exposures(
     return merged
 
 
-def signal_corrections(store: Path, translation: Translation) -> None:
-    for origin, line in read_jsonl(store / "signals.jsonl", translation):
-        corrected = line.get("correctedAt") or line.get("at")
-        if not (
-            _text(line.get("sessionID"))
-            and _text(line.get("kind"))
-            and _text(line.get("text"))
-            and ms_or_none(corrected) is not None
-        ):
-            translation.skip(SKIPPED_LINES, origin, "skipped: expected sessionID, kind, text and at")
+SIGNAL_KINDS = ("user_correction", "tool_retry", "review", "ci")
+SIGNAL_STATUSES = ("open", "consumed")
+SIGNAL_STRINGS = ("id", "sessionID", "text", "reason", "at")
+SIGNAL_OPTIONAL = ("messageID", "partID", "provenance", "consumedBy")
+SIGNAL_SOURCES = ("bootstrap", "import-reviews")
+REFUSED_SIGNALS = "signal lines altimate refuses"
+
+
+def signal_problem(line: dict) -> str | None:
+    """Why altimate's ``signals.parse`` drops ``line``, or None when it keeps it (unknown keys are kept)."""
+    for name in SIGNAL_STRINGS:
+        if not isinstance(line.get(name), str):
+            return f"{name}: expected a string"
+    if line.get("kind") not in SIGNAL_KINDS:
+        return f"kind: expected one of {', '.join(SIGNAL_KINDS)}"
+    if line.get("status") not in SIGNAL_STATUSES:
+        return 'status: expected "open" or "consumed"'
+    for name in SIGNAL_OPTIONAL:
+        if name in line and not isinstance(line[name], str):
+            return f"{name}: expected a string"
+    if "source" in line and line["source"] not in SIGNAL_SOURCES:
+        return f"source: expected one of {', '.join(SIGNAL_SOURCES)}"
+    if "resolved" in line and not isinstance(line["resolved"], bool):
+        return "resolved: expected true or false"
+    return None
+
+
+def valid_signals(path: Path, translation: Translation) -> list[tuple[str, dict]]:
+    """The lines of a ``signals.jsonl`` altimate's reader keeps; the others are skipped and counted."""
+    rows = []
+    for origin, line in read_jsonl(path, translation):
+        problem = signal_problem(line)
+        if problem:
+            translation.skip(REFUSED_SIGNALS, origin, f"skipped as altimate skips it: {problem}")
             continue
+        rows.append((origin, line))
+    return rows
+
+
+def signal_corrections(rows: list[tuple[str, dict]], translation: Translation) -> None:
+    """``correction`` records from the signals altimate keeps (``rows``, from ``valid_signals``)."""
+    for origin, line in rows:
+        corrected = line.get("correctedAt") or line["at"]
         text = normalize(line["text"])
-        if len(text) > MAX_TEXT:
-            # The interchange caps texts; the signal keeps its id, so a shortened text is still
-            # the same signal.
-            text = text[: MAX_TEXT - 1] + "…"
+        if not text or ms_or_none(corrected) is None:
+            translation.skip(SKIPPED_LINES, origin, "skipped: a correction needs text and an ISO 8601 at")
+            continue
+        if len(text) > MAX_CORRECTION_TEXT:
+            # altimate's writer keeps 2000 characters, as the interchange does; a longer line was
+            # written by hand. "..." not "…": NFKC would make the ellipsis three characters.
+            text = text[: MAX_CORRECTION_TEXT - 3] + "..."
             translation.count(SHORTENED)
         record = {
             "type": "correction",
@@ -242,9 +277,8 @@ def signal_corrections(store: Path, translation: Translation) -> None:
             "text": text,
             "corrected_at": corrected,
             "turn_started_at": line.get("turnStartedAt") or None,
+            "id": line["id"],
         }
-        if _text(line.get("id")):
-            record["id"] = line["id"]
         translation.add(origin, record)
 
 

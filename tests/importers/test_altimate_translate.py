@@ -103,7 +103,13 @@ def test_a_successor_id_the_store_does_not_have_makes_the_retired_lesson_retract
         {
             "id": "L-0001",
             "text": "Old rule.",
+            "tags": [],
+            "scope": "project",
+            "helpful": 0,
+            "harmful": 0,
+            "applied": 0,
             "created": "2026-01-01T00:00:00.000Z",
+            "updated": "2026-01-01T00:00:00.000Z",
             "reason": "r",
             "supersededBy": "L-ffff",
         }
