@@ -19,15 +19,16 @@ from typing import Any
 
 from lessons.core.text import lesson_hash, normalize
 
+from .altimate_history import TextHistory
 from .altimate_lesson import LESSON_ID, AltimateFileError, is_counter, lesson_file, loads
 from .altimate_sessions import (
+    HISTORY_VERSIONS,
     ORIGIN,
     SESSIONS,
     SKIPPED_FILES,
     SKIPPED_SNAPSHOTS,
     SUBJECT,
     SnapshotVersions,
-    ms_or_none,
     shown_exposures,
     signal_corrections,
     snapshot_exposures,
@@ -128,12 +129,16 @@ def translate_learn_dir(path: Path, *, known: Iterable[KnownVersion] = ()) -> Tr
     for version in known:
         known_by_store.setdefault(version.store, []).append(version)
     exposures: dict[tuple, tuple[str, dict]] = {}
+    shown: dict[tuple, tuple[str, dict]] = {}  # exposure key -> (store, lesson as its history holds it)
     for store in stores:
-        _translate_store(store, translation, known_by_store.get(store.name, []), exposures)
-    merged = snapshot_exposures(
-        learn / SESSIONS, translation, exposures, SnapshotVersions(translation, {v.hash for v in known})
-    )
+        _translate_store(store, translation, known_by_store.get(store.name, []), exposures, shown)
+    versions = SnapshotVersions(translation, {v.hash for v in known})
+    merged = snapshot_exposures(learn / SESSIONS, translation, exposures, versions)
     translation.count(MERGED, merged)
+    for key in sorted(shown):
+        origin, _record = exposures[key]
+        if not origin.startswith(SESSIONS):  # a snapshot's text won: it registered its own version
+            versions.add_version(translation, origin, *shown[key], counter=HISTORY_VERSIONS)
     for key in sorted(exposures):
         origin, record = exposures[key]
         translation.add(origin, record)
@@ -234,7 +239,7 @@ def _lesson_record(
 
 
 def _translate_store(
-    store: Path, translation: Translation, known: list[KnownVersion], exposures: dict
+    store: Path, translation: Translation, known: list[KnownVersion], exposures: dict, shown: dict
 ) -> None:
     name = store.name
     approved = _lesson_file(store / "approved.json", translation)
@@ -305,11 +310,7 @@ def _translate_store(
 
     if approved is not None:
         _earlier_versions(name, translation, known, emitted, approved_ids, retired_status)
-    current = {
-        lesson_id: (entry["text"], ms_or_none(entry.get("updated")))
-        for _p, entry, lesson_id, _d in approved_rows
-    }
-    shown_exposures(store, translation, exposures, current)
+    shown_exposures(store, translation, exposures, TextHistory(store, approved), shown)
     signal_corrections(valid_signals(store / "signals.jsonl", translation), translation)
 
 

@@ -26,6 +26,7 @@ SKIPPED_SNAPSHOTS = "skipped snapshots"
 SKIPPED_FILES = "skipped lesson files"
 SHORTENED = "correction texts shortened"
 SNAPSHOT_VERSIONS = "earlier versions from snapshots"
+HISTORY_VERSIONS = "earlier versions from history"
 
 
 def why(exc: BaseException) -> str:
@@ -70,12 +71,14 @@ def _text(value: Any) -> bool:
 
 
 def shown_exposures(
-    store: Path, translation: Translation, exposures: dict, current: dict[str, tuple[str, int | None]]
+    store: Path, translation: Translation, exposures: dict, history: Any, shown: dict
 ) -> None:
-    """``shown.jsonl`` lines as exposures without text (a snapshot may add the text later).
+    """``shown.jsonl`` lines as exposures, with the text the store's history says was live then.
 
-    When the lesson's current text was last updated at or before the line's ``at``, that text is
-    what was shown, so its ``text_hash`` is given; otherwise ingest assumes the text at ``shown_at``.
+    A text the history is sure of (a versions/ file, a promoted edit, approved.json after the last
+    promote) is given as ``text``, and ``shown[key]`` keeps its lesson so an earlier text can be added
+    as a version. Without history the current text is only a guess, given as ``text_hash`` (which
+    ``pin_exposure_texts`` replaces by the text an earlier import stored). A snapshot may replace both.
     """
     for origin, line in read_jsonl(store / "shown.jsonl", translation):
         at = ms_or_none(line.get("at"))
@@ -94,9 +97,12 @@ def shown_exposures(
         }
         if isinstance(line.get("tier"), str):
             record["tier"] = line["tier"]
-        text, updated = current.get(line["id"], (None, None))
-        if text is not None and updated is not None and updated <= at:
-            record["text_hash"] = text_hash(text)
+        text = history.shown(line["id"], at)
+        if text is not None and text.certain:
+            record["text"] = text.text
+            shown[key] = (store.name, text.lesson or {"id": line["id"], "text": text.text})
+        elif text is not None:
+            record["text_hash"] = text_hash(text.text)
         exposures[key] = (origin, record)
 
 
@@ -124,7 +130,15 @@ class SnapshotVersions:
             elif r.get("origin") == ORIGIN and key not in self.successor:
                 self.successor[key] = (r["status"], r.get("superseded_by"))
 
-    def addshown_exposures(self, translation: Translation, where: str, store: str, lesson: dict) -> None:
+    def add_version(
+        self,
+        translation: Translation,
+        where: str,
+        store: str,
+        lesson: dict,
+        *,
+        counter: str = SNAPSHOT_VERSIONS,
+    ) -> None:
         """An earlier text the snapshot shows becomes a (non-live) version of the same id.
 
         Recurrence matches a correction against every version a session was shown
@@ -151,7 +165,7 @@ class SnapshotVersions:
         }
         if superseded_by:
             record["superseded_by"] = superseded_by
-        translation.count(SNAPSHOT_VERSIONS)
+        translation.count(counter)
         translation.add(f"{where}: earlier version", record)
 
 
@@ -214,7 +228,7 @@ def snapshot_exposures(
             if isinstance(entry.get("tier"), str):
                 record["tier"] = entry["tier"]
             exposures[key] = (where, record)
-            versions.addshown_exposures(translation, where, entry["name"], lesson)
+            versions.add_version(translation, where, entry["name"], lesson)
     return merged
 
 

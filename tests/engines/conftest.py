@@ -26,3 +26,20 @@ def store_copy(source: Path, target: Path) -> Path:
 def altimate_project(tmp_path) -> Path:
     """A writable copy of the altimate-dbt-project store (a dbt team's learn store)."""
     return store_copy(ALTIMATE_CORPUS, tmp_path / "altimate-dbt-project")
+
+
+def team_store(project: Path) -> Path:
+    """The default store folder (``team-playbook``) of an altimate project."""
+    return project / ".altimate-code" / "learn" / "team-playbook"
+
+
+@pytest.fixture
+def small(tmp_path) -> Path:
+    """A writable copy of ``altimate-small``: two approved lessons, one retired, four signal lines."""
+    return store_copy(DATA / "altimate-small", tmp_path / "small")
+
+
+@pytest.fixture
+def history(tmp_path) -> Path:
+    """A writable copy of ``altimate-history``: an edit promoted as version 1, then a pin."""
+    return store_copy(DATA / "altimate-history", tmp_path / "history")

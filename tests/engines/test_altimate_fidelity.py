@@ -16,19 +16,10 @@ from lessons.core.text import lesson_hash
 from lessons.importers.altimate import translate_learn_dir
 from lessons.importers.altimate_lesson import canonical
 from lessons.models import Correction
-from tests.engines.conftest import DATA, store_copy
+from tests.engines.conftest import team_store
 from tests.importers.conftest import run_command
 
 HOST = "small-dbt"
-
-
-@pytest.fixture
-def small(tmp_path):
-    return store_copy(DATA / "altimate-small", tmp_path / "small")
-
-
-def store(project):
-    return project / ".altimate-code" / "learn" / "team-playbook"
 
 
 def lessons(translation):
@@ -68,7 +59,7 @@ def test_the_small_store_translates_its_lessons_and_its_one_valid_signal(small):
     ],
 )
 def test_an_approved_file_altimate_refuses_is_skipped_whole(small, change, problem):
-    edit(store(small) / "approved.json", change)
+    edit(team_store(small) / "approved.json", change)
     t = translate_learn_dir(small)
     assert lessons(t) == [("L-e5f6", "retracted")]  # its successor is in no file altimate reads
     assert f"team-playbook/approved.json: altimate refuses it, skipped whole ({problem})" in t.problems
@@ -76,13 +67,13 @@ def test_an_approved_file_altimate_refuses_is_skipped_whole(small, change, probl
 
 
 def test_a_counter_written_as_1_0_is_an_integer_to_altimate(small):
-    edit(store(small) / "approved.json", lambda v: v[0].update(helpful=2.0))
+    edit(team_store(small) / "approved.json", lambda v: v[0].update(helpful=2.0))
     records = [i.record for i in translate_learn_dir(small).items if i.record.get("lesson_id") == "L-a1b2"]
     assert (records[0]["status"], records[0]["helpful"]) == ("live", 2)
 
 
 def test_a_file_with_a_byte_order_mark_is_refused_as_altimates_json_parse_refuses_it(small):
-    path = store(small) / "approved.json"
+    path = team_store(small) / "approved.json"
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     t = translate_learn_dir(small)
     assert [x for x in lessons(t) if x[1] == "live"] == []
@@ -90,7 +81,7 @@ def test_a_file_with_a_byte_order_mark_is_refused_as_altimates_json_parse_refuse
 
 
 def test_one_bad_retired_record_refuses_retired_json_whole(small):
-    edit(store(small) / "retired.json", lambda v: v[0].pop("reason"))
+    edit(team_store(small) / "retired.json", lambda v: v[0].pop("reason"))
     t = translate_learn_dir(small)
     assert lessons(t) == [("L-a1b2", "live"), ("L-c3d4", "live")]
     assert (
@@ -99,13 +90,13 @@ def test_one_bad_retired_record_refuses_retired_json_whole(small):
 
 
 def test_a_repeated_id_in_retired_json_is_accepted_as_altimate_accepts_it(small):
-    edit(store(small) / "retired.json", lambda v: v.append(dict(v[0], text="Run everything first.")))
+    edit(team_store(small) / "retired.json", lambda v: v.append(dict(v[0], text="Run everything first.")))
     assert ("L-e5f6", "superseded") in lessons(translate_learn_dir(small))
 
 
 def test_a_retired_entry_whose_id_is_still_approved_is_a_staged_removal_not_imported(small):
-    approved = json.loads((store(small) / "approved.json").read_text())
-    edit(store(small) / "retired.json", lambda v: v.append(dict(approved[0], reason="removed")))
+    approved = json.loads((team_store(small) / "approved.json").read_text())
+    edit(team_store(small) / "retired.json", lambda v: v.append(dict(approved[0], reason="removed")))
     t = translate_learn_dir(small)
     assert lessons(t) == [("L-a1b2", "live"), ("L-c3d4", "live"), ("L-e5f6", "superseded")]
     assert t.counts["staged removals"] == 1
@@ -123,7 +114,7 @@ def test_signal_lines_altimate_drops_are_skipped_and_counted(small):
 
 
 def test_usage_entries_altimate_drops_do_not_raise_applied(small):
-    (store(small) / "usage.json").write_text(canonical({"L-a1b2": 5.0, "L-c3d4": 1.5, "lesson": 9}))
+    (team_store(small) / "usage.json").write_text(canonical({"L-a1b2": 5.0, "L-c3d4": 1.5, "lesson": 9}))
     applied = {
         i.record["lesson_id"]: i.record["applied"]
         for i in translate_learn_dir(small).items
@@ -134,7 +125,7 @@ def test_usage_entries_altimate_drops_do_not_raise_applied(small):
 
 def test_a_correction_of_1500_characters_is_kept_whole(db, small):
     text = "Quote the identifiers. " * 65  # 1495 characters once trimmed
-    path = store(small) / "signals.jsonl"
+    path = team_store(small) / "signals.jsonl"
     line = json.loads(path.read_text().splitlines()[0])
     line["text"] = text
     path.write_text(json.dumps(line) + "\n")
@@ -144,7 +135,7 @@ def test_a_correction_of_1500_characters_is_kept_whole(db, small):
 
 
 def test_a_correction_over_2000_characters_is_shortened_to_2000_not_refused(db, small):
-    path = store(small) / "signals.jsonl"
+    path = team_store(small) / "signals.jsonl"
     line = json.loads(path.read_text().splitlines()[0])
     line["text"] = "x" * 2500
     path.write_text(json.dumps(line) + "\n")
