@@ -21,6 +21,7 @@ from lessons.core.text import lesson_hash, normalize
 
 from .altimate_history import TextHistory
 from .altimate_lesson import LESSON_ID, AltimateFileError, is_counter, lesson_file, loads
+from .altimate_remote import team_lessons
 from .altimate_sessions import (
     HISTORY_VERSIONS,
     ORIGIN,
@@ -29,6 +30,7 @@ from .altimate_sessions import (
     SKIPPED_SNAPSHOTS,
     SUBJECT,
     SnapshotVersions,
+    migrated_signals,
     shown_exposures,
     signal_corrections,
     snapshot_exposures,
@@ -38,6 +40,7 @@ from .altimate_sessions import (
 from .common import JSON_ERRORS, SKIPPED_LINES, SourceError, Translation, read_text
 
 STORE_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+DEFAULT_STORE = "team-playbook"
 NOT_STORES = frozenset({"claims"})  # altimate's lock-claim folder matches the store pattern
 
 # Counter names (printed as they are in the report).
@@ -49,12 +52,15 @@ MERGED = "shown lines matched by a snapshot"
 SUPERSEDED_VERSIONS = "earlier versions superseded"
 GONE = "lessons no longer in the store"
 STAGED = "staged removals"
+TEAM = "team lessons"
+HIDDEN = "local lessons hidden by team lessons"
+HIDDEN_WHY = "{id} is hidden by a team lesson or tombstone in remote.json (delivery does not show it)"
 
 ERROR_NOT_FOUND = "{path}: no such folder: give a project root or its .altimate-code/learn/ folder"
 ERROR_NO_STORE = (
     "{path}: no learn store found: expected store folders such as team-playbook/ in .altimate-code/learn/"
 )
-ERROR_NO_APPROVED = "{path}: no store has an approved.json (stores found: {stores})"
+ERROR_NO_APPROVED = "{path}: no store has an approved.json or a remote.json (stores found: {stores})"
 
 
 @dataclass(frozen=True)
@@ -121,7 +127,7 @@ def translate_learn_dir(path: Path, *, known: Iterable[KnownVersion] = ()) -> Tr
     stores = store_folders(learn, translation)
     if not stores:
         raise SourceError(ERROR_NO_STORE.format(path=path))
-    if not any((s / "approved.json").is_file() for s in stores):
+    if not any((s / "approved.json").is_file() or (s / "remote.json").is_file() for s in stores):
         raise SourceError(ERROR_NO_APPROVED.format(path=path, stores=", ".join(s.name for s in stores)))
     translation.count(STORES, len(stores))
     known = list(known)
@@ -130,8 +136,12 @@ def translate_learn_dir(path: Path, *, known: Iterable[KnownVersion] = ()) -> Tr
         known_by_store.setdefault(version.store, []).append(version)
     exposures: dict[tuple, tuple[str, dict]] = {}
     shown: dict[tuple, tuple[str, dict]] = {}  # exposure key -> (store, lesson as its history holds it)
+    # altimate migrates the legacy project-wide signals file into the default store on its next read.
+    legacy = valid_signals(learn / "signals.jsonl", translation)
     for store in stores:
-        _translate_store(store, translation, known_by_store.get(store.name, []), exposures, shown)
+        _translate_store(store, translation, known_by_store.get(store.name, []), exposures, shown, legacy)
+    if legacy and DEFAULT_STORE not in {s.name for s in stores}:
+        signal_corrections(migrated_signals([], legacy, translation), translation)
     versions = SnapshotVersions(translation, {v.hash for v in known})
     merged = snapshot_exposures(learn / SESSIONS, translation, exposures, versions)
     translation.count(MERGED, merged)
@@ -239,7 +249,12 @@ def _lesson_record(
 
 
 def _translate_store(
-    store: Path, translation: Translation, known: list[KnownVersion], exposures: dict, shown: dict
+    store: Path,
+    translation: Translation,
+    known: list[KnownVersion],
+    exposures: dict,
+    shown: dict,
+    legacy: list[tuple[str, dict]],
 ) -> None:
     name = store.name
     approved = _lesson_file(store / "approved.json", translation)
@@ -267,18 +282,31 @@ def _translate_store(
             rows.append((position, entry, *ident))
             id_hash[ident[0]] = ident[1]  # approved is read last: its version wins
 
+    team = team_lessons(store, translation, [row[2] for row in approved_rows])
+    for position, _entry, lesson_id, _digest in approved_rows:
+        if lesson_id in team.hidden:
+            translation.skip(HIDDEN, f"{name}/approved.json[{position}]", HIDDEN_WHY.format(id=lesson_id))
+    approved_rows = [row for row in approved_rows if row[2] not in team.hidden]
+    team_rows = [
+        (lesson["id"], lesson, lesson_hash(name, SUBJECT, lesson["text"])) for lesson in team.lessons
+    ]
     known_hashes = {v.hash: v for v in known}
     emitted: dict[str, str] = {}  # hash -> status
-    for position, entry, _lesson_id, digest in approved_rows:
+    rows = [(f"{name}/approved.json[{p}]", e, d) for p, e, _i, d in approved_rows]
+    rows += [
+        (f"{name}/remote.json: {e['lesson_key']}", e, d) for _i, e, d in team_rows if normalize(e["text"])
+    ]
+    for origin, entry, digest in rows:
         if digest in emitted:
             continue
         emitted[digest] = "live"
         translation.live_hashes.add(digest)
-        translation.add(
-            f"{name}/approved.json[{position}]", _lesson_record(name, entry, digest, usage, known_hashes)
-        )
+        translation.add(origin, _lesson_record(name, entry, digest, usage, known_hashes))
+    if team_rows:  # counted only when there are some: a store without sync reports as before
+        translation.count(TEAM, len(team_rows))
     retired_status: dict[str, tuple[str, str | None]] = {}
     approved_ids = {lesson_id: digest for _p, _e, lesson_id, digest in approved_rows}
+    approved_ids.update((i, d) for i, _e, d in team_rows)
     for position, entry, lesson_id, digest in retired_rows:
         origin = f"{name}/retired.json[{position}]"
         if lesson_id in approved_ids:
@@ -311,7 +339,10 @@ def _translate_store(
     if approved is not None:
         _earlier_versions(name, translation, known, emitted, approved_ids, retired_status)
     shown_exposures(store, translation, exposures, TextHistory(store, approved), shown)
-    signal_corrections(valid_signals(store / "signals.jsonl", translation), translation)
+    signals = valid_signals(store / "signals.jsonl", translation)
+    if name == DEFAULT_STORE:
+        signals = migrated_signals(signals, legacy, translation)
+    signal_corrections(signals, translation)
 
 
 def _earlier_versions(

@@ -228,7 +228,9 @@ def snapshot_exposures(
             if isinstance(entry.get("tier"), str):
                 record["tier"] = entry["tier"]
             exposures[key] = (where, record)
-            versions.add_version(translation, where, entry["name"], lesson)
+            if entry.get("source") != "remote":
+                # a team lesson's text under a local id (a hidden local lesson) is no version of it
+                versions.add_version(translation, where, entry["name"], lesson)
     return merged
 
 
@@ -238,6 +240,8 @@ SIGNAL_STRINGS = ("id", "sessionID", "text", "reason", "at")
 SIGNAL_OPTIONAL = ("messageID", "partID", "provenance", "consumedBy")
 SIGNAL_SOURCES = ("bootstrap", "import-reviews")
 REFUSED_SIGNALS = "signal lines altimate refuses"
+LEGACY_MIGRATED = "legacy signals migrated"
+LEGACY_KEPT = "legacy signals the store already has"
 
 
 def signal_problem(line: dict) -> str | None:
@@ -269,6 +273,39 @@ def valid_signals(path: Path, translation: Translation) -> list[tuple[str, dict]
             continue
         rows.append((origin, line))
     return rows
+
+
+def _dedupe_key(line: dict) -> str:
+    """altimate's signal dedupe key: session, where in it (tool part, message, else a text digest), kind."""
+    if line["kind"] == "tool_retry" and line.get("partID"):
+        where = f"part:{line['partID']}"
+    elif line.get("messageID"):
+        where = line["messageID"]
+    else:
+        where = "text:" + hashlib.sha256(line["text"].encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{line['sessionID']}\0{where}\0{line['kind']}"
+
+
+def migrated_signals(
+    rows: list[tuple[str, dict]], legacy: list[tuple[str, dict]], translation: Translation
+) -> list[tuple[str, dict]]:
+    """The default store's signals after altimate's migration of the legacy project-wide file.
+
+    A legacy signal (``learn/signals.jsonl``, valid lines in file order) is appended unless its id or
+    its dedupe key is already in the store: the store's copy wins, including a later consumption.
+    """
+    ids = {line["id"] for _o, line in rows}
+    keys = {_dedupe_key(line) for _o, line in rows}
+    merged = list(rows)
+    for origin, line in legacy:
+        if line["id"] in ids or _dedupe_key(line) in keys:
+            translation.count(LEGACY_KEPT)
+            continue
+        ids.add(line["id"])
+        keys.add(_dedupe_key(line))
+        merged.append((origin, line))
+        translation.count(LEGACY_MIGRATED)
+    return merged
 
 
 def signal_corrections(rows: list[tuple[str, dict]], translation: Translation) -> None:

@@ -43,3 +43,9 @@ def small(tmp_path) -> Path:
 def history(tmp_path) -> Path:
     """A writable copy of ``altimate-history``: an edit promoted as version 1, then a pin."""
     return store_copy(DATA / "altimate-history", tmp_path / "history")
+
+
+@pytest.fixture
+def team(tmp_path) -> Path:
+    """A writable copy of ``altimate-team``: team lessons in remote.json and a legacy signals file."""
+    return store_copy(DATA / "altimate-team", tmp_path / "team")
