@@ -93,7 +93,7 @@ def _members(decision: Decision) -> tuple[Draft, list[Lesson]]:
 def _apply_one(decision: Decision, stores: _Stores) -> tuple[str, str]:
     """Apply one decision in memory; returns ``(outcome, detail)``, outcome ``applied`` or ``already``.
 
-    Raises ``StoreRefused`` when the store cannot take it.
+    The store changed records the decision's ``seq``. Raises ``StoreRefused`` when it cannot take it.
     """
     if decision.action in (Action.RETIRE, Action.RESTORE):
         if not (decision.lesson_id and decision.store):
@@ -103,10 +103,12 @@ def _apply_one(decision: Decision, stores: _Stores) -> tuple[str, str]:
             if store.find(decision.lesson_id) is None and store.find_retired(decision.lesson_id):
                 return "already", f"{decision.lesson_id} is already in {store.name}/retired.json"
             store.retire(lesson_id=decision.lesson_id, digest=decision.lesson_hash, reason=_tag(decision))
+            store.decisions.append(decision.seq)
             return "applied", f"{decision.lesson_id} moved to {store.name}/retired.json"
         if store.find(decision.lesson_id) is not None:
             return "already", f"{decision.lesson_id} is already in {store.name}/approved.json"
         store.restore(lesson_id=decision.lesson_id)
+        store.decisions.append(decision.seq)
         return "applied", f"{decision.lesson_id} moved back to {store.name}/approved.json"
     draft, members = _members(decision)
     store = stores.get(members[0].store)
@@ -120,6 +122,7 @@ def _apply_one(decision: Decision, stores: _Stores) -> tuple[str, str]:
             digest=decision.created_hash,
             at=format_datetime(decision.at),
         )
+        store.decisions.append(decision.seq)
         ids = ", ".join(m.lesson_id for m in members)
         return "applied", f"{new_id} added to {store.name}/approved.json, superseding {ids}"
     lesson = store.by_hash(decision.lesson_hash)
@@ -129,6 +132,7 @@ def _apply_one(decision: Decision, stores: _Stores) -> tuple[str, str]:
             f"the consolidation {decision.lesson_hash[:8]}… is not in {store.name}/approved.json",
         )
     store.unconsolidate(lesson=lesson, member_ids=[m.lesson_id for m in members], reason=_tag(decision))
+    store.decisions.append(decision.seq)
     return "applied", f"{lesson['id']} moved to {store.name}/retired.json, its members back to approved.json"
 
 
@@ -171,9 +175,8 @@ def apply_altimate(
     changed = [s for s in stores.loaded.values() if s.changed]
     if changed:
         with learn_lock(learn):
-            seqs = [d.seq for d, status, _ in outcomes if status == DecisionAck.Status.APPLIED]
             for store in changed:
-                written = store.write(now=format_datetime(now), decisions=seqs)
+                written = store.write(now=format_datetime(now))
                 report.written += [f"{store.name}/{name}" for name in written]
     for decision, status, detail in outcomes:
         decision_ack(decision=decision, status=status, detail=detail, token_name=ACK_TOKEN, now=now)

@@ -65,6 +65,7 @@ class StoreState:
     approved_raw: bytes | None
     changed: bool = False
     taken: set[str] = field(default_factory=set)
+    decisions: list[int] = field(default_factory=list)  # seqs of the decisions that changed it
 
     @classmethod
     def load(cls, path: Path) -> StoreState:
@@ -211,10 +212,10 @@ class StoreState:
 
     # --- writing --------------------------------------------------------------------------------
 
-    def write(self, *, now: str, decisions: list[int]) -> list[str]:
+    def write(self, *, now: str) -> list[str]:
         """Publish the change as altimate's promote does; returns the files written (store-relative).
 
-        Call inside ``learn_lock``. ``now``: ISO time of the history line; ``decisions``: their seqs.
+        Call inside ``learn_lock``. ``now``: ISO time of the history line, which names the decisions.
         """
         written = []
         history = self.path / "history.jsonl"
@@ -227,7 +228,7 @@ class StoreState:
             written.append(f"versions/v{version}.json")
             line["version"] = version
         line["source"] = "lesson-pile-review"
-        line["decisions"] = decisions
+        line["decisions"] = self.decisions
         files = [("approved.json", self.approved), ("retired.json", self.retired)]
         if self.candidate is not None:
             files.append(("candidate.json", self.candidate))
