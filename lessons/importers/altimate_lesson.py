@@ -124,3 +124,37 @@ def lesson_file(value: Any, *, retired: bool = False) -> list[dict]:
             seen.add(entry["id"])
         lessons.append({k: int(v) if k in COUNTERS else v for k, v in entry.items()})
     return lessons
+
+
+SNAPSHOT_TIERS = ("core", "retrieved", "request", "file")
+SNAPSHOT_LISTS = ("requests", "compactions", "counted")
+
+
+def snapshot_problem(state: dict) -> str | None:
+    """Why altimate's delivery ``State`` schema refuses a session snapshot, or None when it accepts it.
+
+    One bad ``shown`` entry (a lesson its strict schema refuses, an unknown tier) refuses the whole
+    snapshot: delivery then skips that session.
+    """
+    if state.get("version") != 1:
+        return "version: expected 1"
+    for name in ("firstMessage", "section"):
+        if not isinstance(state.get(name), str):
+            return f"{name}: expected a string"
+    for name in SNAPSHOT_LISTS:
+        if not isinstance(state.get(name), list):
+            return f"{name}: expected an array"
+    for position, entry in enumerate(state["shown"]):
+        if not isinstance(entry, dict):
+            return f"shown[{position}]: expected an object"
+        problem = lesson_problem(entry.get("lesson"))
+        if problem:
+            return f"shown[{position}].lesson: {problem}"
+        if entry.get("tier") not in SNAPSHOT_TIERS:
+            return f"shown[{position}].tier: expected one of {', '.join(SNAPSHOT_TIERS)}"
+        for name in ("name", "at", "queryHash"):
+            if not isinstance(entry.get(name), str):
+                return f"shown[{position}].{name}: expected a string"
+        if entry.get("source", "local") not in ("local", "remote"):
+            return f'shown[{position}].source: expected "local" or "remote"'
+    return None

@@ -15,6 +15,7 @@ from typing import Any
 from lessons.core.interchange import MAX_CORRECTION_TEXT
 from lessons.core.text import TimestampError, lesson_hash, normalize, parse_timestamp, text_hash
 
+from .altimate_lesson import snapshot_problem
 from .common import JSON_ERRORS, SKIPPED_LINES, Translation, json_lines, json_problem, read_text
 
 SUBJECT = "project"  # altimate renders a store's lessons for the whole project
@@ -198,6 +199,12 @@ def snapshot_exposures(
         if hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest() != path.name[: -len(".json")]:
             translation.skip(
                 SKIPPED_SNAPSHOTS, origin, f"skipped: sha256 of session {session!r} is not the file name"
+            )
+            continue
+        problem = snapshot_problem(snapshot)
+        if problem:
+            translation.skip(
+                SKIPPED_SNAPSHOTS, origin, f"skipped whole, as altimate's delivery skips it: {problem}"
             )
             continue
         for position, entry in enumerate(snapshot["shown"]):

@@ -7,6 +7,7 @@ spec: importers.md, "altimate-code"; issue 11, item 4.
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -166,3 +167,20 @@ def test_the_interchange_takes_corrections_up_to_2000_characters_and_lessons_up_
     }
     with pytest.raises(RecordError, match="expected 1..1000 characters after normalization, got 1001"):
         parse_object(lesson)
+
+
+def test_a_snapshot_with_one_lesson_altimate_refuses_is_skipped_whole(altimate_project):
+    path = (
+        altimate_project
+        / ".altimate-code/learn/.sessions"
+        / (hashlib.sha256(b"ses_d01").hexdigest() + ".json")
+    )
+    edit(path, lambda state: state["shown"][2]["lesson"].update(note="extra"))
+    t = translate_learn_dir(altimate_project)
+    assert (
+        f".sessions/{path.name}: skipped whole, as altimate's delivery skips it: shown[2].lesson: unknown key 'note'"
+    ) in t.problems
+    d01 = [r for r in (i.record for i in t.items) if r["type"] == "exposure" and r["session"] == "ses_d01"]
+    assert [origin for origin in (i.origin for i in t.items) if "0d41a039" in origin] == []
+    assert len(d01) == 3  # from shown.jsonl instead
+    assert "earlier versions from snapshots" not in t.counts  # ses_d01's old L-8201 text is unknown now
