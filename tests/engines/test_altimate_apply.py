@@ -19,7 +19,14 @@ from lessons.models import Draft, Lesson
 from lessons.selectors.piles import piles_json
 from review.apply.altimate_store import LOCK_NAME
 from review.models import DecisionAck
-from review.services.decisions import consolidation_rollback, draft_approve, lesson_restore, lesson_retire
+from review.services.budget import host_set_budget
+from review.services.decisions import (
+    consolidation_rollback,
+    draft_approve,
+    draft_reject,
+    lesson_restore,
+    lesson_retire,
+)
 from tests.engines.conftest import ALTIMATE_CORPUS, DATA
 from tests.importers.conftest import run_command
 
@@ -284,3 +291,75 @@ def test_a_fresh_altimate_lock_refuses_the_whole_run(decided):
     assert err.endswith(f"altimate holds its learn lock ({LOCK_NAME}); try again when it is done")
     assert DecisionAck.objects.count() == 0
     assert not (store_of(decided) / "versions").exists()
+
+
+def test_a_budget_is_skipped_and_a_rejected_draft_needs_no_change(decided, admin_user, reviewer):
+    apply(decided)
+    host = lesson("L-77a0").host
+    host_set_budget(
+        host=host, actor=admin_user, max_active=9, budget_enabled=True, reason="Nine fit.", now=DECIDED
+    )
+    draft = {
+        "type": "draft",
+        "id": "rec-stg-2",
+        "namespace": STORE,
+        "subject": "project",
+        "text": "Test every primary key.",
+        "supersedes": [lesson("L-77a0").hash],
+        "drafted_by": "llm:claude",
+        "gates": {"ground": "pass", "verify": "pass"},
+        "created_at": "2026-10-06T12:00:00.000Z",
+    }
+    path = decided / "draft2.jsonl"
+    path.write_text(json.dumps(draft) + "\n")
+    assert run_command("ingest", str(path), "--host", HOST)[0] == 0
+    draft_reject(
+        draft=Draft.objects.get(ext_id="rec-stg-2"), actor=reviewer, reason="Too vague.", now=DECIDED
+    )
+    code, out, _err = apply(decided)
+    assert (code, out.splitlines()) == (
+        0,
+        [
+            "1 applied, 1 skipped, 0 refused",
+            "applied #4 reject_consolidation: nothing to change in an altimate store",
+            "skipped #3 set_budget: a budget is not stored in altimate",
+        ],
+    )
+    assert list(DecisionAck.objects.filter(decision__seq__gte=3).values_list("decision__seq", "status")) == [
+        (4, "applied")
+    ]
+
+
+def test_a_lesson_not_imported_from_altimate_is_refused_by_name(ingest, reviewer, altimate_project):
+    text = "A lesson sent as interchange, not from the store."
+    report = ingest(
+        [
+            {
+                "type": "lesson",
+                "host": HOST,
+                "namespace": STORE,
+                "subject": "project",
+                "text": text,
+                "created_at": 0,
+            }
+        ]
+    )
+    assert report.ok, report.error_lines()
+    host = Lesson.objects.get(hash=digest(text)).host
+    lesson_retire(host=host, hashes=[digest(text)], actor=reviewer, reason="Not ours.", now=DECIDED)
+    code, out, _err = apply(altimate_project)
+    assert code == 1
+    assert out.splitlines()[1] == (
+        f"refused #1 retire: lesson {digest(text)[:8]}… has no altimate id and store "
+        "(it was not imported from an altimate store)"
+    )
+    assert DecisionAck.objects.get(decision__seq=1).status == "failed"
+
+
+def test_a_missing_project_folder_exits_1_with_a_message(db, tmp_path):
+    code, out, err = apply(tmp_path / "missing")
+    assert (code, out) == (1, "")
+    assert (
+        err
+        == f"{tmp_path / 'missing'}: no such folder: give a project root or its .altimate-code/learn/ folder"
+    )
