@@ -338,7 +338,16 @@ def _translate_store(
 
     if approved is not None:
         _earlier_versions(name, translation, known, emitted, approved_ids, retired_status)
-    shown_exposures(store, translation, exposures, TextHistory(store, approved), shown)
+    # What delivery shows now: the local lessons it does not hide, and the team lessons.
+    delivered = (
+        None
+        if approved is None and not team.lessons
+        else [
+            *(e for e in approved or [] if e["id"] not in team.hidden),
+            *team.lessons,
+        ]
+    )
+    shown_exposures(store, translation, exposures, TextHistory(store, delivered), shown)
     signals = valid_signals(store / "signals.jsonl", translation)
     if name == DEFAULT_STORE:
         signals = migrated_signals(signals, legacy, translation)

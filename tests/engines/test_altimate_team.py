@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from lessons.core.text import lesson_hash
+from lessons.core.text import lesson_hash, text_hash
 from lessons.importers.altimate import translate_learn_dir
 from lessons.importers.altimate_lesson import canonical
 from lessons.models import Correction, Exposure
@@ -100,3 +100,11 @@ def test_legacy_signals_are_migrated_into_the_default_store_as_altimate_migrates
 def test_the_hash_of_a_team_lesson_is_its_stores(team):
     lesson = next(r for r in records(translate_learn_dir(team), "lesson") if r["lesson_id"] == "L-9f9f")
     assert lesson["hash"] == lesson_hash("team-playbook", "project", lesson["text"])
+
+
+def test_a_session_without_snapshot_shown_a_hidden_id_was_shown_the_team_text(team):
+    sessions = team / ".altimate-code" / "learn" / ".sessions"
+    for path in sessions.iterdir():
+        path.unlink()
+    shown = {r["lesson_id"]: r for r in records(translate_learn_dir(team), "exposure")}
+    assert shown["L-c3d4"]["text_hash"] == text_hash(TEAM_C3D4)
