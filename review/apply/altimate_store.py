@@ -31,6 +31,7 @@ LOCK_NAME = hashlib.sha1(b"learn-state").hexdigest() + ".lock"  # altimate's Has
 LOCK_STALE_S = 600  # altimate breaks a lock whose heartbeat is older than ten minutes
 MAX_DELIVERED = 140  # curator.MAX_TEXT: delivery skips a longer new lesson
 VERSION_FILE = re.compile(r"^v(\d+)\.json$")
+ANY_ID = re.compile(r"\bL-[0-9a-f]{4,}\b")
 _HIDDEN = re.compile(r"[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
 
 E_LOCKED = "{learn}: altimate holds its learn lock ({lock}); try again when it is done"
@@ -82,6 +83,9 @@ class StoreState:
         state.taken = {x["id"] for x in state.approved + state.retired + (state.candidate or [])}
         for version in state._versions():
             state.taken.update(x["id"] for x in _read(version) or [])
+        history = path / "history.jsonl"
+        if history.is_file():  # ids of reflections and removals: a reused id would mix two lessons' history
+            state.taken.update(ANY_ID.findall(history.read_bytes().decode("utf-8", errors="replace")))
         return state
 
     @property

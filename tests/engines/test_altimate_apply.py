@@ -363,3 +363,16 @@ def test_a_missing_project_folder_exits_1_with_a_message(db, tmp_path):
         err
         == f"{tmp_path / 'missing'}: no such folder: give a project root or its .altimate-code/learn/ folder"
     )
+
+
+def test_the_new_id_avoids_ids_only_the_history_names(decided):
+    history = store_of(decided) / "history.jsonl"
+    line = {
+        "ts": "2026-09-01T08:00:00.000Z",
+        "action": "reflect",
+        "applied": [{"op": "REMOVE", "id": NEW_ID}],
+    }
+    history.write_text(json.dumps(line, separators=(",", ":")) + "\n" + history.read_text())
+    apply(decided)
+    approved = json.loads((store_of(decided) / "approved.json").read_text())
+    assert approved[0]["id"] == "L-" + digest(CONSOLIDATED)[:5]
