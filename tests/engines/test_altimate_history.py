@@ -14,7 +14,7 @@ from lessons.core.text import lesson_hash, text_hash
 from lessons.importers.altimate import translate_learn_dir
 from lessons.importers.altimate_history import TextHistory
 from lessons.importers.altimate_lesson import canonical
-from lessons.models import Exposure
+from lessons.models import Exposure, Lesson, RecurrenceCount
 from tests.engines.conftest import DATA, store_copy, team_store
 from tests.importers.conftest import run_command
 
@@ -103,3 +103,22 @@ def test_a_rolled_back_promote_restores_the_text_archived_before_it(history):
     texts = TextHistory(folder, approved)
     assert texts.shown("L-a1b2", T_AFTER_EDIT).text == NEW  # live between the promote and the rollback
     assert texts.shown("L-a1b2", 1_790_323_200_000).text == OLD  # 2026-09-25T08:00:00Z, rolled back
+
+
+def test_a_correction_matching_only_the_archived_text_a_session_was_shown_is_an_earlier_version(db, history):
+    signal = {
+        "id": "sig_0c0000000001",
+        "kind": "user_correction",
+        "sessionID": "ses_h0",
+        "messageID": "msg_h0_2",
+        "text": "Please quote identifiers in the Snowflake models.",
+        "reason": "user gave a direction",
+        "at": "2026-09-12T08:05:00.000Z",
+        "status": "open",
+    }
+    (team_store(history) / "signals.jsonl").write_text(json.dumps(signal, separators=(",", ":")) + "\n")
+    code, _out, err = run_command("import_altimate", str(history), "--host", HOST)
+    assert code == 0, err
+    current = Lesson.objects.get(host__name=HOST, lesson_id="L-a1b2", status="live")
+    counts = RecurrenceCount.objects.get(lesson=current)
+    assert (counts.earlier_version, counts.recurred, counts.unknown, counts.sessions_shown) == (1, 0, 0, 1)
