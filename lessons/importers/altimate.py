@@ -3,9 +3,12 @@
 Pure: reads files, never the database. What the database already holds (earlier versions of the
 store's lessons) is passed in as ``KnownVersion`` values by the runner (``run.py``).
 
-Layout: ``.altimate-code/learn/<store>/{approved,retired,candidate,usage}.json``,
-``<store>/{shown,signals}.jsonl`` and ``.sessions/<sha256 of session id>.json``. This module reads
-the stores and their lesson files; ``altimate_sessions`` the exposures, snapshots and corrections.
+Layout: ``.altimate-code/learn/<store>/{approved,retired,candidate,usage,remote}.json``,
+``<store>/{shown,signals,history}.jsonl``, ``<store>/versions/v<N>.json``, the legacy
+``learn/signals.jsonl`` and ``.sessions/<sha256 of session id>.json``. This module reads the stores
+and their lesson files; ``altimate_lesson`` holds altimate's strict schemas (a file is accepted exactly
+when altimate accepts it), ``altimate_history`` the text each lesson had live at a time,
+``altimate_remote`` the team lessons, ``altimate_sessions`` the exposures, snapshots and corrections.
 """
 
 from __future__ import annotations
