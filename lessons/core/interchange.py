@@ -26,6 +26,9 @@ RECORD_TYPES = ("host", "lesson", "verdict", "exposure", "correction", "draft")
 DEFAULT_MAX_ACTIVE = 8
 MAX_ACTIVE_MIN, MAX_ACTIVE_MAX = 1, 10_000
 MAX_TEXT = 1000
+# A correction is what a person typed, kept whole up to 2000 characters (altimate's signal cap); a
+# lesson is a rule shown in every prompt and stays at 1000. spec: interchange.md, "correction".
+MAX_CORRECTION_TEXT = 2000
 NUL_MESSAGE = "must not contain the NUL character (U+0000)"
 MAX_SHORT = 200  # ids, sessions, metrics, labels: long enough for any real id, bounded for the database
 MAX_COUNTER = 2**31 - 1  # helpful, harmful, applied: a PositiveIntegerField on PostgreSQL
@@ -372,13 +375,13 @@ class _Reader:
             return None
         return tuple(dict.fromkeys(value))
 
-    def text(self, name: str) -> str | None:
+    def text(self, name: str, *, max_len: int = MAX_TEXT) -> str | None:
         raw = self.string(name, required=True, max_len=100_000)
         if raw is None:
             return None
         text = normalize(raw)
-        if not 1 <= len(text) <= MAX_TEXT:
-            self.fail(name, f"expected 1..{MAX_TEXT} characters after normalization, got {len(text)}")
+        if not 1 <= len(text) <= max_len:
+            self.fail(name, f"expected 1..{max_len} characters after normalization, got {len(text)}")
             return None
         return text
 
@@ -637,7 +640,7 @@ def _parse_correction(r: _Reader, default_host: str | None) -> CorrectionRecord 
     session = r.string("session", required=True)
     cid = r.string("id", required=False)
     kind = r.string("kind", required=True, max_len=64)
-    text = r.text("text")
+    text = r.text("text", max_len=MAX_CORRECTION_TEXT)
     corrected = r.timestamp("corrected_at", required=True)
     turn = r.timestamp("turn_started_at", required=False)
     if r.errors:

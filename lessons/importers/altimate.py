@@ -3,9 +3,12 @@
 Pure: reads files, never the database. What the database already holds (earlier versions of the
 store's lessons) is passed in as ``KnownVersion`` values by the runner (``run.py``).
 
-Layout: ``.altimate-code/learn/<store>/{approved,retired,candidate,usage}.json``,
-``<store>/{shown,signals}.jsonl`` and ``.sessions/<sha256 of session id>.json``. This module reads
-the stores and their lesson files; ``altimate_sessions`` the exposures, snapshots and corrections.
+Layout: ``.altimate-code/learn/<store>/{approved,retired,candidate,usage,remote}.json``,
+``<store>/{shown,signals,history}.jsonl``, ``<store>/versions/v<N>.json``, the legacy
+``learn/signals.jsonl`` and ``.sessions/<sha256 of session id>.json``. This module reads the stores
+and their lesson files; ``altimate_lesson`` holds altimate's strict schemas (a file is accepted exactly
+when altimate accepts it), ``altimate_history`` the text each lesson had live at a time,
+``altimate_remote`` the team lessons, ``altimate_sessions`` the exposures, snapshots and corrections.
 """
 
 from __future__ import annotations
@@ -19,22 +22,28 @@ from typing import Any
 
 from lessons.core.text import lesson_hash, normalize
 
+from .altimate_history import TextHistory
+from .altimate_lesson import LESSON_ID, AltimateFileError, is_counter, lesson_file, loads
+from .altimate_remote import team_lessons
 from .altimate_sessions import (
+    HISTORY_VERSIONS,
     ORIGIN,
     SESSIONS,
     SKIPPED_FILES,
     SKIPPED_SNAPSHOTS,
     SUBJECT,
     SnapshotVersions,
-    ms_or_none,
+    migrated_signals,
     shown_exposures,
     signal_corrections,
     snapshot_exposures,
+    valid_signals,
     why,
 )
 from .common import JSON_ERRORS, SKIPPED_LINES, SourceError, Translation, read_text
 
 STORE_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+DEFAULT_STORE = "team-playbook"
 NOT_STORES = frozenset({"claims"})  # altimate's lock-claim folder matches the store pattern
 
 # Counter names (printed as they are in the report).
@@ -45,12 +54,16 @@ SKIPPED_LESSONS = "skipped lessons"
 MERGED = "shown lines matched by a snapshot"
 SUPERSEDED_VERSIONS = "earlier versions superseded"
 GONE = "lessons no longer in the store"
+STAGED = "staged removals"
+TEAM = "team lessons"
+HIDDEN = "local lessons hidden by team lessons"
+HIDDEN_WHY = "{id} is hidden by a team lesson or tombstone in remote.json (delivery does not show it)"
 
 ERROR_NOT_FOUND = "{path}: no such folder: give a project root or its .altimate-code/learn/ folder"
 ERROR_NO_STORE = (
     "{path}: no learn store found: expected store folders such as team-playbook/ in .altimate-code/learn/"
 )
-ERROR_NO_APPROVED = "{path}: no store has an approved.json (stores found: {stores})"
+ERROR_NO_APPROVED = "{path}: no store has an approved.json or a remote.json (stores found: {stores})"
 
 
 @dataclass(frozen=True)
@@ -117,7 +130,7 @@ def translate_learn_dir(path: Path, *, known: Iterable[KnownVersion] = ()) -> Tr
     stores = store_folders(learn, translation)
     if not stores:
         raise SourceError(ERROR_NO_STORE.format(path=path))
-    if not any((s / "approved.json").is_file() for s in stores):
+    if not any((s / "approved.json").is_file() or (s / "remote.json").is_file() for s in stores):
         raise SourceError(ERROR_NO_APPROVED.format(path=path, stores=", ".join(s.name for s in stores)))
     translation.count(STORES, len(stores))
     known = list(known)
@@ -125,12 +138,20 @@ def translate_learn_dir(path: Path, *, known: Iterable[KnownVersion] = ()) -> Tr
     for version in known:
         known_by_store.setdefault(version.store, []).append(version)
     exposures: dict[tuple, tuple[str, dict]] = {}
+    shown: dict[tuple, tuple[str, dict]] = {}  # exposure key -> (store, lesson as its history holds it)
+    # altimate migrates the legacy project-wide signals file into the default store on its next read.
+    legacy = valid_signals(learn / "signals.jsonl", translation)
     for store in stores:
-        _translate_store(store, translation, known_by_store.get(store.name, []), exposures)
-    merged = snapshot_exposures(
-        learn / SESSIONS, translation, exposures, SnapshotVersions(translation, {v.hash for v in known})
-    )
+        _translate_store(store, translation, known_by_store.get(store.name, []), exposures, shown, legacy)
+    if legacy and DEFAULT_STORE not in {s.name for s in stores}:
+        signal_corrections(migrated_signals([], legacy, translation), translation)
+    versions = SnapshotVersions(translation, {v.hash for v in known})
+    merged = snapshot_exposures(learn / SESSIONS, translation, exposures, versions)
     translation.count(MERGED, merged)
+    for key in sorted(shown):
+        origin, _record = exposures[key]
+        if not origin.startswith(SESSIONS):  # a snapshot's text won: it registered its own version
+            versions.add_version(translation, origin, *shown[key], counter=HISTORY_VERSIONS)
     for key in sorted(exposures):
         origin, record = exposures[key]
         translation.add(origin, record)
@@ -140,23 +161,29 @@ def translate_learn_dir(path: Path, *, known: Iterable[KnownVersion] = ()) -> Tr
 # --- lessons -----------------------------------------------------------------------------------
 
 
-def _lesson_file(path: Path, translation: Translation) -> list | None:
-    """A strict JSON array, or None when the file is missing or does not parse (reported, skipped whole)."""
+def _lesson_file(path: Path, translation: Translation) -> list[dict] | None:
+    """The lessons of a lesson file as altimate's reader accepts them, or None when it is missing.
+
+    A file altimate refuses (it does not parse, an unknown key, a missing or mistyped field, an id
+    outside ``^L-[0-9a-f]{4,}$``, a repeated id outside retired.json) is reported and skipped whole,
+    as altimate's delivery skips it. spec: importers.md, "altimate-code".
+    """
     if not path.is_file():
         return None
     name = f"{path.parent.name}/{path.name}"
     try:
-        value = json.loads(read_text(path))
-    except (OSError, *JSON_ERRORS) as exc:
+        return lesson_file(loads(path.read_bytes()), retired=path.name == "retired.json")
+    except OSError as exc:
+        translation.skip(SKIPPED_FILES, name, f"cannot be read, skipped whole ({why(exc)})")
+    except AltimateFileError as exc:  # a ValueError too: caught first
+        translation.skip(SKIPPED_FILES, name, f"altimate refuses it, skipped whole ({exc})")
+    except JSON_ERRORS as exc:
         translation.skip(SKIPPED_FILES, name, f"does not parse, skipped whole ({why(exc)})")
-        return None
-    if not isinstance(value, list):
-        translation.skip(SKIPPED_FILES, name, "expected a JSON array, skipped whole")
-        return None
-    return value
+    return None
 
 
 def _usage(path: Path, translation: Translation) -> dict[str, int]:
+    """``usage.json`` as altimate reads it: entries with a lesson id key and a count, others dropped."""
     if not path.is_file():
         return {}
     name = f"{path.parent.name}/{path.name}"
@@ -168,7 +195,7 @@ def _usage(path: Path, translation: Translation) -> dict[str, int]:
     if not isinstance(value, dict):
         translation.skip(SKIPPED_FILES, name, "expected a JSON object {lesson id: count}, skipped whole")
         return {}
-    return {k: v for k, v in value.items() if _count(v) is not None}
+    return {k: int(v) for k, v in value.items() if LESSON_ID.fullmatch(k) and is_counter(v)}
 
 
 def _count(value: Any) -> int | None:
@@ -190,7 +217,9 @@ def _entry_hash(store: str, entry: Any) -> tuple[str, str] | None:
     return lesson_id, lesson_hash(store, SUBJECT, text)
 
 
-def _lesson_record(store: str, entry: dict, digest: str, usage: dict[str, int]) -> dict:
+def _lesson_record(
+    store: str, entry: dict, digest: str, usage: dict[str, int], known: dict[str, KnownVersion]
+) -> dict:
     record: dict[str, Any] = {
         "type": "lesson",
         "namespace": store,
@@ -212,11 +241,23 @@ def _lesson_record(store: str, entry: dict, digest: str, usage: dict[str, int]) 
     tags = entry.get("tags")
     if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
         record["tags"] = tags
+    stored = known.get(digest)
+    if stored is not None and stored.kind == "consolidation":
+        # altimate does not say which lessons are consolidations: a reviewer's approved consolidation,
+        # written back by apply_decisions, stays one (with its members and origin) when re-imported.
+        record.update(kind=stored.kind, consolidates=list(stored.consolidates))
+        if stored.origin is not None:
+            record["origin"] = stored.origin
     return record
 
 
 def _translate_store(
-    store: Path, translation: Translation, known: list[KnownVersion], exposures: dict
+    store: Path,
+    translation: Translation,
+    known: list[KnownVersion],
+    exposures: dict,
+    shown: dict,
+    legacy: list[tuple[str, dict]],
 ) -> None:
     name = store.name
     approved = _lesson_file(store / "approved.json", translation)
@@ -244,22 +285,46 @@ def _translate_store(
             rows.append((position, entry, *ident))
             id_hash[ident[0]] = ident[1]  # approved is read last: its version wins
 
+    team = team_lessons(store, translation, [row[2] for row in approved_rows])
+    for position, _entry, lesson_id, _digest in approved_rows:
+        if lesson_id in team.hidden:
+            translation.skip(HIDDEN, f"{name}/approved.json[{position}]", HIDDEN_WHY.format(id=lesson_id))
+    approved_rows = [row for row in approved_rows if row[2] not in team.hidden]
+    team_rows = [
+        (lesson["id"], lesson, lesson_hash(name, SUBJECT, lesson["text"])) for lesson in team.lessons
+    ]
+    known_hashes = {v.hash: v for v in known}
     emitted: dict[str, str] = {}  # hash -> status
-    for position, entry, _lesson_id, digest in approved_rows:
+    rows = [(f"{name}/approved.json[{p}]", e, d) for p, e, _i, d in approved_rows]
+    rows += [
+        (f"{name}/remote.json: {e['lesson_key']}", e, d) for _i, e, d in team_rows if normalize(e["text"])
+    ]
+    for origin, entry, digest in rows:
         if digest in emitted:
             continue
         emitted[digest] = "live"
         translation.live_hashes.add(digest)
-        translation.add(f"{name}/approved.json[{position}]", _lesson_record(name, entry, digest, usage))
+        translation.add(origin, _lesson_record(name, entry, digest, usage, known_hashes))
+    if team_rows:  # counted only when there are some: a store without sync reports as before
+        translation.count(TEAM, len(team_rows))
     retired_status: dict[str, tuple[str, str | None]] = {}
+    approved_ids = {lesson_id: digest for _p, _e, lesson_id, digest in approved_rows}
+    approved_ids.update((i, d) for i, _e, d in team_rows)
     for position, entry, lesson_id, digest in retired_rows:
         origin = f"{name}/retired.json[{position}]"
+        if lesson_id in approved_ids:
+            # altimate writes retired.json at reflect time: while the id is still approved, the removal
+            # is only staged (live after a promote; reconcileRetired drops the entry otherwise).
+            translation.skip(
+                STAGED, origin, f"{lesson_id} is still in approved.json: a staged removal, not imported"
+            )
+            continue
         if digest in emitted:
             translation.note(
                 f"{origin}: {lesson_id} has the same text as a lesson in approved.json; kept live"
             )
             continue
-        record = _lesson_record(name, entry, digest, usage)
+        record = _lesson_record(name, entry, digest, usage, known_hashes)
         successor = (
             id_hash.get(entry.get("supersededBy")) if isinstance(entry.get("supersededBy"), str) else None
         )
@@ -275,14 +340,21 @@ def _translate_store(
         translation.add(origin, record)
 
     if approved is not None:
-        approved_ids = {lesson_id: digest for _p, _e, lesson_id, digest in approved_rows}
         _earlier_versions(name, translation, known, emitted, approved_ids, retired_status)
-    current = {
-        lesson_id: (entry["text"], ms_or_none(entry.get("updated")))
-        for _p, entry, lesson_id, _d in approved_rows
-    }
-    shown_exposures(store, translation, exposures, current)
-    signal_corrections(store, translation)
+    # What delivery shows now: the local lessons it does not hide, and the team lessons.
+    delivered = (
+        None
+        if approved is None and not team.lessons
+        else [
+            *(e for e in approved or [] if e["id"] not in team.hidden),
+            *team.lessons,
+        ]
+    )
+    shown_exposures(store, translation, exposures, TextHistory(store, delivered), shown)
+    signals = valid_signals(store / "signals.jsonl", translation)
+    if name == DEFAULT_STORE:
+        signals = migrated_signals(signals, legacy, translation)
+    signal_corrections(signals, translation)
 
 
 def _earlier_versions(
@@ -301,7 +373,7 @@ def _earlier_versions(
     longer has at all is left as it is and listed (the store may just be incomplete).
     """
     for version in sorted(known, key=lambda v: (v.lesson_id, v.created_at_ms, v.hash)):
-        if version.status != "live" or version.hash in emitted:
+        if version.status != "live" or version.hash in emitted or not version.lesson_id:
             continue
         origin = f"{store}: {version.lesson_id} ({version.hash[:12]})"
         if version.lesson_id in approved_ids:

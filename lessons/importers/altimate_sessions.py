@@ -12,9 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lessons.core.interchange import MAX_TEXT
+from lessons.core.interchange import MAX_CORRECTION_TEXT
 from lessons.core.text import TimestampError, lesson_hash, normalize, parse_timestamp, text_hash
 
+from .altimate_lesson import snapshot_problem
 from .common import JSON_ERRORS, SKIPPED_LINES, Translation, json_lines, json_problem, read_text
 
 SUBJECT = "project"  # altimate renders a store's lessons for the whole project
@@ -26,6 +27,7 @@ SKIPPED_SNAPSHOTS = "skipped snapshots"
 SKIPPED_FILES = "skipped lesson files"
 SHORTENED = "correction texts shortened"
 SNAPSHOT_VERSIONS = "earlier versions from snapshots"
+HISTORY_VERSIONS = "earlier versions from history"
 
 
 def why(exc: BaseException) -> str:
@@ -70,12 +72,14 @@ def _text(value: Any) -> bool:
 
 
 def shown_exposures(
-    store: Path, translation: Translation, exposures: dict, current: dict[str, tuple[str, int | None]]
+    store: Path, translation: Translation, exposures: dict, history: Any, shown: dict
 ) -> None:
-    """``shown.jsonl`` lines as exposures without text (a snapshot may add the text later).
+    """``shown.jsonl`` lines as exposures, with the text the store's history says was live then.
 
-    When the lesson's current text was last updated at or before the line's ``at``, that text is
-    what was shown, so its ``text_hash`` is given; otherwise ingest assumes the text at ``shown_at``.
+    A text the history is sure of (a versions/ file, a promoted edit, approved.json after the last
+    promote) is given as ``text``, and ``shown[key]`` keeps its lesson so an earlier text can be added
+    as a version. Without history the current text is only a guess, given as ``text_hash`` (which
+    ``pin_exposure_texts`` replaces by the text an earlier import stored). A snapshot may replace both.
     """
     for origin, line in read_jsonl(store / "shown.jsonl", translation):
         at = ms_or_none(line.get("at"))
@@ -94,9 +98,12 @@ def shown_exposures(
         }
         if isinstance(line.get("tier"), str):
             record["tier"] = line["tier"]
-        text, updated = current.get(line["id"], (None, None))
-        if text is not None and updated is not None and updated <= at:
-            record["text_hash"] = text_hash(text)
+        text = history.shown(line["id"], at)
+        if text is not None and text.certain:
+            record["text"] = text.text
+            shown[key] = (store.name, text.lesson or {"id": line["id"], "text": text.text})
+        elif text is not None:
+            record["text_hash"] = text_hash(text.text)
         exposures[key] = (origin, record)
 
 
@@ -124,7 +131,15 @@ class SnapshotVersions:
             elif r.get("origin") == ORIGIN and key not in self.successor:
                 self.successor[key] = (r["status"], r.get("superseded_by"))
 
-    def addshown_exposures(self, translation: Translation, where: str, store: str, lesson: dict) -> None:
+    def add_version(
+        self,
+        translation: Translation,
+        where: str,
+        store: str,
+        lesson: dict,
+        *,
+        counter: str = SNAPSHOT_VERSIONS,
+    ) -> None:
         """An earlier text the snapshot shows becomes a (non-live) version of the same id.
 
         Recurrence matches a correction against every version a session was shown
@@ -151,7 +166,7 @@ class SnapshotVersions:
         }
         if superseded_by:
             record["superseded_by"] = superseded_by
-        translation.count(SNAPSHOT_VERSIONS)
+        translation.count(counter)
         translation.add(f"{where}: earlier version", record)
 
 
@@ -186,6 +201,12 @@ def snapshot_exposures(
                 SKIPPED_SNAPSHOTS, origin, f"skipped: sha256 of session {session!r} is not the file name"
             )
             continue
+        problem = snapshot_problem(snapshot)
+        if problem:
+            translation.skip(
+                SKIPPED_SNAPSHOTS, origin, f"skipped whole, as altimate's delivery skips it: {problem}"
+            )
+            continue
         for position, entry in enumerate(snapshot["shown"]):
             where = f"{origin}: shown[{position}]"
             lesson = entry.get("lesson") if isinstance(entry, dict) else None
@@ -214,26 +235,98 @@ def snapshot_exposures(
             if isinstance(entry.get("tier"), str):
                 record["tier"] = entry["tier"]
             exposures[key] = (where, record)
-            versions.addshown_exposures(translation, where, entry["name"], lesson)
+            if entry.get("source") != "remote":
+                # a team lesson's text under a local id (a hidden local lesson) is no version of it
+                versions.add_version(translation, where, entry["name"], lesson)
     return merged
 
 
-def signal_corrections(store: Path, translation: Translation) -> None:
-    for origin, line in read_jsonl(store / "signals.jsonl", translation):
-        corrected = line.get("correctedAt") or line.get("at")
-        if not (
-            _text(line.get("sessionID"))
-            and _text(line.get("kind"))
-            and _text(line.get("text"))
-            and ms_or_none(corrected) is not None
-        ):
-            translation.skip(SKIPPED_LINES, origin, "skipped: expected sessionID, kind, text and at")
+SIGNAL_KINDS = ("user_correction", "tool_retry", "review", "ci")
+SIGNAL_STATUSES = ("open", "consumed")
+SIGNAL_STRINGS = ("id", "sessionID", "text", "reason", "at")
+SIGNAL_OPTIONAL = ("messageID", "partID", "provenance", "consumedBy")
+SIGNAL_SOURCES = ("bootstrap", "import-reviews")
+REFUSED_SIGNALS = "signal lines altimate refuses"
+LEGACY_MIGRATED = "legacy signals migrated"
+LEGACY_KEPT = "legacy signals the store already has"
+
+
+def signal_problem(line: dict) -> str | None:
+    """Why altimate's ``signals.parse`` drops ``line``, or None when it keeps it (unknown keys are kept)."""
+    for name in SIGNAL_STRINGS:
+        if not isinstance(line.get(name), str):
+            return f"{name}: expected a string"
+    if line.get("kind") not in SIGNAL_KINDS:
+        return f"kind: expected one of {', '.join(SIGNAL_KINDS)}"
+    if line.get("status") not in SIGNAL_STATUSES:
+        return 'status: expected "open" or "consumed"'
+    for name in SIGNAL_OPTIONAL:
+        if name in line and not isinstance(line[name], str):
+            return f"{name}: expected a string"
+    if "source" in line and line["source"] not in SIGNAL_SOURCES:
+        return f"source: expected one of {', '.join(SIGNAL_SOURCES)}"
+    if "resolved" in line and not isinstance(line["resolved"], bool):
+        return "resolved: expected true or false"
+    return None
+
+
+def valid_signals(path: Path, translation: Translation) -> list[tuple[str, dict]]:
+    """The lines of a ``signals.jsonl`` altimate's reader keeps; the others are skipped and counted."""
+    rows = []
+    for origin, line in read_jsonl(path, translation):
+        problem = signal_problem(line)
+        if problem:
+            translation.skip(REFUSED_SIGNALS, origin, f"skipped as altimate skips it: {problem}")
             continue
+        rows.append((origin, line))
+    return rows
+
+
+def _dedupe_key(line: dict) -> str:
+    """altimate's signal dedupe key: session, where in it (tool part, message, else a text digest), kind."""
+    if line["kind"] == "tool_retry" and line.get("partID"):
+        where = f"part:{line['partID']}"
+    elif line.get("messageID"):
+        where = line["messageID"]
+    else:
+        where = "text:" + hashlib.sha256(line["text"].encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{line['sessionID']}\0{where}\0{line['kind']}"
+
+
+def migrated_signals(
+    rows: list[tuple[str, dict]], legacy: list[tuple[str, dict]], translation: Translation
+) -> list[tuple[str, dict]]:
+    """The default store's signals after altimate's migration of the legacy project-wide file.
+
+    A legacy signal (``learn/signals.jsonl``, valid lines in file order) is appended unless its id or
+    its dedupe key is already in the store: the store's copy wins, including a later consumption.
+    """
+    ids = {line["id"] for _o, line in rows}
+    keys = {_dedupe_key(line) for _o, line in rows}
+    merged = list(rows)
+    for origin, line in legacy:
+        if line["id"] in ids or _dedupe_key(line) in keys:
+            translation.count(LEGACY_KEPT)
+            continue
+        ids.add(line["id"])
+        keys.add(_dedupe_key(line))
+        merged.append((origin, line))
+        translation.count(LEGACY_MIGRATED)
+    return merged
+
+
+def signal_corrections(rows: list[tuple[str, dict]], translation: Translation) -> None:
+    """``correction`` records from the signals altimate keeps (``rows``, from ``valid_signals``)."""
+    for origin, line in rows:
+        corrected = line.get("correctedAt") or line["at"]
         text = normalize(line["text"])
-        if len(text) > MAX_TEXT:
-            # The interchange caps texts; the signal keeps its id, so a shortened text is still
-            # the same signal.
-            text = text[: MAX_TEXT - 1] + "…"
+        if not text or ms_or_none(corrected) is None:
+            translation.skip(SKIPPED_LINES, origin, "skipped: a correction needs text and an ISO 8601 at")
+            continue
+        if len(text) > MAX_CORRECTION_TEXT:
+            # altimate's writer keeps 2000 characters, as the interchange does; a longer line was
+            # written by hand. "..." not "…": NFKC would make the ellipsis three characters.
+            text = text[: MAX_CORRECTION_TEXT - 3] + "..."
             translation.count(SHORTENED)
         record = {
             "type": "correction",
@@ -242,9 +335,8 @@ def signal_corrections(store: Path, translation: Translation) -> None:
             "text": text,
             "corrected_at": corrected,
             "turn_started_at": line.get("turnStartedAt") or None,
+            "id": line["id"],
         }
-        if _text(line.get("id")):
-            record["id"] = line["id"]
         translation.add(origin, record)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import Q
 
 from lessons.core.recurrence import lesson_key
 from lessons.core.text import to_ms
@@ -128,12 +129,18 @@ def altimate_prepare(*, path: Path, host: str) -> Prepared:
 
 def _known_versions(host: str, stores: list[str]) -> list[altimate.KnownVersion]:
     """The stored versions of the stores' lessons for ``host`` (one query)."""
-    rows = Lesson.objects.filter(host__name=host, store__in=stores, lesson_id__isnull=False).order_by("id")
+    # A consolidation a reviewer approved has no altimate id until apply_decisions wrote it back and
+    # the store was re-imported; it is known by its entity (namespace = store) so it stays one.
+    rows = Lesson.objects.filter(
+        Q(store__in=stores, lesson_id__isnull=False)
+        | Q(kind=Lesson.Kind.CONSOLIDATION, namespace__in=stores, subject=altimate.SUBJECT),
+        host__name=host,
+    ).order_by("id")
     return [
         altimate.KnownVersion(
             hash=r.hash,
-            store=r.store,
-            lesson_id=r.lesson_id,
+            store=r.store or r.namespace,
+            lesson_id=r.lesson_id or "",
             namespace=r.namespace,
             subject=r.subject,
             text=r.text,

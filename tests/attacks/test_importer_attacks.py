@@ -181,14 +181,32 @@ def test_altimate_a_session_snapshot_whose_session_has_a_lone_surrogate_is_skipp
 
     session = "ses_\udc00"
     name = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()
+    lesson = {  # a snapshot altimate's delivery accepts: the strict lesson schema, every State field
+        "id": "L-8201",
+        "text": "Shown.",
+        "tags": [],
+        "scope": "project",
+        "helpful": 0,
+        "harmful": 0,
+        "applied": 0,
+        "created": "2026-08-25T08:00:00.000Z",
+        "updated": "2026-08-25T08:00:00.000Z",
+    }
     snapshot = {
+        "version": 1,
         "session": "PLACEHOLDER",
+        "firstMessage": "msg_1",
+        "section": "",
+        "requests": [],
+        "compactions": [],
+        "counted": [],
         "shown": [
             {
                 "at": "2026-09-28T08:00:00.000Z",
                 "name": "team-playbook",
                 "tier": "core",
-                "lesson": {"id": "L-8201", "text": "Shown."},
+                "queryHash": "0" * 64,
+                "lesson": lesson,
             }
         ],
     }

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import io
-import shutil
-import stat
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from tests.conftest import CORPORA
+from tests.engines.conftest import store_copy
 
 ALTIMATE = CORPORA / "altimate-dbt-project"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -20,11 +19,7 @@ BUDGET_HOST = {"type": "host", "name": "dbt-project", "max_active": 8, "budget_e
 @pytest.fixture
 def project(tmp_path) -> Path:
     """A writable copy of the altimate-dbt-project corpus (the shared corpus is read-only)."""
-    target = tmp_path / "altimate-dbt-project"
-    shutil.copytree(ALTIMATE, target, symlinks=True)
-    for path in [target, *target.rglob("*")]:
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
-    return target
+    return store_copy(ALTIMATE, tmp_path / "altimate-dbt-project")
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from lessons.core.text import lesson_hash, text_hash
+from lessons.core.text import lesson_hash
 from lessons.importers.altimate import (
     ERROR_NO_APPROVED,
     ERROR_NO_STORE,
@@ -103,7 +103,13 @@ def test_a_successor_id_the_store_does_not_have_makes_the_retired_lesson_retract
         {
             "id": "L-0001",
             "text": "Old rule.",
+            "tags": [],
+            "scope": "project",
+            "helpful": 0,
+            "harmful": 0,
+            "applied": 0,
             "created": "2026-01-01T00:00:00.000Z",
+            "updated": "2026-01-01T00:00:00.000Z",
             "reason": "r",
             "supersededBy": "L-ffff",
         }
@@ -145,10 +151,10 @@ def test_the_session_snapshot_gives_the_exact_text_shown():
     ]
 
 
-def test_a_shown_line_without_snapshot_gives_the_current_text_hash_when_not_updated_since():
+def test_a_shown_line_without_snapshot_after_the_last_promote_gives_the_current_text():
     exposures = records(translate_learn_dir(ALTIMATE), "exposure")
     d05 = [e for e in exposures if (e["session"], e["lesson_id"]) == ("ses_d05", "L-8201")]
-    # L-8201 was last updated 2026-10-01T08:00Z, before it was shown at 2026-10-03T22:00Z.
+    # history.jsonl: the last promote was 2026-10-01T08:00Z, before it was shown at 2026-10-03T22:00Z.
     assert d05 == [
         {
             "type": "exposure",
@@ -157,7 +163,7 @@ def test_a_shown_line_without_snapshot_gives_the_current_text_hash_when_not_upda
             "lesson_id": "L-8201",
             "shown_at": "2026-10-03T22:00:00.000Z",
             "tier": "core",
-            "text_hash": text_hash(L8201_NOW),
+            "text": L8201_NOW,
         }
     ]
 

@@ -1,9 +1,10 @@
-"""``manage.py apply_decisions --areev MEMORY_PATH --host NAME [--dry-run]``: run by a host operator.
+"""``manage.py apply_decisions (--areev MEMORY_PATH | --altimate PROJECT_DIR) --host NAME [--dry-run]``.
 
-Applies the host's unacknowledged decisions to its engine, in ``seq`` order, and acknowledges each
-(applied, or failed with the engine's message); prints what was applied, refused and skipped. Never
-runs on its own. spec: decisions.md, "Hosts apply decisions"; cli.md (exit codes). The areev side is
-``review.services.areev_apply``.
+Run by a host operator, never on its own: applies the host's decisions not yet acknowledged to its engine,
+in ``seq`` order, and acknowledges each (applied, or failed with the engine's message); prints what was
+applied, refused and skipped. Exit 0, 1 when a decision was refused (altimate) or the engine refuses the
+run, 2 on wrong usage or a missing engine package. spec: decisions.md, "Hosts apply decisions"; cli.md.
+The engine sides are ``review.services.areev_apply`` and ``review.apply.altimate``.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from lessons.importers.areev_engine import EngineError, EngineMissing
+from lessons.importers.common import SourceError
 from lessons.management.base import Command as BaseCommand
 from lessons.management.base import UsageError
 from lessons.management.commands.import_altimate import check_host
+from review.apply.altimate import apply_altimate
+from review.apply.altimate_store import StoreRefused
 from review.services.areev_apply import APPLIED, REFUSED, SKIPPED, decisions_apply_areev
 
 SUMMARY = "{applied} applied, {refused} refused, {skipped} skipped{dry}"
@@ -25,15 +29,24 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         engine = parser.add_mutually_exclusive_group(required=True)
         engine.add_argument("--areev", metavar="MEMORY_PATH", help="the host's areev memory file (X.db)")
-        parser.add_argument("--host", required=True, help="the host whose decisions are applied")
+        engine.add_argument("--altimate", metavar="PROJECT_DIR", help="the host's altimate project root")
+        parser.add_argument(
+            "--host", required=True, metavar="NAME", help="the host whose decisions are applied"
+        )
         parser.add_argument(
             "--dry-run", action="store_true", help="check each decision against the engine; change nothing"
         )
 
-    def handle(self, *args, areev, host, dry_run, **options):
+    def handle(self, *args, areev, altimate, host, dry_run, **options):
+        if altimate is not None:
+            self._altimate(Path(altimate), host, dry_run)
+        else:
+            self._areev(Path(areev), host, dry_run)
+
+    def _areev(self, path: Path, host: str, dry_run: bool) -> None:
         check_host(host)
         try:
-            outcomes = decisions_apply_areev(path=Path(areev), host=host, dry_run=dry_run)
+            outcomes = decisions_apply_areev(path=path, host=host, dry_run=dry_run)
         except EngineMissing as exc:
             raise UsageError(str(exc)) from None
         except EngineError as exc:
@@ -42,3 +55,12 @@ class Command(BaseCommand):
             self.stdout.write(outcome.line())
         counts = {s: sum(1 for o in outcomes if o.status == s) for s in (APPLIED, REFUSED, SKIPPED)}
         self.stdout.write(SUMMARY.format(**counts, dry=" (dry run: nothing changed)" if dry_run else ""))
+
+    def _altimate(self, project_dir: Path, host: str, dry_run: bool) -> None:
+        try:
+            report = apply_altimate(project_dir=project_dir, host=host, dry_run=dry_run)
+        except (SourceError, StoreRefused) as exc:
+            self.fail(str(exc))
+        self.stdout.write("\n".join(report.lines()))
+        if report.refused:
+            self.fail(f"{len(report.refused)} decision(s) refused; see above")
