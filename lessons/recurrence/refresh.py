@@ -231,11 +231,12 @@ def _sessions_shown(host_id: int, keys: set[LessonKey]) -> set[str]:
     if not keys:
         return set()
     # Deduplicated here: a DISTINCT would make SQLite walk the session index of the whole host.
-    return set(
-        Exposure.objects.filter(host_id=host_id, lesson_key__in=sorted(keys)).values_list(
-            "session", flat=True
-        )
-    )
+    # KEY_CHUNK keys per query: after a fresh ingest every new key is stale, thousands of them.
+    found: set[str] = set()
+    for chunk in _chunks(sorted(keys), KEY_CHUNK):
+        rows = Exposure.objects.filter(host_id=host_id, lesson_key__in=chunk)
+        found.update(rows.values_list("session", flat=True))
+    return found
 
 
 def _lock_host(host_id: int) -> None:
