@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+# The example inputs the tests read: the three interchange corpora and the altimate-dbt-project store.
+# They live in the repository so a clone alone passes (nothing outside it is read).
+CORPORA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -74,7 +76,7 @@ def ingest(db):
 
 @pytest.fixture
 def corpora(db):
-    """Ingest the three shared interchange corpora; returns the report."""
+    """Ingest the three interchange corpora of tests/data; returns the report."""
     from lessons.services.ingest import ingest_sources
     from lessons.services.reading import file_source
 

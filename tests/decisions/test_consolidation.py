@@ -1,5 +1,5 @@
 """Approving, rejecting and rolling back consolidation drafts. spec: decisions.md, "Actions";
-the acceptance case is the adbuy-desk corpus (../shared/corpora/adbuy-desk.jsonl)."""
+the acceptance case is the adbuy-desk corpus (tests/data/adbuy-desk.jsonl)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ DAY = 86_400_000
 
 @pytest.fixture
 def adbuy(db):
-    """Ingest ../shared/corpora/adbuy-desk.jsonl through the real ingest service."""
+    """Ingest tests/data/adbuy-desk.jsonl through the real ingest service."""
     from lessons.services.ingest import ingest_sources
     from lessons.services.reading import file_source
 

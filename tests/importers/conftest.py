@@ -19,7 +19,7 @@ BUDGET_HOST = {"type": "host", "name": "dbt-project", "max_active": 8, "budget_e
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    """A writable copy of the altimate-dbt-project corpus (the shared corpus is read-only)."""
+    """A writable copy of the altimate-dbt-project corpus (importers write beside the store; tests/data stays as committed)."""
     target = tmp_path / "altimate-dbt-project"
     shutil.copytree(ALTIMATE, target, symlinks=True)
     for path in [target, *target.rglob("*")]:
