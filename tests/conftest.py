@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -74,13 +75,125 @@ def ingest(db):
     return run
 
 
-@pytest.fixture
-def corpora(db):
-    """Ingest the three interchange corpora of tests/data; returns the report."""
+CORPUS_FILES = ("adbuy-desk.jsonl", "support-triage.jsonl", "warehouse-sql.jsonl")
+ADBUY_FILES = ("adbuy-desk.jsonl",)
+
+
+def ingest_corpus_files(names: tuple[str, ...]):
+    """Ingest files of tests/data (by name) through the real ingest service; returns the report."""
     from lessons.services.ingest import ingest_sources
     from lessons.services.reading import file_source
 
-    names = ("adbuy-desk.jsonl", "support-triage.jsonl", "warehouse-sql.jsonl")
     report = ingest_sources(sources=[file_source(str(CORPORA / n)) for n in names])
     assert report.ok, report.error_lines()
     return report
+
+
+def _stored_models() -> list:
+    """Every model with a table of its own (many-to-many tables included), in the app registry's order."""
+    from django.apps import apps
+
+    return [m for m in apps.get_models(include_auto_created=True) if m._meta.managed and not m._meta.proxy]
+
+
+def table_keys() -> dict:
+    """``{model: set of primary keys}`` of every table now."""
+    return {m: set(m._base_manager.values_list("pk", flat=True)) for m in _stored_models()}
+
+
+def rows_added_since(old: dict) -> dict:
+    """``{model: [{attname: value}, ...]}`` in key order of the rows whose keys are not in ``old`` (a
+    ``table_keys()``), for the models that have such rows."""
+    added = {}
+    for model in _stored_models():
+        fields = [f.attname for f in model._meta.concrete_fields]
+        pk = model._meta.pk.attname
+        rows = [r for r in model._base_manager.order_by("pk").values(*fields) if r[pk] not in old[model]]
+        if rows:
+            added[model] = rows
+    return added
+
+
+@dataclass(frozen=True)
+class CorpusRows:
+    """The rows one ingest of some corpus files adds to an otherwise empty test database.
+
+    ``rows``: ``{model: [{attname: value}, ...]}`` in primary-key order, only for models the ingest added
+    to; ``before``: ``{model: row count}`` of those models before the ingest (rows the migrations made);
+    ``report``: the ingest's report (returned as the ``corpora`` fixture's value).
+    """
+
+    report: object
+    rows: dict
+    before: dict
+
+    @classmethod
+    def capture(cls, names: tuple[str, ...]) -> CorpusRows:
+        """Ingest ``names`` inside a transaction that is rolled back at once, keeping the rows it added.
+
+        The transaction stands where a test's own would: ``transaction.on_commit`` callbacks registered
+        by the ingest are dropped, as they are in a ``db`` test.
+        """
+        from django.db import transaction
+
+        with transaction.atomic():
+            old = table_keys()
+            report = ingest_corpus_files(names)
+            rows = rows_added_since(old)
+            transaction.set_rollback(True)
+        return cls(report=report, rows=rows, before={model: len(old[model]) for model in rows})
+
+    def restore(self) -> bool:
+        """Insert the captured rows again (same primary keys, so foreign keys between them hold).
+
+        False, inserting nothing, when a model the ingest adds to already holds more rows than before the
+        capture (the test wrote first): then the rows could clash and only a real ingest is right.
+        ``bulk_create`` sends no signals (the ingest's own post_save work is already in the rows) and
+        stamps ``auto_now``/``auto_now_add`` fields with the time of the restore, as an ingest now would.
+        Sequences are reset past the restored keys (PostgreSQL; SQLite moves its own) so the test's
+        inserts get fresh keys.
+        """
+        from django.core.management.color import no_style
+        from django.db import connection, transaction
+
+        if any(model._base_manager.count() != n for model, n in self.before.items()):
+            return False
+        with transaction.atomic():
+            for model, rows in self.rows.items():
+                model._base_manager.bulk_create([model(**row) for row in rows])
+            with connection.cursor() as cursor:
+                for sql in connection.ops.sequence_reset_sql(no_style(), list(self.rows)):
+                    cursor.execute(sql)
+        return True
+
+
+@pytest.fixture(scope="session")
+def corpus_rows(django_db_setup, django_db_blocker) -> dict[tuple[str, ...], CorpusRows]:
+    """The corpora ingested once per test session: ``{file names: CorpusRows}`` for the three corpora
+    together (``CORPUS_FILES``) and adbuy-desk alone (``ADBUY_FILES``).
+
+    Why rows kept in memory and restored per test, rather than one ingest left in an outer transaction
+    that tests nest in, or a template database: a test that asks for ``corpora`` shares its module with
+    tests that must see an empty database, and the browser tests (``transaction=True``) flush tables,
+    which no outer transaction survives; a template database works on PostgreSQL only. Restoring the 221 rows (8 tables)
+    with ``bulk_create`` in the test's own transaction works the same on SQLite and PostgreSQL, in ``db``
+    and ``transactional_db`` tests, and each test still rolls back (or flushes) its writes: every test
+    starts from the corpora exactly as ingested. tests/test_fixtures.py checks that a restore stores what
+    a real ingest stores, row for row.
+    """
+    with django_db_blocker.unblock():
+        return {names: CorpusRows.capture(names) for names in (CORPUS_FILES, ADBUY_FILES)}
+
+
+def load_corpus(snapshots: dict, names: tuple[str, ...]):
+    """Give the test database what ingesting ``names`` gives: the session's rows restored, or (when the
+    test wrote lesson data first) a real ingest. Returns the ingest report."""
+    snapshot = snapshots[names]
+    return snapshot.report if snapshot.restore() else ingest_corpus_files(names)
+
+
+@pytest.fixture
+def corpora(db, corpus_rows):
+    """The three interchange corpora of tests/data, as ingested (restored from the session's one ingest,
+    see ``corpus_rows``); returns the ingest report."""
+    return load_corpus(corpus_rows, CORPUS_FILES)

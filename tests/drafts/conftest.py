@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lessons.core.text import lesson_hash
-from tests.conftest import CORPORA
+from tests.conftest import ADBUY_FILES, load_corpus
 
 ADBUY = "adbuy-desk"
 NS = "desk.adbuy"
@@ -19,14 +19,9 @@ DAY = 86_400_000
 
 
 @pytest.fixture
-def adbuy(db):
-    """Ingest tests/data/adbuy-desk.jsonl through the real ingest service."""
-    from lessons.services.ingest import ingest_sources
-    from lessons.services.reading import file_source
-
-    report = ingest_sources(sources=[file_source(str(CORPORA / "adbuy-desk.jsonl"))])
-    assert report.ok, report.error_lines()
-    return report
+def adbuy(db, corpus_rows):
+    """tests/data/adbuy-desk.jsonl alone, as ingested (restored from the session's one ingest)."""
+    return load_corpus(corpus_rows, ADBUY_FILES)
 
 
 @pytest.fixture
