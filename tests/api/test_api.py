@@ -18,7 +18,7 @@ from review.models import ApiToken, Decision, DecisionAck
 from review.services.chain import decision_record
 from review.services.decisions import host_set_budget, lesson_retire
 from review.services.tokens import token_revoke
-from tests.api.conftest import lesson_line
+from tests.builders import JAN_1_MS, lesson_line
 
 UNAUTHORIZED = {"error": A.E_UNAUTHORIZED, "details": [A.E_UNAUTHORIZED_DETAIL]}
 
@@ -33,7 +33,8 @@ ENDPOINTS = [
 
 def three_lessons(host: str, subject: str = "s") -> bytes:
     return "\n".join(
-        lesson_line(host, subject, f"rule {i}", created_at=1767225600000 + i) for i in range(3)
+        lesson_line(host=host, namespace="ns", subject=subject, text=f"rule {i}", created_at=JAN_1_MS + i)
+        for i in range(3)
     ).encode()
 
 
@@ -202,7 +203,7 @@ def test_an_ack_body_over_the_limit_is_413(hosts, call, make_token):
 
 @override_settings(API_MAX_BODY_BYTES=200)
 def test_a_body_at_the_limit_is_accepted(hosts, call, make_token):
-    line = lesson_line("alpha", "s", "t").encode()
+    line = lesson_line(host="alpha", namespace="ns", subject="s", text="t", created_at=JAN_1_MS).encode()
     body = line + b" " * (200 - len(line))
     assert len(body) == 200
     assert call("post", "/ingest", token=make_token(), body=body).status_code == 200

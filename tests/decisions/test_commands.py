@@ -26,7 +26,8 @@ from review.services.decisions import (
     NOT_ALLOWED_DECIDE,
     REASON_REQUIRED,
 )
-from tests.decisions.conftest import lesson_record
+from tests.builders import numbered_lesson
+from tests.decisions.conftest import NS
 
 GOOD = "rec-adbuy-consolidate-1"
 
@@ -119,8 +120,8 @@ def test_an_unknown_prefix_exits_1(pile, reviewer):
 @pytest.fixture
 def twins(ingest):
     """Two lessons on two hosts whose hashes share the prefix ``abcdef01``."""
-    a = {**lesson_record(1, host="one"), "hash": "abcdef01" + "1" * 56}
-    b = {**lesson_record(2, host="two"), "hash": "abcdef01" + "2" * 56}
+    a = {**numbered_lesson(1, namespace=NS, host="one"), "hash": "abcdef01" + "1" * 56}
+    b = {**numbered_lesson(2, namespace=NS, host="two"), "hash": "abcdef01" + "2" * 56}
     assert ingest([a, b]).ok
     return a["hash"], b["hash"]
 
@@ -193,7 +194,7 @@ def test_an_unknown_draft_exits_1(db, reviewer):
 def test_a_draft_id_on_two_hosts_needs_host(ingest, reviewer):
     records = []
     for host in ("one", "two"):
-        lesson = lesson_record(1, host=host)
+        lesson = numbered_lesson(1, namespace=NS, host=host)
         records += [
             lesson,
             {
@@ -222,7 +223,7 @@ def test_a_draft_id_on_two_hosts_needs_host(ingest, reviewer):
 
 
 def test_approve_needs_the_flag_when_held_anchors_are_dropped(pile, ingest, reviewer):
-    member = lesson_record(7, text="Convert timestamps with `to_utc` always.")
+    member = numbered_lesson(7, namespace=NS, text="Convert timestamps with `to_utc` always.")
     ingest(
         [
             member,
