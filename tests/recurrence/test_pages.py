@@ -208,8 +208,15 @@ def test_the_unmatched_topics_page_lists_cycle_year_with_its_corrections(corpora
 
 
 def test_a_host_without_unmatched_topics_says_so(corpora, as_viewer):
-    body = as_viewer.get("/hosts/warehouse-sql/unmatched-topics/").content.decode()
-    assert "No unmatched topic." in body
+    response = as_viewer.get("/hosts/warehouse-sql/unmatched-topics/")
+    assert response.status_code == 200
+    main = parse(response.content).find("main")
+    assert main.find("table") is None
+    (empty,) = main.find_all(cls="empty")
+    assert empty.text == (
+        "No unmatched topic. "
+        "No backticked name was corrected in two or more sessions without a live lesson anchoring it."
+    )
 
 
 def test_an_unknown_host_is_a_404_naming_it(db, as_viewer):
