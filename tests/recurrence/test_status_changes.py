@@ -159,10 +159,17 @@ def test_retiring_a_lesson_without_other_versions_keeps_its_counts(two_versions,
 def test_the_counts_move_once_the_decision_is_committed_not_before(two_versions, reviewer, committed):
     with committed(execute=False) as callbacks:
         lesson_retire(host=Host.objects.get(name="desk"), hashes=[hash_of(V2)], actor=reviewer, reason="x")
-    assert key(V2) in stored_counts()
-    for callback in callbacks:
-        callback()
-    assert key(V2) not in stored_counts() and key(V1) in stored_counts()
+    solo = counts(sessions_shown=3, recurred=1, recurred_sessions=1)
+    assert stored_counts() == {
+        key(V2): counts(sessions_shown=1, recurred=1, recurred_sessions=1, earlier_version=2),
+        key(SOLO): solo,
+    }
+    (callback,) = callbacks
+    callback()
+    assert stored_counts() == {
+        key(V1): counts(sessions_shown=2, recurred=2, recurred_sessions=2, earlier_version=1),
+        key(SOLO): solo,
+    }
 
 
 def test_a_status_change_that_keeps_the_current_version_writes_nothing(two_versions):
