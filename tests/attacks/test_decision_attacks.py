@@ -28,22 +28,18 @@ from review.services.decisions import (
     draft_approve,
 )
 from review.services.exports import decisions_jsonl
+from tests import builders
 
 NS, SUBJECT, T0 = "desk.test", "invoice_capture", 1768435200000
 ENTITY = urlencode({"host": "acme", "namespace": NS, "subject": SUBJECT})
 
 
 def record(i: int, *, subject: str = SUBJECT, status: str = "live") -> dict:
+    """Lesson ``i`` of host acme on this module's namespace (``builders.lesson`` with its defaults)."""
     text = f"Rule {i} for the capture of field {i}."
-    return {
-        "type": "lesson",
-        "host": "acme",
-        "namespace": NS,
-        "subject": subject,
-        "text": text,
-        "created_at": T0 + i,
-        "status": status,
-    }
+    return builders.lesson(
+        host="acme", namespace=NS, subject=subject, text=text, created_at=T0 + i, status=status
+    )
 
 
 def h(i: int, subject: str = SUBJECT) -> str:
