@@ -1,4 +1,5 @@
-"""Shared fixtures: the personas (viewer, reviewer, admin, outsider) and small builders."""
+"""Shared fixtures: the personas (viewer, reviewer, admin, outsider), the ingest runner and the corpora
+(ingested once per test session, restored per test)."""
 
 from __future__ import annotations
 
