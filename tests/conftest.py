@@ -97,21 +97,27 @@ def _stored_models() -> list:
     return [m for m in apps.get_models(include_auto_created=True) if m._meta.managed and not m._meta.proxy]
 
 
-def table_keys() -> dict:
-    """``{model: set of primary keys}`` of every table now."""
-    return {m: set(m._base_manager.values_list("pk", flat=True)) for m in _stored_models()}
-
-
-def rows_added_since(old: dict) -> dict:
-    """``{model: [{attname: value}, ...]}`` in key order of the rows whose keys are not in ``old`` (a
-    ``table_keys()``), for the models that have such rows."""
-    added = {}
+def table_rows() -> dict:
+    """``{model: {primary key: {attname: value}}}`` of every table now."""
+    state = {}
     for model in _stored_models():
         fields = [f.attname for f in model._meta.concrete_fields]
         pk = model._meta.pk.attname
-        rows = [r for r in model._base_manager.order_by("pk").values(*fields) if r[pk] not in old[model]]
-        if rows:
-            added[model] = rows
+        state[model] = {row[pk]: row for row in model._base_manager.order_by("pk").values(*fields)}
+    return state
+
+
+def rows_added_since(old: dict) -> dict:
+    """``{model: [{attname: value}, ...]}`` in key order of the rows not in ``old`` (a ``table_rows()``), for
+    the models that have such rows. Raises AssertionError when a row of ``old`` was changed or deleted: only
+    added rows can be kept and restored."""
+    added = {}
+    for model, rows in table_rows().items():
+        gone_or_changed = [pk for pk, row in old[model].items() if rows.get(pk) != row]
+        assert not gone_or_changed, f"{model._meta.label}: rows {gone_or_changed} changed or deleted"
+        new = [row for pk, row in rows.items() if pk not in old[model]]
+        if new:
+            added[model] = new
     return added
 
 
@@ -138,7 +144,7 @@ class CorpusRows:
         from django.db import transaction
 
         with transaction.atomic():
-            old = table_keys()
+            old = table_rows()
             report = ingest_corpus_files(names)
             rows = rows_added_since(old)
             transaction.set_rollback(True)

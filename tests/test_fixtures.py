@@ -15,7 +15,7 @@ from tests.conftest import (
     ingest_corpus_files,
     load_corpus,
     rows_added_since,
-    table_keys,
+    table_rows,
 )
 
 
@@ -48,14 +48,14 @@ def ranked(rows_by_model: dict) -> dict[str, list[tuple]]:
 
 @pytest.mark.parametrize("names", [CORPUS_FILES, ADBUY_FILES])
 def test_a_restore_stores_what_the_session_ingest_added(db, corpus_rows, names):
-    old = table_keys()
+    old = table_rows()
     assert load_corpus(corpus_rows, names) is corpus_rows[names].report
     assert ranked(rows_added_since(old)) == ranked(corpus_rows[names].rows)
 
 
 @pytest.mark.parametrize("names", [CORPUS_FILES, ADBUY_FILES])
 def test_a_real_ingest_in_a_test_stores_what_a_restore_does(db, corpus_rows, names):
-    old = table_keys()
+    old = table_rows()
     ingest_corpus_files(names)
     assert ranked(rows_added_since(old)) == ranked(corpus_rows[names].rows)
 
@@ -64,7 +64,7 @@ def test_a_real_ingest_in_a_test_stores_what_a_restore_does(db, corpus_rows, nam
 def test_a_committed_ingest_with_its_after_commit_work_stores_what_a_restore_does(corpus_rows):
     # Committed for real, the post_save receiver's recurrence refreshes run after each commit; in a ``db``
     # test (and in the session's capture) they never run. The rows must come out the same either way.
-    old = table_keys()
+    old = table_rows()
     ingest_corpus_files(CORPUS_FILES)
     assert ranked(rows_added_since(old)) == ranked(corpus_rows[CORPUS_FILES].rows)
 
@@ -105,3 +105,12 @@ def test_a_test_that_wrote_lesson_data_first_gets_a_real_ingest(ingest, corpus_r
     # As a real ingest does, the host that exists keeps its budget (3, not the corpus's 8).
     assert Host.objects.get(name="adbuy-desk").max_active == 3
     assert Lesson.objects.count() == len(corpus_rows[ADBUY_FILES].rows[Lesson])
+
+
+def test_a_capture_refuses_a_change_to_a_row_that_was_there_before(db):
+    from django.contrib.auth.models import Group
+
+    old = table_rows()
+    Group.objects.filter(name="viewer").update(name="watcher")
+    with pytest.raises(AssertionError, match=r"auth\.Group: rows \[\d+\] changed or deleted"):
+        rows_added_since(old)
