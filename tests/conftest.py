@@ -182,11 +182,15 @@ def corpus_rows(django_db_setup, django_db_blocker) -> dict[tuple[str, ...], Cor
     Why rows kept in memory and restored per test, rather than one ingest left in an outer transaction
     that tests nest in, or a template database: a test that asks for ``corpora`` shares its module with
     tests that must see an empty database, and the browser tests (``transaction=True``) flush tables,
-    which no outer transaction survives; a template database works on PostgreSQL only. Restoring the 221 rows (8 tables)
-    with ``bulk_create`` in the test's own transaction works the same on SQLite and PostgreSQL, in ``db``
-    and ``transactional_db`` tests, and each test still rolls back (or flushes) its writes: every test
-    starts from the corpora exactly as ingested. tests/test_fixtures.py checks that a restore stores what
-    a real ingest stores, row for row.
+    which no outer transaction survives; a template database works on PostgreSQL only. Restoring the 221
+    rows (8 tables) with ``bulk_create`` in the test's own transaction works the same on SQLite and
+    PostgreSQL, in ``db`` and ``transactional_db`` tests, and each test still rolls back (or flushes) its
+    writes: every test starts from the corpora exactly as ingested. tests/test_fixtures.py checks that a
+    restore stores what a real ingest stores, row for row.
+
+    Set up by the first test that asks, before its own ``db`` (pytest sets up session fixtures first). Ask
+    for it only together with ``db`` or ``transactional_db``: pytest-django creates the test database only
+    when a collected test needs one.
     """
     with django_db_blocker.unblock():
         return {names: CorpusRows.capture(names) for names in (CORPUS_FILES, ADBUY_FILES)}
