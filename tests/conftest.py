@@ -1,13 +1,17 @@
-"""Shared fixtures: the personas (viewer, reviewer, admin, outsider) and small builders."""
+"""Shared fixtures: the personas (viewer, reviewer, admin, outsider), the ingest runner and the corpora
+(ingested once per test session, restored per test)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+# The example inputs the tests read: the three interchange corpora and the altimate-dbt-project store.
+# They live in the repository so a clone alone passes (nothing outside it is read).
+CORPORA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -72,13 +76,135 @@ def ingest(db):
     return run
 
 
-@pytest.fixture
-def corpora(db):
-    """Ingest the three shared interchange corpora; returns the report."""
+CORPUS_FILES = ("adbuy-desk.jsonl", "support-triage.jsonl", "warehouse-sql.jsonl")
+ADBUY_FILES = ("adbuy-desk.jsonl",)
+
+
+def ingest_corpus_files(names: tuple[str, ...]):
+    """Ingest files of tests/data (by name) through the real ingest service; returns the report."""
     from lessons.ingest.passes import ingest_sources
     from lessons.ingest.reading import file_source
 
-    names = ("adbuy-desk.jsonl", "support-triage.jsonl", "warehouse-sql.jsonl")
     report = ingest_sources(sources=[file_source(str(CORPORA / n)) for n in names])
     assert report.ok, report.error_lines()
     return report
+
+
+def _stored_models() -> list:
+    """Every model with a table of its own (many-to-many tables included), in the app registry's order."""
+    from django.apps import apps
+
+    return [m for m in apps.get_models(include_auto_created=True) if m._meta.managed and not m._meta.proxy]
+
+
+def table_rows() -> dict:
+    """``{model: {primary key: {attname: value}}}`` of every table now."""
+    state = {}
+    for model in _stored_models():
+        fields = [f.attname for f in model._meta.concrete_fields]
+        pk = model._meta.pk.attname
+        state[model] = {row[pk]: row for row in model._base_manager.order_by("pk").values(*fields)}
+    return state
+
+
+def rows_added_since(old: dict) -> dict:
+    """``{model: [{attname: value}, ...]}`` in key order of the rows not in ``old`` (a ``table_rows()``), for
+    the models that have such rows. Raises AssertionError when a row of ``old`` was changed or deleted: only
+    added rows can be kept and restored."""
+    added = {}
+    for model, rows in table_rows().items():
+        gone_or_changed = [pk for pk, row in old[model].items() if rows.get(pk) != row]
+        assert not gone_or_changed, f"{model._meta.label}: rows {gone_or_changed} changed or deleted"
+        new = [row for pk, row in rows.items() if pk not in old[model]]
+        if new:
+            added[model] = new
+    return added
+
+
+@dataclass(frozen=True)
+class CorpusRows:
+    """The rows one ingest of some corpus files adds to an otherwise empty test database.
+
+    ``rows``: ``{model: [{attname: value}, ...]}`` in primary-key order, only for models the ingest added
+    to; ``before``: ``{model: row count}`` of those models before the ingest (rows the migrations made);
+    ``report``: the ingest's report (returned as the ``corpora`` fixture's value).
+    """
+
+    report: object
+    rows: dict
+    before: dict
+
+    @classmethod
+    def capture(cls, names: tuple[str, ...]) -> CorpusRows:
+        """Ingest ``names`` inside a transaction that is rolled back at once, keeping the rows it added.
+
+        The transaction stands where a test's own would: ``transaction.on_commit`` callbacks registered
+        by the ingest are dropped, as they are in a ``db`` test.
+        """
+        from django.db import transaction
+
+        with transaction.atomic():
+            old = table_rows()
+            report = ingest_corpus_files(names)
+            rows = rows_added_since(old)
+            transaction.set_rollback(True)
+        return cls(report=report, rows=rows, before={model: len(old[model]) for model in rows})
+
+    def restore(self) -> bool:
+        """Insert the captured rows again (same primary keys, so foreign keys between them hold).
+
+        False, inserting nothing, when a model the ingest adds to already holds more rows than before the
+        capture (the test wrote first): then the rows could clash and only a real ingest is right.
+        ``bulk_create`` sends no signals (the ingest's own post_save work is already in the rows) and
+        stamps ``auto_now``/``auto_now_add`` fields with the time of the restore, as an ingest now would.
+        Sequences are reset past the restored keys (PostgreSQL; SQLite moves its own) so the test's
+        inserts get fresh keys.
+        """
+        from django.core.management.color import no_style
+        from django.db import connection, transaction
+
+        if any(model._base_manager.count() != n for model, n in self.before.items()):
+            return False
+        with transaction.atomic():
+            for model, rows in self.rows.items():
+                model._base_manager.bulk_create([model(**row) for row in rows])
+            with connection.cursor() as cursor:
+                for sql in connection.ops.sequence_reset_sql(no_style(), list(self.rows)):
+                    cursor.execute(sql)
+        return True
+
+
+@pytest.fixture(scope="session")
+def corpus_rows(django_db_setup, django_db_blocker) -> dict[tuple[str, ...], CorpusRows]:
+    """The corpora ingested once per test session: ``{file names: CorpusRows}`` for the three corpora
+    together (``CORPUS_FILES``) and adbuy-desk alone (``ADBUY_FILES``).
+
+    Why rows kept in memory and restored per test, rather than one ingest left in an outer transaction
+    that tests nest in, or a template database: a test that asks for ``corpora`` shares its module with
+    tests that must see an empty database, and the browser tests (``transaction=True``) flush tables,
+    which no outer transaction survives; a template database works on PostgreSQL only. Restoring the 221
+    rows (8 tables) with ``bulk_create`` in the test's own transaction works the same on SQLite and
+    PostgreSQL, in ``db`` and ``transactional_db`` tests, and each test still rolls back (or flushes) its
+    writes: every test starts from the corpora exactly as ingested. tests/test_fixtures.py checks that a
+    restore stores what a real ingest stores, row for row.
+
+    Set up by the first test that asks, before its own ``db`` (pytest sets up session fixtures first). Ask
+    for it only together with ``db`` or ``transactional_db``: pytest-django creates the test database only
+    when a collected test needs one.
+    """
+    with django_db_blocker.unblock():
+        return {names: CorpusRows.capture(names) for names in (CORPUS_FILES, ADBUY_FILES)}
+
+
+def load_corpus(snapshots: dict, names: tuple[str, ...]):
+    """Give the test database what ingesting ``names`` gives: the session's rows restored, or (when the
+    test wrote lesson data first) a real ingest. Returns the ingest report."""
+    snapshot = snapshots[names]
+    return snapshot.report if snapshot.restore() else ingest_corpus_files(names)
+
+
+@pytest.fixture
+def corpora(db, corpus_rows):
+    """The three interchange corpora of tests/data, as ingested (restored from the session's one ingest,
+    see ``corpus_rows``); returns the ingest report."""
+    return load_corpus(corpus_rows, CORPUS_FILES)

@@ -1,4 +1,4 @@
-"""Acceptance of the foundation issue on ../shared/corpora: exactly two piles, as piles.md defines."""
+"""Acceptance of the foundation issue on the corpora of tests/data: exactly two piles, as piles.md defines."""
 
 import json
 

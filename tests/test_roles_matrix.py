@@ -30,6 +30,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from lessons.core.text import lesson_hash
+from tests.builders import JAN_15_MS, day_ms, lesson
 from tests.conftest import CORPORA
 
 PERSONAS = ("anonymous", "viewer", "reviewer", "admin")
@@ -245,16 +246,15 @@ def world(ingest, second_reviewer) -> World:
     hashes = [lesson_hash(NS, SUBJECT, t) for t in texts]
     records: list[dict] = [{"type": "host", "name": "acme", "max_active": 3, "budget_enabled": True}]
     records += [
-        {
-            "type": "lesson",
-            "host": "acme",
-            "namespace": NS,
-            "subject": SUBJECT,
-            "text": t,
-            "created_at": 1768435200000 + i * 86_400_000,
-            "hash": h,
-        }
-        for i, (t, h) in enumerate(zip(texts, hashes, strict=True))
+        lesson(
+            host="acme",
+            namespace=NS,
+            subject=SUBJECT,
+            text=t,
+            created_at=day_ms(i, start=JAN_15_MS),
+            hashed=True,
+        )
+        for i, t in enumerate(texts)
     ]
     for draft_id, members in (("d-ok", hashes[0:2]), ("d-approved", hashes[2:4])):
         records.append(

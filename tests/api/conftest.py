@@ -43,17 +43,3 @@ def call(client):
         return client.post(url, data=data, content_type=content_type, **headers, **extra)
 
     return run
-
-
-def lesson_line(host, subject, text, namespace="ns", created_at=1767225600000, **more):
-    """One interchange ``lesson`` record as a JSON line."""
-    record = {
-        "type": "lesson",
-        "host": host,
-        "namespace": namespace,
-        "subject": subject,
-        "text": text,
-        "created_at": created_at,
-        **more,
-    }
-    return json.dumps(record)

@@ -20,7 +20,7 @@ from review.services.budget import host_set_budget
 from review.services.chain import decision_record
 from review.services.decisions import lesson_retire
 from review.services.tokens import token_revoke
-from tests.api.conftest import lesson_line
+from tests.builders import JAN_1_MS, lesson_line
 
 UNAUTHORIZED = {"error": A.E_UNAUTHORIZED, "details": [A.E_UNAUTHORIZED_DETAIL]}
 
@@ -35,7 +35,8 @@ ENDPOINTS = [
 
 def three_lessons(host: str, subject: str = "s") -> bytes:
     return "\n".join(
-        lesson_line(host, subject, f"rule {i}", created_at=1767225600000 + i) for i in range(3)
+        lesson_line(host=host, namespace="ns", subject=subject, text=f"rule {i}", created_at=JAN_1_MS + i)
+        for i in range(3)
     ).encode()
 
 
@@ -204,7 +205,7 @@ def test_an_ack_body_over_the_limit_is_413(hosts, call, make_token):
 
 @override_settings(API_MAX_BODY_BYTES=200)
 def test_a_body_at_the_limit_is_accepted(hosts, call, make_token):
-    line = lesson_line("alpha", "s", "t").encode()
+    line = lesson_line(host="alpha", namespace="ns", subject="s", text="t", created_at=JAN_1_MS).encode()
     body = line + b" " * (200 - len(line))
     assert len(body) == 200
     assert call("post", "/ingest", token=make_token(), body=body).status_code == 200
@@ -530,7 +531,11 @@ def test_bearer_calls_need_no_csrf_token(hosts, make_token):
         content_type="application/x-ndjson",
         HTTP_AUTHORIZATION=f"Bearer {make_token()}",
     )
-    assert response.status_code == 200
+    assert (response.status_code, response.json()["counts"]) == (
+        200,
+        {"lesson": {"created": 3, "unchanged": 0, "updated": 0, "held": 0, "rejected": 0}},
+    )
+    assert Lesson.objects.filter(host__name="alpha").count() == 3
 
 
 def test_a_wrong_method_is_405_with_the_error_body(hosts, call, make_token):

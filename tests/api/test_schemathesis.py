@@ -19,7 +19,7 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
 from review.services.budget import host_set_budget
-from tests.api.conftest import lesson_line
+from tests.builders import JAN_1_MS, lesson_line
 
 # The ingest body is interchange JSON Lines: text on the wire.
 schemathesis.serializer.alias("application/x-ndjson", "text/plain")
@@ -37,7 +37,10 @@ def wsgi_app():
 
 
 def test_no_generated_request_makes_a_server_error(wsgi_app, hosts, make_token, admin_user):
-    body = "\n".join(lesson_line("alpha", "s", f"rule {i}", created_at=1767225600000 + i) for i in range(3))
+    body = "\n".join(
+        lesson_line(host="alpha", namespace="ns", subject="s", text=f"rule {i}", created_at=JAN_1_MS + i)
+        for i in range(3)
+    )
     assert ingest_sources(sources=[bytes_source(body.encode())]).ok
     host_set_budget(host=hosts["alpha"], actor=admin_user, max_active=3, budget_enabled=True, reason="room")
     raw = make_token()

@@ -13,7 +13,7 @@ from lessons.models import Lesson
 from review.api import errors as A
 from review.models import DecisionAck
 from review.services.budget import host_set_budget
-from tests.api.conftest import lesson_line
+from tests.builders import JAN_1_MS, lesson_line
 
 FORBIDDEN_ALPHA = {"error": A.E_HOST.format(host="alpha"), "details": []}
 
@@ -54,7 +54,12 @@ def test_host_token_acking_another_hosts_decision_is_403(call, alpha_token, beta
 
 
 def test_host_token_ingesting_into_another_host_is_403_and_writes_nothing(call, alpha_token):
-    body = "\n".join([lesson_line("alpha", "s", "mine"), lesson_line("beta", "s", "theirs")])
+    body = "\n".join(
+        [
+            lesson_line(host="alpha", namespace="ns", subject="s", text="mine", created_at=JAN_1_MS),
+            lesson_line(host="beta", namespace="ns", subject="s", text="theirs", created_at=JAN_1_MS),
+        ]
+    )
     response = call("post", "/ingest", token=alpha_token, body=body)
     assert response.status_code == 403
     assert response.json() == {
@@ -65,7 +70,12 @@ def test_host_token_ingesting_into_another_host_is_403_and_writes_nothing(call, 
 
 
 def test_host_token_ingesting_with_skip_invalid_into_another_host_is_still_403(call, alpha_token):
-    body = "\n".join([lesson_line("alpha", "s", "mine"), lesson_line("beta", "s", "theirs")])
+    body = "\n".join(
+        [
+            lesson_line(host="alpha", namespace="ns", subject="s", text="mine", created_at=JAN_1_MS),
+            lesson_line(host="beta", namespace="ns", subject="s", text="theirs", created_at=JAN_1_MS),
+        ]
+    )
     response = call("post", "/ingest?skip_invalid=1", token=alpha_token, body=body)
     assert response.status_code == 403
     assert Lesson.objects.count() == 0
@@ -79,18 +89,33 @@ def test_host_token_declaring_another_host_record_is_403(call, alpha_token):
 
 
 def test_host_token_with_another_default_host_is_403(call, alpha_token):
-    response = call("post", "/ingest?host=beta", token=alpha_token, body=lesson_line("alpha", "s", "t"))
+    response = call(
+        "post",
+        "/ingest?host=beta",
+        token=alpha_token,
+        body=lesson_line(host="alpha", namespace="ns", subject="s", text="t", created_at=JAN_1_MS),
+    )
     assert (response.status_code, response.json()) == (403, FORBIDDEN_ALPHA)
 
 
 def test_host_token_ingests_into_its_own_host(call, alpha_token):
-    response = call("post", "/ingest", token=alpha_token, body=lesson_line("alpha", "s", "t"))
+    response = call(
+        "post",
+        "/ingest",
+        token=alpha_token,
+        body=lesson_line(host="alpha", namespace="ns", subject="s", text="t", created_at=JAN_1_MS),
+    )
     assert response.status_code == 200
     assert Lesson.objects.count() == 1
 
 
 def test_read_only_token_cannot_ingest(call, make_token, hosts):
-    response = call("post", "/ingest", token=make_token(ingest=False), body=lesson_line("alpha", "s", "t"))
+    response = call(
+        "post",
+        "/ingest",
+        token=make_token(ingest=False),
+        body=lesson_line(host="alpha", namespace="ns", subject="s", text="t", created_at=JAN_1_MS),
+    )
     assert (response.status_code, response.json()) == (
         403,
         {"error": "this token lacks the ingest scope", "details": []},

@@ -14,9 +14,10 @@ from lessons.models import Host, Lesson
 from review.api.errors import E_BAD_HOST, E_INVALID, E_UNAUTHORIZED
 from review.models import DecisionAck
 from review.services.acks import ACK_DETAIL_NOT_UNICODE
-from tests.api.conftest import call, hosts, lesson_line, make_token  # noqa: F401 (fixtures)
+from tests.api.conftest import call, hosts, make_token  # noqa: F401 (fixtures)
+from tests.builders import JAN_1_MS, lesson_line
 
-LINE = lesson_line("alpha", "s", "Keep leading zeros.")
+LINE = lesson_line(host="alpha", namespace="ns", subject="s", text="Keep leading zeros.", created_at=JAN_1_MS)
 
 
 @pytest.fixture

@@ -21,20 +21,18 @@ from lessons.core.interchange import (
 from lessons.core.text import lesson_hash
 from lessons.ingest.passes import HASH_CONTENT_DIFFERS
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
+from tests import builders
 
 T0 = 1767225600000  # 2026-01-01T00:00:00.000Z
 
 
-def lesson(text="Copy the contract number exactly.", *, host="h1", namespace="ns", subject="s", **more):
-    return {
-        "type": "lesson",
-        "host": host,
-        "namespace": namespace,
-        "subject": subject,
-        "text": text,
-        "created_at": more.pop("created_at", T0),
-        **more,
-    }
+def lesson(
+    text="Copy the contract number exactly.", *, host="h1", namespace="ns", subject="s", created_at=T0, **more
+):
+    """This module's defaults for ``builders.lesson``."""
+    return builders.lesson(
+        host=host, namespace=namespace, subject=subject, text=text, created_at=created_at, **more
+    )
 
 
 def h(text="Copy the contract number exactly.", namespace="ns", subject="s"):

@@ -1,4 +1,4 @@
-"""Builders for the decision tests: a small pile on one host, users with a role."""
+"""Fixtures of the decision tests: a small pile on one host, users with a role."""
 
 from __future__ import annotations
 
@@ -6,28 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from lessons.core.text import lesson_hash
+from tests.builders import numbered_lesson
 
 NS = "desk.test"
 SUBJECT = "invoice_capture"
-T0 = 1768435200000  # 2026-01-15T00:00:00.000Z
 NOW = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
-
-
-def lesson_record(
-    i: int, *, host: str = "acme", namespace: str = NS, subject: str = SUBJECT, text: str | None = None
-):
-    text = text or f"Lesson number {i} about invoice capture field {i}."
-    return {
-        "type": "lesson",
-        "host": host,
-        "namespace": namespace,
-        "subject": subject,
-        "text": text,
-        "created_at": T0 + i * 86_400_000,
-        "origin": "llm",
-        "hash": lesson_hash(namespace, subject, text),
-    }
 
 
 @pytest.fixture
@@ -37,7 +20,7 @@ def pile(ingest):
     Returns the five hashes, oldest first; lesson 0 has verdict ``held``.
     """
     records = [{"type": "host", "name": "acme", "max_active": 3, "budget_enabled": True}]
-    records += [lesson_record(i) for i in range(5)]
+    records += [numbered_lesson(i, namespace=NS) for i in range(5)]
     records.append(
         {
             "type": "verdict",

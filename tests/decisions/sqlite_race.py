@@ -24,7 +24,8 @@ def main() -> None:
     from lessons.ingest.reading import bytes_source
     from lessons.models import Draft, Host, Lesson
     from review.services.chain import decisions_verify
-    from tests.decisions.conftest import lesson_record
+    from tests.builders import numbered_lesson
+    from tests.decisions.conftest import NS
     from tests.decisions.test_concurrency import race, retire_action, version
 
     call_command("migrate", verbosity=0)
@@ -34,7 +35,7 @@ def main() -> None:
         user.groups.add(Group.objects.get(name="reviewer"))
         users.append(user)
     records = [{"type": "host", "name": "acme", "max_active": 3, "budget_enabled": True}]
-    records += [lesson_record(i) for i in range(5)]
+    records += [numbered_lesson(i, namespace=NS) for i in range(5)]
     hashes = [r["hash"] for r in records[1:]]
     records.append(
         {

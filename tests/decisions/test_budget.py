@@ -13,7 +13,8 @@ from review.services.budget import (
     host_set_budget,
 )
 from review.services.common import NOT_ALLOWED_BUDGET, DecisionRefused, NotAllowed
-from tests.decisions.conftest import NOW, lesson_record
+from tests.builders import numbered_lesson
+from tests.decisions.conftest import NOW, NS
 
 TARGET = "entity:desk.test/invoice_capture"
 
@@ -101,7 +102,7 @@ def test_preview_of_a_looser_budget_shows_the_pile_disappearing(pile, django_ass
 
 
 def test_preview_of_a_tighter_budget_shows_piles_appearing(pile, ingest):
-    ingest([lesson_record(i, subject="flight_dates") for i in range(3)])
+    ingest([numbered_lesson(i, namespace=NS, subject="flight_dates") for i in range(3)])
     preview = budget_preview(host=acme(), max_active=2, budget_enabled=True)
     assert preview == {
         "over_budget_now": 1,
@@ -112,7 +113,9 @@ def test_preview_of_a_tighter_budget_shows_piles_appearing(pile, ingest):
 
 
 def test_preview_of_enabling_a_disabled_budget(ingest):
-    ingest([{"type": "host", "name": "off"}, *[lesson_record(i, host="off", namespace="") for i in range(9)]])
+    ingest(
+        [{"type": "host", "name": "off"}, *[numbered_lesson(i, host="off", namespace="") for i in range(9)]]
+    )
     host = Host.objects.get(name="off")
     assert budget_preview(host=host, max_active=8, budget_enabled=True) == {
         "over_budget_now": 0,

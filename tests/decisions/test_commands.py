@@ -21,7 +21,8 @@ from review.models import Decision
 from review.services.budget import BUDGET_NOTHING_GIVEN, BUDGET_OUT_OF_RANGE
 from review.services.common import NOT_ALLOWED_BUDGET, NOT_ALLOWED_DECIDE, REASON_REQUIRED
 from review.services.consolidation import DRAFT_SELF_APPROVAL
-from tests.decisions.conftest import lesson_record
+from tests.builders import numbered_lesson
+from tests.decisions.conftest import NS
 
 GOOD = "rec-adbuy-consolidate-1"
 
@@ -114,8 +115,8 @@ def test_an_unknown_prefix_exits_1(pile, reviewer):
 @pytest.fixture
 def twins(ingest):
     """Two lessons on two hosts whose hashes share the prefix ``abcdef01``."""
-    a = {**lesson_record(1, host="one"), "hash": "abcdef01" + "1" * 56}
-    b = {**lesson_record(2, host="two"), "hash": "abcdef01" + "2" * 56}
+    a = {**numbered_lesson(1, namespace=NS, host="one"), "hash": "abcdef01" + "1" * 56}
+    b = {**numbered_lesson(2, namespace=NS, host="two"), "hash": "abcdef01" + "2" * 56}
     assert ingest([a, b]).ok
     return a["hash"], b["hash"]
 
@@ -188,7 +189,7 @@ def test_an_unknown_draft_exits_1(db, reviewer):
 def test_a_draft_id_on_two_hosts_needs_host(ingest, reviewer):
     records = []
     for host in ("one", "two"):
-        lesson = lesson_record(1, host=host)
+        lesson = numbered_lesson(1, namespace=NS, host=host)
         records += [
             lesson,
             {
@@ -217,7 +218,7 @@ def test_a_draft_id_on_two_hosts_needs_host(ingest, reviewer):
 
 
 def test_approve_needs_the_flag_when_held_anchors_are_dropped(pile, ingest, reviewer):
-    member = lesson_record(7, text="Convert timestamps with `to_utc` always.")
+    member = numbered_lesson(7, namespace=NS, text="Convert timestamps with `to_utc` always.")
     ingest(
         [
             member,

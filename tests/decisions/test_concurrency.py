@@ -158,10 +158,11 @@ def test_four_reviewers_retiring_and_approving_on_one_pile_at_once_exactly_one_w
 @postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_many_decisions_on_different_piles_at_once_all_land_in_one_chain(ingest, reviewer, second_reviewer):
-    from tests.decisions.conftest import lesson_record
+    from tests.builders import numbered_lesson
+    from tests.decisions.conftest import NS
 
     subjects = [f"subject_{n}" for n in range(6)]
-    ingest([lesson_record(i, subject=s) for s in subjects for i in range(2)])
+    ingest([numbered_lesson(i, namespace=NS, subject=s) for s in subjects for i in range(2)])
     host = Host.objects.get(name="acme")
     actions = []
     for n, subject in enumerate(subjects):

@@ -1,5 +1,5 @@
 """Approving, rejecting and rolling back consolidation drafts. spec: decisions.md, "Actions";
-the acceptance case is the adbuy-desk corpus (../shared/corpora/adbuy-desk.jsonl)."""
+the acceptance case is the adbuy-desk corpus (tests/data/adbuy-desk.jsonl)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from review.services.consolidation import (
     draft_reject,
 )
 from review.services.decisions import lesson_retire
-from tests.decisions.conftest import NOW, NS, SUBJECT, lesson_record
+from tests.builders import numbered_lesson
+from tests.decisions.conftest import NOW, NS, SUBJECT
 
 ADBUY_NS, ADBUY_SUBJECT = "desk.adbuy", "invoice_capture"
 GATE_FAILED = "rec-adbuy-consolidate-0"
@@ -247,7 +248,7 @@ def test_approval_with_the_current_pile_version_succeeds(corpora, reviewer):
 
 def test_a_consolidation_whose_lesson_already_exists_is_refused(corpora, reviewer, ingest):
     text = draft(GOOD).text
-    existing = lesson_record(0, host="adbuy-desk", namespace=ADBUY_NS, subject=ADBUY_SUBJECT, text=text)
+    existing = numbered_lesson(0, host="adbuy-desk", namespace=ADBUY_NS, subject=ADBUY_SUBJECT, text=text)
     ingest([existing])
     message = refusal(lambda: draft_approve(draft=draft(GOOD), actor=reviewer, reason="ok"))
     assert message == CONSOLIDATION_EXISTS.format(short=existing["hash"][:8], status="live")
@@ -285,7 +286,7 @@ def small_draft(
 @pytest.fixture
 def anchored_pile(pile, ingest):
     """The test pile plus a held lesson with the full anchor ``to_utc``; returns all six hashes."""
-    extra = lesson_record(7, text=ANCHORED)
+    extra = numbered_lesson(7, namespace=NS, text=ANCHORED)
     ingest(
         [
             extra,
@@ -357,7 +358,9 @@ def test_a_draft_failing_both_gates_names_both(pile, ingest, reviewer):
 def test_an_import_after_approval_cannot_change_a_member_and_rollback_revives_it(pile, ingest, reviewer):
     d = small_draft(ingest, text="Merged rule.", supersedes=pile[:2])
     draft_approve(draft=d, actor=reviewer, reason="ok", now=NOW)
-    report = ingest([{**lesson_record(0), "status": "retracted", "created_at": "2026-04-01T00:00:00Z"}])
+    report = ingest(
+        [{**numbered_lesson(0, namespace=NS), "status": "retracted", "created_at": "2026-04-01T00:00:00Z"}]
+    )
     assert report.counts["lesson"]["held"] == 1
     consolidation_rollback(draft=Draft.objects.get(pk=d.pk), actor=reviewer, reason="undo")
     assert list(

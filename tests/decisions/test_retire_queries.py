@@ -14,7 +14,8 @@ from lessons.selectors.piles import entity_lessons, pile_version
 from review.models import Decision
 from review.services.chain import decisions_verify
 from review.services.decisions import lesson_restore, lesson_retire
-from tests.decisions.conftest import NS, SUBJECT, lesson_record
+from tests.builders import numbered_lesson
+from tests.decisions.conftest import NS, SUBJECT
 
 MEMBERS = 22
 ENTITY = f"host=acme&namespace={NS}&subject={SUBJECT}"
@@ -24,7 +25,7 @@ ENTITY = f"host=acme&namespace={NS}&subject={SUBJECT}"
 def big_pile(ingest):
     """Host ``acme`` (budget 3, enabled) with 22 live lessons on one entity; returns their hashes."""
     records = [{"type": "host", "name": "acme", "max_active": 3, "budget_enabled": True}]
-    records += [lesson_record(i) for i in range(MEMBERS)]
+    records += [numbered_lesson(i, namespace=NS) for i in range(MEMBERS)]
     report = ingest(records)
     assert report.ok, report.error_lines()
     return [r["hash"] for r in records[1:]]

@@ -31,7 +31,8 @@ from review.services.decisions import (
     lesson_restore,
     lesson_retire,
 )
-from tests.decisions.conftest import NOW, lesson_record
+from tests.builders import numbered_lesson
+from tests.decisions.conftest import NOW, NS
 
 NOW_MS = datetime(2026, 3, 1, 12, 0, 0, 123000, tzinfo=UTC)
 
@@ -171,7 +172,7 @@ def test_an_unknown_hash_is_refused(pile, reviewer):
 
 
 def test_lessons_of_two_entities_are_refused_together(pile, reviewer, ingest):
-    other = lesson_record(9, subject="flight_dates")
+    other = numbered_lesson(9, namespace=NS, subject="flight_dates")
     ingest([other])
     message = refusal(lambda: retire([pile[0], other["hash"]], reviewer))
     assert message == LESSONS_NOT_ONE_ENTITY.format(
@@ -223,7 +224,7 @@ def test_restoring_a_live_lesson_is_refused(pile, reviewer):
 
 
 def test_restoring_a_lesson_the_source_retracted_is_refused(pile, reviewer, ingest):
-    ingest([{**lesson_record(4), "status": "retracted"}])
+    ingest([{**numbered_lesson(4, namespace=NS), "status": "retracted"}])
     assert statuses(pile[4:]) == ["retracted"]
     message = refusal(
         lambda: lesson_restore(lesson=Lesson.objects.get(hash=pile[4]), actor=reviewer, reason="x")
@@ -248,7 +249,7 @@ def test_a_viewer_may_not_restore(pile, reviewer, viewer):
 
 def test_an_import_after_a_retire_does_not_make_the_lesson_live_again(pile, reviewer, ingest):
     retire(pile[:1], reviewer)
-    report = ingest([{**lesson_record(0), "status": "live"}])
+    report = ingest([{**numbered_lesson(0, namespace=NS), "status": "live"}])
     assert report.counts["lesson"]["held"] == 1
     assert statuses(pile[:1]) == ["retracted"]
 
@@ -256,6 +257,6 @@ def test_an_import_after_a_retire_does_not_make_the_lesson_live_again(pile, revi
 def test_an_import_after_a_restore_does_not_retract_the_lesson_again(pile, reviewer, ingest):
     retire(pile[:1], reviewer)
     lesson_restore(lesson=Lesson.objects.get(hash=pile[0]), actor=reviewer, reason="x", now=NOW)
-    report = ingest([{**lesson_record(0), "status": "retracted"}])
+    report = ingest([{**numbered_lesson(0, namespace=NS), "status": "retracted"}])
     assert report.counts["lesson"]["held"] == 1
     assert statuses(pile[:1]) == ["live"]

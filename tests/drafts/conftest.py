@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from lessons.core.text import lesson_hash
-from tests.conftest import CORPORA
+from tests.builders import JAN_15_MS, day_ms, numbered_lesson
+from tests.conftest import ADBUY_FILES, load_corpus
 
 ADBUY = "adbuy-desk"
 NS = "desk.adbuy"
@@ -14,19 +14,12 @@ SUBJECT = "invoice_capture"
 TARGET = "entity:desk.adbuy/invoice_capture"
 GATE_FAILED = "rec-adbuy-consolidate-0"
 CONSOLIDATE = "rec-adbuy-consolidate-1"
-T0 = 1768435200000  # 2026-01-15T00:00:00.000Z
-DAY = 86_400_000
 
 
 @pytest.fixture
-def adbuy(db):
-    """Ingest ../shared/corpora/adbuy-desk.jsonl through the real ingest service."""
-    from lessons.ingest.passes import ingest_sources
-    from lessons.ingest.reading import file_source
-
-    report = ingest_sources(sources=[file_source(str(CORPORA / "adbuy-desk.jsonl"))])
-    assert report.ok, report.error_lines()
-    return report
+def adbuy(db, corpus_rows):
+    """tests/data/adbuy-desk.jsonl alone, as ingested (restored from the session's one ingest)."""
+    return load_corpus(corpus_rows, ADBUY_FILES)
 
 
 @pytest.fixture
@@ -50,18 +43,9 @@ def signed_in(client):
     return sign
 
 
-def lesson_record(i: int, *, host: str = "acme", text: str | None = None, subject: str = SUBJECT) -> dict:
-    text = text or f"Lesson number {i} about invoice capture field{i}."
-    return {
-        "type": "lesson",
-        "host": host,
-        "namespace": NS,
-        "subject": subject,
-        "text": text,
-        "created_at": T0 + i * DAY,
-        "origin": "llm",
-        "hash": lesson_hash(NS, subject, text),
-    }
+def member_text(i: int) -> str:
+    """The text of lesson ``i`` of a small draft (``field{i}``: one word, unlike the decision tests')."""
+    return f"Lesson number {i} about invoice capture field{i}."
 
 
 @pytest.fixture
@@ -82,9 +66,11 @@ def small_draft(ingest):
         extra: int = 0,
     ):
         records: list[dict] = [{"type": "host", "name": "acme", "max_active": 3, "budget_enabled": True}]
-        lessons = [lesson_record(i, text=(texts[i] if texts else None)) for i in range(n)]
+        lessons = [
+            numbered_lesson(i, namespace=NS, text=texts[i] if texts else member_text(i)) for i in range(n)
+        ]
         records += lessons
-        records += [lesson_record(1000 + i) for i in range(extra)]
+        records += [numbered_lesson(1000 + i, namespace=NS, text=member_text(1000 + i)) for i in range(extra)]
         for i, verdict in (verdicts or {}).items():
             records.append(
                 {
@@ -108,7 +94,7 @@ def small_draft(ingest):
                 "triggered_by": "user:trix",
                 "gates": gates or {"ground": "pass", "verify": "pass"},
                 "confidence": 0.5,
-                "created_at": T0 + 100 * DAY,
+                "created_at": day_ms(100, start=JAN_15_MS),
             }
         )
         report = ingest(records)

@@ -1,4 +1,4 @@
-"""Acceptance on ../shared/corpora/adbuy-desk.jsonl, through the pages (client posts): the gate-failed draft,
+"""Acceptance on tests/data/adbuy-desk.jsonl, through the pages (client posts): the gate-failed draft,
 the draft its trigger may not approve, an approval by another reviewer, and its roll back.
 
 spec: decisions.md ("Actions"); interchange.md ("draft"); piles.md ("JSON output"); recurrence.md ("Tokens").

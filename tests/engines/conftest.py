@@ -22,7 +22,7 @@ except ImportError:  # the optional extra: pip install -e '.[areev]'
     areev = None
 
 DATA = Path(__file__).resolve().parent / "data"
-ALTIMATE_CORPUS = DATA / "altimate-dbt-project"
+ALTIMATE_CORPUS = Path(__file__).resolve().parents[1] / "data" / "altimate-dbt-project"
 
 
 def store_copy(source: Path, target: Path) -> Path:

@@ -18,7 +18,8 @@ BUDGET_HOST = {"type": "host", "name": "dbt-project", "max_active": 8, "budget_e
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    """A writable copy of the altimate-dbt-project corpus (the shared corpus is read-only)."""
+    """A writable copy of the altimate-dbt-project corpus (importers write beside the store; tests/data
+    stays as committed)."""
     return store_copy(ALTIMATE, tmp_path / "altimate-dbt-project")
 
 

@@ -7,20 +7,14 @@ import pytest
 
 from lessons.core.text import lesson_hash, text_hash
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
+from tests import builders
 
 HOST = {"type": "host", "name": "h1", "max_active": 2, "budget_enabled": True}
 
 
-def lesson(text="A rule.", subject="s", **kw):
-    return {
-        "type": "lesson",
-        "host": "h1",
-        "namespace": "ns",
-        "subject": subject,
-        "text": text,
-        "created_at": kw.pop("created_at", 1000),
-        **kw,
-    }
+def lesson(text="A rule.", subject="s", created_at=1000, **kw):
+    """A lesson of host h1 on ns/<subject> (this module's defaults for ``builders.lesson``)."""
+    return builders.lesson(host="h1", namespace="ns", subject=subject, text=text, created_at=created_at, **kw)
 
 
 def h(text="A rule.", subject="s"):

@@ -174,7 +174,8 @@ def test_only_admins_may_open_the_budget_page(client, corpora, persona, request)
 
 
 def test_an_outsider_is_sent_to_sign_in(outsider, corpora):
-    assert outsider.get(URL).status_code == 302
+    response = outsider.get(URL)
+    assert (response.status_code, response["Location"]) == (302, f"/accounts/login/?next={URL}")
 
 
 def test_an_unknown_host_is_404(client, admin_user, corpora):

@@ -1,26 +1,11 @@
-"""Builders for the page tests: small interchange batches ingested through the real service."""
+"""Fixtures of the page tests: small interchange batches ingested through the real service."""
 
 from __future__ import annotations
 
 import pytest
 
 from lessons.core.text import lesson_hash
-
-DAY_MS = 86_400_000
-T0_MS = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z
-
-
-def lesson_record(host: str, namespace: str, subject: str, text: str, day: int, **extra) -> dict:
-    return {
-        "type": "lesson",
-        "host": host,
-        "namespace": namespace,
-        "subject": subject,
-        "text": text,
-        "created_at": T0_MS + day * DAY_MS,
-        "origin": "llm",
-        **extra,
-    }
+from tests.builders import DAY_MS, day_ms, lesson
 
 
 @pytest.fixture
@@ -48,7 +33,17 @@ def entity(ingest):
         for i in range(n):
             text = texts[i] if texts else f"Lesson number {i} about orders: check field {i} twice."
             ids = {"lesson_id": f"L-{i}", "store": "qa-store"} if lesson_ids else {}
-            records.append(lesson_record(host, namespace, subject, text, i, **ids))
+            records.append(
+                lesson(
+                    host=host,
+                    namespace=namespace,
+                    subject=subject,
+                    text=text,
+                    created_at=day_ms(i),
+                    origin="llm",
+                    **ids,
+                )
+            )
             h = lesson_hash(namespace, subject, text)
             hashes.append(h)
             for j, verdict in enumerate(("held", "regressed" if i % 2 else "held")):
@@ -62,7 +57,7 @@ def entity(ingest):
                         "baseline": 0.5,
                         "current": 0.6,
                         "horizon_ms": (j + 1) * DAY_MS,
-                        "measured_at": T0_MS + (i + j + 1) * DAY_MS,
+                        "measured_at": day_ms(i + j + 1),
                     }
                 )
         report = ingest(records)

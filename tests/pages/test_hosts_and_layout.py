@@ -108,5 +108,7 @@ def test_htmx_is_served_by_the_project_not_a_cdn(corpora, client, viewer):
 
 def test_signing_out_ends_the_session(corpora, client, viewer):
     client.force_login(viewer)
-    assert client.post("/accounts/logout/").status_code == 302
-    assert client.get("/").status_code == 302
+    response = client.post("/accounts/logout/")
+    assert (response.status_code, response["Location"]) == (302, "/accounts/login/")
+    response = client.get("/")
+    assert (response.status_code, response["Location"]) == (302, "/accounts/login/?next=/")

@@ -216,7 +216,9 @@ def test_untrusted_text_is_escaped_on_every_page(ingest, client, reviewer):
         "/hosts/",
     ]
     for path in pages:
-        body = client.get(path).content.decode()
+        response = client.get(path)
+        assert response.status_code == 200, path
+        body = response.content.decode()
         assert SCRIPT not in body and "s<b>" not in body, path
     assert "&lt;script&gt;alert(1)&lt;/script&gt; 0" in client.get(url(lesson)).content.decode()
     assert "entity:ns/<wbr>s&lt;b&gt;" in client.get("/").content.decode()

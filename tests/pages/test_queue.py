@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from review.piles.views import EMPTY_NO_BUDGET, EMPTY_NO_BUDGET_HINT, EMPTY_NO_MATCH, EMPTY_NOTHING_OVER
-from tests.pages.html import parse, table_rows
+from tests.pages.html import inline_text, parse, table_rows
 
 ADBUY_ROW = [
     "adbuy-desk",
@@ -40,6 +40,16 @@ QUEUE_MAX_QUERIES = 7
 def queue_rows(response) -> list[list[str]]:
     """The queue's rows without the last column (a relative age, which moves with the clock)."""
     return [row[:-1] for row in table_rows(parse(response.content), "queue-table")]
+
+
+def empty_queue(response) -> tuple[set[str], str, list[str]]:
+    """What an empty queue shows: the classes, the whole text and the links of its one empty-state box.
+    Fails when the queue region has a table or a table row, or not exactly one empty-state box."""
+    assert response.status_code == 200
+    region = parse(response.content).find("section", id="queue")
+    assert region.find("table") is None and region.find("tr") is None
+    (box,) = region.find_all(cls="empty")
+    return box.classes, inline_text(box), [a.attrs["href"] for a in box.find_all("a")]
 
 
 @pytest.fixture
@@ -83,21 +93,21 @@ def test_the_login_page_renders(outsider):
 
 def test_no_budget_enabled_is_the_stated_reason_for_an_empty_queue(entity, signed_in):
     entity(5, enabled=False)
-    page = parse(signed_in.get("/").content)
-    assert page.find("table", "queue-table") is None
-    assert page.find(cls="empty-title").text == EMPTY_NO_BUDGET
-    assert EMPTY_NO_BUDGET_HINT in page.find(cls="empty").text
+    assert empty_queue(signed_in.get("/")) == (
+        {"empty", "empty-no_budget"},
+        f"{EMPTY_NO_BUDGET} {EMPTY_NO_BUDGET_HINT} Go to Hosts.",
+        ["/hosts/"],
+    )
 
 
 def test_nothing_over_budget_is_the_stated_reason_for_an_empty_queue(entity, signed_in):
     entity(2, max_active=2)
-    page = parse(signed_in.get("/").content)
-    assert page.find(cls="empty-title").text == EMPTY_NOTHING_OVER
+    assert empty_queue(signed_in.get("/")) == ({"empty", "empty-nothing_over"}, EMPTY_NOTHING_OVER, [])
 
 
-def test_filters_that_match_nothing_say_so(corpora, signed_in):
-    page = parse(signed_in.get("/?q=no-such-words-anywhere").content)
-    assert page.find(cls="empty-title").text == EMPTY_NO_MATCH
+@pytest.mark.parametrize("query", ["?q=no-such-words-anywhere", "?host=warehouse-sql&namespace=desk.adbuy"])
+def test_filters_that_match_nothing_say_so(corpora, signed_in, query):
+    assert empty_queue(signed_in.get("/" + query)) == ({"empty", "empty-no_match"}, EMPTY_NO_MATCH, [])
 
 
 @pytest.mark.parametrize(
@@ -108,15 +118,10 @@ def test_filters_that_match_nothing_say_so(corpora, signed_in):
         ("?namespace=analytics", [WAREHOUSE_ROW]),
         ("?q=Gross+Amount", [ADBUY_ROW]),
         ("?q=is_internal", [WAREHOUSE_ROW]),
-        ("?host=warehouse-sql&namespace=desk.adbuy", []),
     ],
 )
 def test_filters_change_the_rows_exactly(corpora, signed_in, query, expected):
-    response = signed_in.get("/" + query)
-    rows = queue_rows(response) if expected else []
-    assert rows == expected
-    if not expected:
-        assert parse(response.content).find(cls="empty-title").text == EMPTY_NO_MATCH
+    assert queue_rows(signed_in.get("/" + query)) == expected
 
 
 @pytest.mark.parametrize(
@@ -173,7 +178,10 @@ def test_an_htmx_request_gets_only_the_queue_region(corpora, signed_in):
 
 def test_a_history_restore_request_gets_the_whole_page(corpora, signed_in):
     response = signed_in.get("/", HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true")
-    assert "<html" in response.content.decode()
+    assert response.content.decode().lstrip().lower().startswith("<!doctype html>")
+    page = parse(response.content)
+    assert page.find("nav") is not None and page.find("footer", cls="site-footer") is not None
+    assert queue_rows(response) == [ADBUY_ROW, WAREHOUSE_ROW]
 
 
 @pytest.mark.parametrize("n", [3, 60])

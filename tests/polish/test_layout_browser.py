@@ -62,5 +62,15 @@ def test_the_decision_log_fits_the_window(decided, sign_in, artifacts, width):  
         ".map(a => [a.textContent, new Set([...a.getClientRects()].map(r => Math.round(r.top))).size,"
         " a.querySelectorAll('wbr').length])"
     )
+    # Every target link the log shows, in page order (so the loop below cannot pass on an empty list).
+    assert [text for text, _boxes, _breaks in lines] == [
+        "entity:desk.adbuy/invoice_capture",
+        "entity:desk.adbuy/invoice_capture",
+        "60695071\u2026",
+        "entity:desk.adbuy/invoice_capture",
+        "3d46cb35\u2026",
+        "entity:desk.adbuy/invoice_capture",
+        "3d46cb35\u2026",
+    ]
     for text, boxes, breaks in lines:
         assert boxes <= breaks + 1, f"{text!r} breaks mid-word ({boxes} lines, {breaks} break points)"

@@ -128,14 +128,20 @@ def test_the_lesson_page_sections_are_one_heading_level(corpora, client, viewer)
 def test_a_lesson_shown_without_correction_says_in_how_many_sessions(corpora, client, viewer):
     page = get(client, viewer, lesson_url("e21f022e"))  # shown in 8 sessions, never corrected
     notes = [p.text for p in page.find("section", id="recurrence-detail").find_all("p")]
-    assert "No observed correction in 8 sessions shown its current text." in notes
+    assert notes == [
+        "No observed correction in 8 sessions shown its current text.",
+        "No other host has a lesson with this text.",
+    ]
 
 
 def test_a_lesson_never_shown_says_so(entity, client, viewer):
     (first,) = entity(1)
     page = get(client, viewer, reverse("review:lesson", args=["qa-host", first]))
     notes = [p.text for p in page.find("section", id="recurrence-detail").find_all("p")]
-    assert "No observed correction; not shown in any session yet." in notes
+    assert notes == [
+        "No observed correction; not shown in any session yet.",
+        "No other host has a lesson with this text.",
+    ]
 
 
 def test_the_lesson_breadcrumb_goes_through_the_host_page(corpora, client, viewer):
@@ -169,7 +175,9 @@ def test_no_page_names_an_internal_file(corpora, client, reviewer):
     ]
     client.force_login(reviewer)
     for path in paths:
-        text = parse(client.get(path).content).find("main").text
+        response = client.get(path)
+        assert response.status_code == 200, path
+        text = parse(response.content).find("main").text
         assert not re.search(r"\b[\w/]+\.(md|py)\b", text), path
 
 

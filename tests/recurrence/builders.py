@@ -1,8 +1,10 @@
-"""Small builders of interchange records for recurrence tests, and snapshots of the stored results."""
+"""The recurrence tests' host, entity and day (records come from tests/builders.py), and snapshots of the
+stored results."""
 
 from __future__ import annotations
 
 from lessons.core.text import lesson_hash
+from tests.builders import at
 
 HOST = "desk"
 NAMESPACE = "dbt"
@@ -10,64 +12,24 @@ SUBJECT = "staging"
 DAY = "2026-10-05"
 
 
-def at(clock: str, day: str = DAY) -> str:
-    """An ISO timestamp with Z for a wall-clock time on ``day`` (``10:00`` or ``10:00:00.019``)."""
-    if clock.count(":") == 1:
-        clock += ":00"
-    if "." not in clock:
-        clock += ".000"
-    return f"{day}T{clock}Z"
+# The lessons of these tests: ``lesson(host=HOST, **ENTITY, text=..., created_at=OCT_1)``.
+ENTITY = {"namespace": NAMESPACE, "subject": SUBJECT}
+OCT_1 = "2026-10-01T00:00:00.000Z"
 
 
-def host(name: str = HOST, **fields) -> dict:
-    return {"type": "host", "name": name, **fields}
+def clock(time: str) -> str:
+    """The ISO timestamp of a wall-clock time on this module's ``DAY`` (``10:00`` or ``10:00:00.019``)."""
+    return at(time, day=DAY)
 
 
-def lesson(text: str, *, host: str = HOST, created: str = "2026-10-01T00:00:00.000Z", **fields) -> dict:
-    return {
-        "type": "lesson",
-        "host": host,
-        "namespace": NAMESPACE,
-        "subject": SUBJECT,
-        "text": text,
-        "created_at": created,
-        **fields,
-    }
+def correction_id(session: str, time: str, kind: str = "user_correction") -> str:
+    """The id these tests give a correction of ``session`` at ``time`` (unique per session, time and kind)."""
+    return f"{session}-{time}-{kind}"
 
 
 def hash_of(text: str) -> str:
     """The content address ingest gives a lesson of this module's entity."""
     return lesson_hash(NAMESPACE, SUBJECT, text)
-
-
-def shown(session: str, clock: str, *, host: str = HOST, text: str | None = None, **ref) -> dict:
-    """An exposure; ``ref`` is ``lesson=HASH`` or ``store=..., lesson_id=...``."""
-    record = {"type": "exposure", "host": host, "session": session, "shown_at": at(clock), **ref}
-    if text is not None:
-        record["text"] = text
-    return record
-
-
-def corrected(
-    session: str,
-    clock: str,
-    text: str,
-    *,
-    turn: str | None = None,
-    kind: str = "user_correction",
-    host: str = HOST,
-    id: str | None = None,
-) -> dict:
-    return {
-        "type": "correction",
-        "host": host,
-        "session": session,
-        "id": id or f"{session}-{clock}-{kind}",
-        "kind": kind,
-        "text": text,
-        "corrected_at": at(clock),
-        "turn_started_at": at(turn) if turn else None,
-    }
 
 
 def counts(**nonzero: int) -> dict[str, int]:

@@ -13,7 +13,18 @@ import pytest
 from django.db import connection, connections
 
 from lessons.recurrence.refresh import recurrence_recompute
-from tests.recurrence.builders import corrected, counts, hash_of, host, lesson, shown, snapshot, stored_counts
+from tests.builders import correction, exposure, host, lesson
+from tests.recurrence.builders import (
+    ENTITY,
+    HOST,
+    OCT_1,
+    clock,
+    correction_id,
+    counts,
+    hash_of,
+    snapshot,
+    stored_counts,
+)
 
 postgres_only = pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
 TEXT = "Convert `*_at` timestamp columns with `to_utc` in staging models."
@@ -33,8 +44,11 @@ def test_concurrent_ingests_of_corrections_on_one_lesson_keep_every_count(transa
         data = "\n".join(json.dumps(r) for r in records).encode()
         return ingest_sources(sources=[bytes_source(data, name="batch.jsonl")])
 
-    setup = [host(), lesson(TEXT)]
-    setup += [shown(f"s{i}", "10:00", lesson=hash_of(TEXT)) for i in range(WRITERS)]
+    setup = [host(name=HOST), lesson(host=HOST, **ENTITY, text=TEXT, created_at=OCT_1)]
+    setup += [
+        exposure(host=HOST, session=f"s{i}", shown_at=clock("10:00"), lesson=hash_of(TEXT))
+        for i in range(WRITERS)
+    ]
     assert ingest(setup).ok
     barrier = threading.Barrier(WRITERS)
     errors: list[str] = []
@@ -42,7 +56,18 @@ def test_concurrent_ingests_of_corrections_on_one_lesson_keep_every_count(transa
     def writer(i: int) -> None:
         try:
             barrier.wait(timeout=10)
-            report = ingest([corrected(f"s{i}", "10:01", ADVICE, turn="10:00:30")])
+            report = ingest(
+                [
+                    correction(
+                        host=HOST,
+                        session=f"s{i}",
+                        id=correction_id(f"s{i}", "10:01"),
+                        text=ADVICE,
+                        corrected_at=clock("10:01"),
+                        turn_started_at=clock("10:00:30"),
+                    )
+                ]
+            )
             if not report.ok:
                 errors.append(str(report.error_lines()))
         except Exception as exc:  # noqa: BLE001 - reported, and the test fails on it

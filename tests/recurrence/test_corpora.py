@@ -1,4 +1,4 @@
-"""Acceptance on ../shared/corpora: the counts of the recurrence issue, through the piles JSON and the
+"""Acceptance on the corpora of tests/data: the counts of the recurrence issue, through the piles JSON and the
 ``recurrence`` command. spec: recurrence.md; piles.md ("recurrence" in the JSON); cli.md."""
 
 from __future__ import annotations

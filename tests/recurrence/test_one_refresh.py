@@ -14,10 +14,22 @@ from lessons.models import Host
 from lessons.recurrence import refresh
 from lessons.recurrence.refresh import recurrence_recompute
 from review.services.decisions import lesson_retire
-from tests.recurrence.builders import corrected, counts, hash_of, host, lesson, shown, snapshot, stored_counts
+from tests.builders import correction, exposure, host, lesson
+from tests.recurrence.builders import (
+    ENTITY,
+    HOST,
+    OCT_1,
+    clock,
+    correction_id,
+    counts,
+    hash_of,
+    snapshot,
+    stored_counts,
+)
 
 N = 20
 ID = {"store": "team-playbook"}
+OCT_2 = "2026-10-02T00:00:00.000Z"
 
 
 def older(i: int) -> str:
@@ -29,20 +41,29 @@ def newer(i: int) -> str:
 
 
 def newer_record(i: int, **fields) -> dict:
-    return lesson(newer(i), created="2026-10-02T00:00:00.000Z", lesson_id=f"L-{i}", **ID, **fields)
+    return lesson(host=HOST, **ENTITY, text=newer(i), created_at=OCT_2, lesson_id=f"L-{i}", **ID, **fields)
 
 
 @pytest.fixture
 def keys(ingest):
     """N lesson keys with two live versions (the newer current); session s<i> saw the newer text and was
     corrected on its topic."""
-    records = [host()]
+    records = [host(name=HOST)]
     for i in range(N):
         records += [
-            lesson(older(i), created="2026-10-01T00:00:00.000Z", lesson_id=f"L-{i}", **ID),
+            lesson(host=HOST, **ENTITY, text=older(i), created_at=OCT_1, lesson_id=f"L-{i}", **ID),
             newer_record(i),
-            shown(f"s{i}", "10:00", text=newer(i), lesson_id=f"L-{i}", **ID),
-            corrected(f"s{i}", "10:01", f"No, convert `col_{i}` with `to_utc`.", turn="10:00:30"),
+            exposure(
+                host=HOST, session=f"s{i}", shown_at=clock("10:00"), text=newer(i), lesson_id=f"L-{i}", **ID
+            ),
+            correction(
+                host=HOST,
+                session=f"s{i}",
+                id=correction_id(f"s{i}", "10:01"),
+                text=f"No, convert `col_{i}` with `to_utc`.",
+                corrected_at=clock("10:01"),
+                turn_started_at=clock("10:00:30"),
+            ),
         ]
     report = ingest(records)
     assert report.ok, report.error_lines()
@@ -126,13 +147,18 @@ def test_a_new_current_version_re_attributes_the_sessions_outside_its_batch(inge
     ref = {"store": "team", "lesson_id": "L-1"}
     v1, v2, text = "convert convert `to_utc`", "convert convert convert", "convert convert `to_utc` now"
     first = [
-        lesson(v1, created="2026-10-01T00:00:00.000Z", **ref),
-        shown("a", "10:00", text=v1, **ref),
-        corrected("a", "10:00", text),
+        lesson(host=HOST, **ENTITY, text=v1, created_at=OCT_1, **ref),
+        exposure(host=HOST, session="a", shown_at=clock("10:00"), text=v1, **ref),
+        correction(
+            host=HOST, session="a", id=correction_id("a", "10:00"), text=text, corrected_at=clock("10:00")
+        ),
     ]
     assert ingest(first).ok
     assert ingest(
-        [lesson(v2, created="2026-10-02T00:00:00.000Z", **ref), shown("b", "10:00", text=v1, **ref)]
+        [
+            lesson(host=HOST, **ENTITY, text=v2, created_at=OCT_2, **ref),
+            exposure(host=HOST, session="b", shown_at=clock("10:00"), text=v1, **ref),
+        ]
     ).ok
     assert stored_counts() == {("desk", hash_of(v2)): counts(earlier_version=1)}
     kept = snapshot()

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 
 from lessons.recurrence.lesson import MAX_QUERIES
+from tests.builders import correction, exposure, host, lesson
 from tests.pages.html import parse, table_rows
-from tests.recurrence.builders import corrected, hash_of, host, lesson, shown
+from tests.recurrence.builders import ENTITY, HOST, OCT_1, clock, correction_id, hash_of
 
 ADVERTISER = "cc844636d4273cf9e98d465b13852a8b56a4652619ad97a5752531672a8ce79f"
 FLIGHT_FROM_TO = "531d6e53751e04ee0685bb20f474b91545f844bf3f95b8ed934dc9601a59fc67"
@@ -83,15 +84,22 @@ def test_an_earlier_version_page_points_to_the_version_holding_the_counts(corpor
 
 def test_the_same_text_on_another_host_is_shown_side_by_side(ingest, as_viewer):
     records = [
-        host("desk"),
-        host("lab"),
-        lesson(TEXT, host="desk"),
-        lesson(TEXT, host="lab", status="retracted"),
+        host(name="desk"),
+        host(name="lab"),
+        lesson(host="desk", **ENTITY, text=TEXT, created_at=OCT_1),
+        lesson(host="lab", **ENTITY, text=TEXT, created_at=OCT_1, status="retracted"),
     ]
     for session in ("s1", "s2"):
         records += [
-            shown(session, "10:00", host="lab", lesson=hash_of(TEXT)),
-            corrected(session, "10:01", ADVICE, turn="10:00:30", host="lab"),
+            exposure(host="lab", session=session, shown_at=clock("10:00"), lesson=hash_of(TEXT)),
+            correction(
+                host="lab",
+                session=session,
+                id=correction_id(session, "10:01"),
+                text=ADVICE,
+                corrected_at=clock("10:01"),
+                turn_started_at=clock("10:00:30"),
+            ),
         ]
     assert ingest(records).ok
     page = section(as_viewer.get(f"/lessons/desk/{hash_of(TEXT)}/"))
@@ -128,10 +136,17 @@ def test_the_same_text_on_another_host_is_shown_side_by_side(ingest, as_viewer):
 def test_correction_and_session_texts_are_escaped_on_the_page(ingest, as_viewer):
     hostile = f"<script>alert(1)</script> {ADVICE}"
     records = [
-        host(),
-        lesson(TEXT),
-        shown("<b>s</b>", "10:00", lesson=hash_of(TEXT)),
-        corrected("<b>s</b>", "10:01", hostile, turn="10:00:30"),
+        host(name=HOST),
+        lesson(host=HOST, **ENTITY, text=TEXT, created_at=OCT_1),
+        exposure(host=HOST, session="<b>s</b>", shown_at=clock("10:00"), lesson=hash_of(TEXT)),
+        correction(
+            host=HOST,
+            session="<b>s</b>",
+            id=correction_id("<b>s</b>", "10:01"),
+            text=hostile,
+            corrected_at=clock("10:01"),
+            turn_started_at=clock("10:00:30"),
+        ),
     ]
     assert ingest(records).ok
     body = as_viewer.get(f"/lessons/desk/{hash_of(TEXT)}/").content.decode()
@@ -144,12 +159,33 @@ def test_correction_and_session_texts_are_escaped_on_the_page(ingest, as_viewer)
 def test_the_lesson_page_query_count_does_not_grow_with_exposures(
     ingest, as_viewer, django_assert_max_num_queries, sessions
 ):
-    records = [host(), lesson(TEXT), lesson("Use `orders_v2` for revenue models in staging models.")]
+    records = [
+        host(name=HOST),
+        lesson(host=HOST, **ENTITY, text=TEXT, created_at=OCT_1),
+        lesson(
+            host=HOST,
+            **ENTITY,
+            text="Use `orders_v2` for revenue models in staging models.",
+            created_at=OCT_1,
+        ),
+    ]
     for i in range(sessions):
         records += [
-            shown(f"s{i}", "10:00", lesson=hash_of(TEXT)),
-            shown(f"s{i}", "10:00", lesson=hash_of("Use `orders_v2` for revenue models in staging models.")),
-            corrected(f"s{i}", "10:01", f"{ADVICE} In staging models too, case {i}.", turn="10:00:30"),
+            exposure(host=HOST, session=f"s{i}", shown_at=clock("10:00"), lesson=hash_of(TEXT)),
+            exposure(
+                host=HOST,
+                session=f"s{i}",
+                shown_at=clock("10:00"),
+                lesson=hash_of("Use `orders_v2` for revenue models in staging models."),
+            ),
+            correction(
+                host=HOST,
+                session=f"s{i}",
+                id=correction_id(f"s{i}", "10:01"),
+                text=f"{ADVICE} In staging models too, case {i}.",
+                corrected_at=clock("10:01"),
+                turn_started_at=clock("10:00:30"),
+            ),
         ]
     assert ingest(records).ok
     with django_assert_max_num_queries(PAGE_MAX_QUERIES):
@@ -172,8 +208,15 @@ def test_the_unmatched_topics_page_lists_cycle_year_with_its_corrections(corpora
 
 
 def test_a_host_without_unmatched_topics_says_so(corpora, as_viewer):
-    body = as_viewer.get("/hosts/warehouse-sql/unmatched-topics/").content.decode()
-    assert "No unmatched topic." in body
+    response = as_viewer.get("/hosts/warehouse-sql/unmatched-topics/")
+    assert response.status_code == 200
+    main = parse(response.content).find("main")
+    assert main.find("table") is None
+    (empty,) = main.find_all(cls="empty")
+    assert empty.text == (
+        "No unmatched topic. "
+        "No backticked name was corrected in two or more sessions without a live lesson anchoring it."
+    )
 
 
 def test_an_unknown_host_is_a_404_naming_it(db, as_viewer):

@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import pytest
 
+from tests.builders import host, lesson
 from tests.pages.html import parse, table_rows
-from tests.recurrence.builders import host, lesson
+from tests.recurrence.builders import ENTITY, OCT_1
 
 
 @pytest.fixture
 def three_piles(corpora, ingest):
     """The two corpora piles (each has a recurring member) and a pile on host qa without recurrence."""
-    records = [host("qa", max_active=1, budget_enabled=True)]
-    records += [lesson(f"Check order field {i} twice before saving.", host="qa") for i in range(3)]
+    records = [host(name="qa", max_active=1, budget_enabled=True)]
+    records += [
+        lesson(host="qa", **ENTITY, text=f"Check order field {i} twice before saving.", created_at=OCT_1)
+        for i in range(3)
+    ]
     assert ingest(records).ok
 
 

@@ -10,14 +10,14 @@ import pytest
 from lessons.models import Host, Lesson
 from lessons.recurrence.refresh import recurrence_lessons_changed, recurrence_recompute
 from review.services.decisions import lesson_restore, lesson_retire
+from tests.builders import correction, exposure, host, lesson
 from tests.recurrence.builders import (
-    at,
-    corrected,
+    ENTITY,
+    HOST,
+    clock,
+    correction_id,
     counts,
     hash_of,
-    host,
-    lesson,
-    shown,
     snapshot,
     stored_counts,
 )
@@ -33,19 +33,33 @@ ID = {"store": "team-playbook", "lesson_id": "L-1"}
 def two_versions(ingest):
     """L-1 has two live texts (V2 newer, so current); s1 and s3 saw only V1, s2 saw V2; all corrected."""
     records = [
-        host(),
-        lesson(V1, created="2026-10-01T00:00:00.000Z", **ID),
-        lesson(V2, created="2026-10-02T00:00:00.000Z", **ID),
-        lesson(SOLO, created="2026-10-01T00:00:00.000Z"),
+        host(name=HOST),
+        lesson(host=HOST, **ENTITY, text=V1, created_at="2026-10-01T00:00:00.000Z", **ID),
+        lesson(host=HOST, **ENTITY, text=V2, created_at="2026-10-02T00:00:00.000Z", **ID),
+        lesson(host=HOST, **ENTITY, text=SOLO, created_at="2026-10-01T00:00:00.000Z"),
     ]
     for session, text in (("s1", V1), ("s2", V2), ("s3", V1)):
         records += [
-            shown(session, "10:00", text=text, **ID),
-            shown(session, "10:00", lesson=hash_of(SOLO)),
-            corrected(session, "10:01", CORRECTION, turn="10:00:30"),
+            exposure(host=HOST, session=session, shown_at=clock("10:00"), text=text, **ID),
+            exposure(host=HOST, session=session, shown_at=clock("10:00"), lesson=hash_of(SOLO)),
+            correction(
+                host=HOST,
+                session=session,
+                id=correction_id(session, "10:01"),
+                text=CORRECTION,
+                corrected_at=clock("10:01"),
+                turn_started_at=clock("10:00:30"),
+            ),
         ]
     records.append(
-        corrected("s1", "10:02", "Quote the `customer_id` joins in the orders model.", turn="10:01:30")
+        correction(
+            host=HOST,
+            session="s1",
+            id=correction_id("s1", "10:02"),
+            text="Quote the `customer_id` joins in the orders model.",
+            corrected_at=clock("10:02"),
+            turn_started_at=clock("10:01:30"),
+        )
     )
     report = ingest(records)
     assert report.ok, report.error_lines()
@@ -104,7 +118,13 @@ def test_restoring_it_moves_them_back(two_versions, reviewer, committed):
 
 def test_a_source_retracting_the_current_version_moves_the_counts_too(two_versions, ingest):
     # Ingest rebuilds the host in its own transaction; no commit callback is needed.
-    report = ingest([lesson(V2, created="2026-10-02T00:00:00.000Z", status="retracted", **ID)])
+    report = ingest(
+        [
+            lesson(
+                host=HOST, **ENTITY, text=V2, created_at="2026-10-02T00:00:00.000Z", status="retracted", **ID
+            )
+        ]
+    )
     assert report.ok, report.error_lines()
     assert stored_counts()[key(V1)] == counts(
         sessions_shown=2, recurred=2, recurred_sessions=2, earlier_version=1
@@ -139,10 +159,17 @@ def test_retiring_a_lesson_without_other_versions_keeps_its_counts(two_versions,
 def test_the_counts_move_once_the_decision_is_committed_not_before(two_versions, reviewer, committed):
     with committed(execute=False) as callbacks:
         lesson_retire(host=Host.objects.get(name="desk"), hashes=[hash_of(V2)], actor=reviewer, reason="x")
-    assert key(V2) in stored_counts()
-    for callback in callbacks:
-        callback()
-    assert key(V2) not in stored_counts() and key(V1) in stored_counts()
+    solo = counts(sessions_shown=3, recurred=1, recurred_sessions=1)
+    assert stored_counts() == {
+        key(V2): counts(sessions_shown=1, recurred=1, recurred_sessions=1, earlier_version=2),
+        key(SOLO): solo,
+    }
+    (callback,) = callbacks
+    callback()
+    assert stored_counts() == {
+        key(V1): counts(sessions_shown=2, recurred=2, recurred_sessions=2, earlier_version=1),
+        key(SOLO): solo,
+    }
 
 
 def test_a_status_change_that_keeps_the_current_version_writes_nothing(two_versions):
@@ -157,7 +184,18 @@ def test_a_status_change_that_keeps_the_current_version_writes_nothing(two_versi
 
 
 def test_new_corrections_in_one_session_refresh_only_that_session(two_versions, ingest):
-    report = ingest([corrected("s2", "10:05", CORRECTION, turn="10:04", id="late")])
+    report = ingest(
+        [
+            correction(
+                host=HOST,
+                session="s2",
+                id="late",
+                text=CORRECTION,
+                corrected_at=clock("10:05"),
+                turn_started_at=clock("10:04"),
+            )
+        ]
+    )
     assert report.ok
     assert stored_counts()[key(V2)] == counts(
         sessions_shown=1, recurred=2, recurred_sessions=1, earlier_version=2
@@ -166,4 +204,5 @@ def test_new_corrections_in_one_session_refresh_only_that_session(two_versions, 
 
 
 def test_timestamps_in_the_builders_are_utc_with_milliseconds():
-    assert at("10:00") == "2026-10-05T10:00:00.000Z"
+    assert clock("10:00") == "2026-10-05T10:00:00.000Z"
+    assert clock("10:00:00.019") == "2026-10-05T10:00:00.019Z"

@@ -12,7 +12,15 @@ from django.template import Context, Template
 
 from lessons.models import Lesson
 from lessons.recurrence.lesson import lesson_recurrence
-from tests.recurrence.builders import corrected, hash_of, host, lesson, shown
+from tests.builders import correction, exposure, host, lesson
+from tests.recurrence.builders import (
+    ENTITY,
+    HOST,
+    OCT_1,
+    clock,
+    correction_id,
+    hash_of,
+)
 
 TEXT = "Convert `*_at` timestamp columns with `to_utc` in staging models."
 HOSTILE = "<script>alert(1)</script> No, convert the `created_at` timestamps with `to_utc`."
@@ -26,11 +34,26 @@ def render(rec) -> str:
 def hostile(ingest):
     report = ingest(
         [
-            host(),
-            lesson(TEXT),
-            shown('s"><script>x()</script>', "10:00", lesson=hash_of(TEXT)),
-            corrected('s"><script>x()</script>', "10:01", HOSTILE, turn="10:00:30"),
-            corrected("s-unseen", "09:00", HOSTILE),
+            host(name=HOST),
+            lesson(host=HOST, **ENTITY, text=TEXT, created_at=OCT_1),
+            exposure(
+                host=HOST, session='s"><script>x()</script>', shown_at=clock("10:00"), lesson=hash_of(TEXT)
+            ),
+            correction(
+                host=HOST,
+                session='s"><script>x()</script>',
+                id=correction_id('s"><script>x()</script>', "10:01"),
+                text=HOSTILE,
+                corrected_at=clock("10:01"),
+                turn_started_at=clock("10:00:30"),
+            ),
+            correction(
+                host=HOST,
+                session="s-unseen",
+                id=correction_id("s-unseen", "09:00"),
+                text=HOSTILE,
+                corrected_at=clock("09:00"),
+            ),
         ]
     )
     assert report.ok, report.error_lines()
@@ -64,7 +87,7 @@ def test_the_recurred_correction_sits_after_the_first_exposure_on_the_time_axis(
 
 
 def test_nothing_to_draw_still_renders_an_axis_around_the_creation_date(db, ingest):
-    assert ingest([host(), lesson(TEXT)]).ok
+    assert ingest([host(name=HOST), lesson(host=HOST, **ENTITY, text=TEXT, created_at=OCT_1)]).ok
     rec = lesson_recurrence(lesson=Lesson.objects.select_related("host").get(hash=hash_of(TEXT)))
     svg = render(rec)
     assert "0 session(s) shown it, 0 correction(s) charged, 0 verdict(s)" in svg
