@@ -2,7 +2,8 @@
 
 DATABASE_URL  database (default: SQLite file db.sqlite3 in the project folder)
 SECRET_KEY    required when DEBUG is off
-DEBUG         "1"/"true" turns debug on (default off)
+DEBUG         1/0, true/false, yes/no, on/off (any case) turns debug on or off (default off); any other
+              word stops the start with one line naming it (``config.env``)
 ALLOWED_HOSTS comma-separated (default "127.0.0.1,localhost")
 API_MAX_BODY_BYTES  largest accepted API request body (default 50 MiB)
 """
@@ -13,17 +14,11 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.env import env_bool
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-
-def _env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-DEBUG = _env_bool("DEBUG")
+DEBUG = env_bool("DEBUG")
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if DEBUG:
