@@ -6,6 +6,10 @@ DEBUG         1/0, true/false, yes/no, on/off (any case) turns debug on or off (
               word stops the start with one line naming it (``config.env``)
 ALLOWED_HOSTS comma-separated (default "127.0.0.1,localhost")
 API_MAX_BODY_BYTES  largest accepted API request body (default 50 MiB)
+HTTPS         1 when served over TLS behind a proxy that sets X-Forwarded-Proto (default 0): turns on the
+              proxy SSL header, Secure cookies, HSTS and the redirect to https
+HSTS_SECONDS  HSTS max-age when HTTPS is on (default 31536000, one year)
+HSTS_INCLUDE_SUBDOMAINS  1 to extend HSTS to every subdomain (default 0: only when you own them all)
 """
 
 import os
@@ -14,7 +18,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool
+from config.env import env_bool, env_int
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -124,6 +128,22 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# --- serving over TLS behind a proxy (docs/production.md) -----------------------------------------
+HTTPS = env_bool("HTTPS")
+if HTTPS:
+    # The proxy terminates TLS and must set X-Forwarded-Proto itself (overwriting what a client sent):
+    # then request.is_secure() holds, the CSRF origin check accepts https://<host>, and cookies are Secure.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", default=365 * 24 * 3600, minimum=0)
+# Read even when HTTPS is off, so that a typo is refused in every environment.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS") and HTTPS
+# Subdomains and the browsers' preload list are commitments about other sites and cannot be undone
+# quickly: they stay the operator's choice, so check --deploy's reminders about them are silenced.
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
 
 LOGGING = {
     "version": 1,

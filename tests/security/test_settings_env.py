@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 from config.env import env_bool, env_int
 
 ROOT = Path(__file__).resolve().parents[2]
-BOOLEAN_VARIABLES = ["DEBUG"]
+BOOLEAN_VARIABLES = ["DEBUG", "HTTPS", "HSTS_INCLUDE_SUBDOMAINS"]
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
