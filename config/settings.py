@@ -13,6 +13,7 @@ HSTS_INCLUDE_SUBDOMAINS  1 to extend HSTS to every subdomain (default 0: only wh
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -52,6 +53,7 @@ INSTALLED_APPS = [
     "django_filters",
     "template_partials",
     "ninja",
+    "axes",
     "lessons",
     "review",
 ]
@@ -69,6 +71,14 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # last, as django-axes asks: it turns a locked-out sign-in into the 429 page
+    "axes.middleware.AxesMiddleware",
+]
+
+# django-axes first: it refuses a locked-out sign-in before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -105,6 +115,17 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+
+# Sign-in lockout (django-axes): 5 failures within 15 minutes for one username from one address pause
+# that pair for 15 minutes (429, templates/registration/locked.html); the right password is refused
+# meanwhile. A success resets the count. ``manage.py axes_reset_username NAME`` lifts a lock early.
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "review:queue"
@@ -154,6 +175,11 @@ if HTTPS:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", default=365 * 24 * 3600, minimum=0)
+    # The client's address for the sign-in lockout is the one the (single) proxy appended last to
+    # X-Forwarded-For; addresses a client wrote further left are not trusted.
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
+    AXES_IPWARE_PROXY_ORDER = "right-most"
+    AXES_IPWARE_PROXY_COUNT = 1
 # Read even when HTTPS is off, so that a typo is refused in every environment.
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS") and HTTPS
 # Subdomains and the browsers' preload list are commitments about other sites and cannot be undone
