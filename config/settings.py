@@ -146,8 +146,11 @@ STORAGES = {
 
 DJANGO_TABLES2_TEMPLATE = "tables/htmx_table.html"
 
-API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(50 * 1024 * 1024)))
-DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", default=50 * 1024 * 1024, minimum=1)
+# Forms (sign-in, decisions, budgets) are small: a body past 2 MiB is refused before it is read. The API
+# streams its own body up to API_MAX_BODY_BYTES (review/request_body.py); file parts of the admin upload
+# are not counted here (the import page has its own zip limits).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -14,7 +14,9 @@ pulls decisions). Status codes:
 - 409: ``GET /lessons/{hash}`` by an all-host token when the hash is on several hosts and no ``?host=``
   says which (``details`` lists them);
 - 400: invalid parameters or body, or an ingest batch refused (``report`` holds the import report);
-- 413: a body over ``settings.API_MAX_BODY_BYTES``, refused before it is read.
+- 411: a chunked ingest body the server cannot hand over to its end (``review.request_body``);
+- 413: a body over ``settings.API_MAX_BODY_BYTES``, refused before it is read (or, chunked, as soon as it
+  passes the limit).
 
 Every error body is ``{"error": "...", "details": [...]}`` (ingest refusals add ``report``).
 
@@ -44,6 +46,7 @@ from lessons.selectors.piles import piles_json
 from lessons.services.ingest import ingest_sources
 from lessons.services.reading import bytes_source, iter_lines
 from review.models import ApiToken, Decision
+from review.request_body import E_EMPTY_BATCH, E_TOO_LARGE, E_TOO_LARGE_DETAIL, BodyRefused, request_body_read
 from review.selectors_api import lesson_detail_json, lessons_by_hash
 from review.selectors_log import decisions_since
 from review.services.acks import AckRefused, decision_ack
@@ -56,8 +59,6 @@ E_UNAUTHORIZED_DETAIL = "send the header: Authorization: Bearer <token>"
 E_SCOPE = "this token lacks the {scope} scope"
 E_HOST = "this token is limited to host {host}"
 E_INGEST_HOSTS = "this token may only ingest into host {host}; nothing was written"
-E_TOO_LARGE = "request body too large"
-E_TOO_LARGE_DETAIL = "limit is {limit} bytes"
 E_INVALID = "invalid request"
 E_NOT_FOUND = "not found"
 E_LESSON_NOT_FOUND = "no lesson {hash} on {scope}"
@@ -114,7 +115,10 @@ false, apply each record, then acknowledge it with `POST /api/v1/decisions/{seq}
 - 404: nothing with that name on the token's host(s);
 - 409: `GET /lessons/{hash}` with an every-host token when the hash is on several hosts and no `?host=`
   says which (`details` lists them);
+- 411: a chunked body this server cannot read to its end (send a `Content-Length`);
 - 413: a request body over the server's size limit, refused before it is read (`details` gives the limit).
+
+An empty ingest batch is refused (400), never reported as written.
 
 Every error body is `{"error": "...", "details": [...]}` (ingest refusals add `report`).
 """
@@ -168,6 +172,11 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 @api.exception_handler(Http404)
 def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
     return _error_response(request, 404, E_NOT_FOUND, [str(exc)] if str(exc) else [])
+
+
+@api.exception_handler(BodyRefused)
+def _body_refused(request: HttpRequest, exc: BodyRefused) -> HttpResponse:
+    return _error_response(request, exc.status, exc.message, exc.details)
 
 
 @api.exception_handler(RequestDataTooBig)
@@ -287,7 +296,14 @@ def _foreign_hosts(body: bytes, *, default_host: str | None, allowed: str) -> li
 
 @api.post(
     "/ingest",
-    response={200: dict[str, Any], 400: IngestErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut},
+    response={
+        200: dict[str, Any],
+        400: IngestErrorOut,
+        401: ErrorOut,
+        403: ErrorOut,
+        411: ErrorOut,
+        413: ErrorOut,
+    },
     summary="Send interchange records (JSON Lines in the body); answers the import report",
     openapi_extra={
         "requestBody": {
@@ -313,7 +329,10 @@ def ingest(
         if host is not None and host != own:
             raise ApiError(403, E_HOST.format(host=own))
         default_host = own
-    body = request.body
+    # streamed, chunked or not; never request.body (held to the 2 MiB cap of forms)
+    body = request_body_read(request=request, limit=settings.API_MAX_BODY_BYTES)
+    if not body.strip():
+        raise ApiError(400, E_EMPTY_BATCH)
     if token.host_id is not None:
         foreign = _foreign_hosts(body, default_host=default_host, allowed=token.host.name)
         if foreign:

@@ -174,10 +174,12 @@ def test_a_host_token_ingests_records_without_a_host_into_its_host(hosts, call, 
     assert list(Lesson.objects.values_list("host__name", flat=True)) == ["alpha"]
 
 
-def test_an_empty_body_ingests_nothing(hosts, call, make_token):
+def test_an_empty_body_is_refused_never_written(hosts, call, make_token):
+    """issue 13, fault 1: an empty batch is refused (it once answered "written": true)."""
+    from review.request_body import E_EMPTY_BATCH
+
     response = call("post", "/ingest", token=make_token(), body=b"")
-    assert response.status_code == 200
-    assert (response.json()["lines"], response.json()["written"]) == (0, True)
+    assert (response.status_code, response.json()) == (400, {"error": E_EMPTY_BATCH, "details": []})
 
 
 # --- body size -----------------------------------------------------------------------------------

@@ -12,9 +12,7 @@ LOCKED_TEXT = "Too many failed sign-ins for this username from your address."
 
 
 def _attempt(client, username: str, password: str, *, address: str = "127.0.0.1"):
-    return client.post(
-        "/accounts/login/", {"username": username, "password": password}, REMOTE_ADDR=address
-    )
+    return client.post("/accounts/login/", {"username": username, "password": password}, REMOTE_ADDR=address)
 
 
 def _fail(client, username: str, times: int, **kw) -> list[int]:
