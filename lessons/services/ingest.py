@@ -32,6 +32,7 @@ from lessons.core.interchange import (
 from lessons.core.recurrence import lesson_key
 from lessons.core.text import from_ms, sha256_hex, text_hash, to_ms
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
+from lessons.services.principals import draft_principals
 
 from .reading import Source, iter_lines
 from .report import ImportReport, LineError
@@ -643,7 +644,7 @@ def _apply_draft(
     }
     draft = Draft.objects.filter(host=host, ext_id=record.identity).first()
     if draft is None:
-        Draft.objects.create(host=host, ext_id=record.identity, **values)
+        Draft.objects.create(host=host, ext_id=record.identity, **values, **draft_principals(record=record))
         state.report.count("draft", "created")
         return
     changed = [f for f, v in values.items() if getattr(draft, f) != v]

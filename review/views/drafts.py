@@ -19,10 +19,11 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from lessons.models import Draft
+from lessons.services.principals import draft_names_user
 from review.forms_drafts import ApproveForm, RejectForm, RollbackForm
 from review.roles import PERM_DECIDE
 from review.selectors_drafts import DraftDetail, draft_detail
-from review.services.consolidation import CONSOLIDATION_EXISTS, principal_names
+from review.services.consolidation import CONSOLIDATION_EXISTS
 from review.services.decisions import (
     DecisionRefused,
     NotAllowed,
@@ -79,10 +80,9 @@ def approve_blocked(detail: DraftDetail, user) -> str:
         return BLOCKED_STALE.format(
             lessons=f"lessons {lessons}" if many else f"lesson {lessons}", verb="are" if many else "is"
         )
-    name = user.get_username()
-    if name in principal_names(draft.drafted_by):
+    if draft_names_user(draft=draft, user=user, role="drafted"):
         return BLOCKED_AUTHOR
-    if name in principal_names(draft.triggered_by):
+    if draft_names_user(draft=draft, user=user, role="triggered"):
         return BLOCKED_TRIGGER
     if detail.duplicate is not None:
         return CONSOLIDATION_EXISTS.format(short=detail.duplicate.hash[:8], status=detail.duplicate.status)
