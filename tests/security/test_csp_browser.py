@@ -88,6 +88,8 @@ def test_no_page_logs_a_violation_or_a_console_message(site, browser, live_serve
     from tests.conftest import _user
 
     user = _user("pat", persona)
+    user.is_staff = persona == "admin"  # the admin role is staff (the user admin keeps it so)
+    user.save(update_fields=["is_staff"])
     context = browser.new_context()
     context.add_init_script(LISTEN)
     page = context.new_page()
@@ -104,11 +106,16 @@ def test_no_page_logs_a_violation_or_a_console_message(site, browser, live_serve
     problems = _problems(page, sign_in)
     if problems:
         found["/accounts/login/"] = problems
+    visited = 0
     for url in _pages(site, admin=persona == "admin"):
         page = context.new_page()
         problems = _problems(page, lambda page=page, url=url: page.goto(f"{live_server.url}{url}"))
+        # a page that sent us back to a sign-in form was not visited as this persona
+        assert "/login/" not in page.url, url
+        visited += 1
         if problems:
             found[url] = problems
         page.close()
     context.close()
     assert found == {}
+    assert visited == len(_pages(site, admin=persona == "admin"))
