@@ -135,6 +135,8 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False
+# The attempts stay out of the Django admin (the admin role holds no permission on them).
+AXES_ENABLE_ADMIN = False
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "review:queue"
