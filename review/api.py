@@ -51,6 +51,7 @@ from review.selectors_api import lesson_detail_json, lessons_by_hash
 from review.selectors_log import decisions_since
 from review.services.acks import AckRefused, decision_ack
 from review.services.chain import decision_record
+from review.services.chain_head import chain_head, chain_head_stamp
 from review.services.tokens import token_authenticate
 
 # Error texts: the API tests assert these exact values.
@@ -248,10 +249,16 @@ class IngestErrorOut(ErrorOut):
     report: dict[str, Any] | None = None
 
 
+class ChainHeadOut(Schema):
+    seq: int = Field(..., description="the seq the decision log ends with (0 before the first decision)")
+    hash: str = Field(..., description="that record's hash: a host whose last record differs was cut short")
+
+
 class DecisionsOut(Schema):
     decisions: list[dict[str, Any]]
     next_since: int
     has_more: bool
+    head: ChainHeadOut
 
 
 class AckIn(Schema):
@@ -400,17 +407,22 @@ def decisions(
     since: int = Query(0, ge=0, le=MAX_SEQ, description="return records with seq greater than this"),
     limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="at most this many records"),
     host: str | None = Query(None, description="only this host's decisions"),
+    response: HttpResponse = None,  # ninja's temporal response: the head also rides in headers
 ):
-    """``{"decisions": [...], "next_since": n, "has_more": bool}``: each record with its seq, time, actor,
-    action, entity, lesson or draft, reason, evidence and its place in the hash chain."""
+    """``{"decisions": [...], "next_since": n, "has_more": bool, "head": {"seq", "hash"}}``: each record
+    with its seq, time, actor, action, entity, lesson or draft, reason, evidence and its place in the hash
+    chain; ``head`` is the chain head when the page was read (also in X-Chain-Head-Seq/-Hash)."""
     token = _token(request, "read")
     hosts = _hosts_for(token, host)
+    head = chain_head()  # read before the rows (docs/decisions-verify.md)
     rows = decisions_since(since=since, hosts=hosts, limit=limit + 1)
     page = rows[:limit]
+    chain_head_stamp(response, head=head)
     return {
         "decisions": [decision_record(d) for d in page],
         "next_since": page[-1].seq if page else since,
         "has_more": len(rows) > limit,
+        "head": {"seq": head[0], "hash": head[1]},
     }
 
 

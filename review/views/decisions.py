@@ -18,6 +18,7 @@ from django_tables2 import RequestConfig
 from review.chart_log import log_chart
 from review.filters_log import filter_decisions
 from review.selectors_log import decisions_log, reason_codes_by_week
+from review.services.chain_head import chain_head, chain_head_stamp
 from review.services.exports import decisions_csv, decisions_jsonl
 from review.tables_log import DecisionTable
 
@@ -71,8 +72,10 @@ def _export(request: HttpRequest, *, content_type: str, extension: str, body) ->
             EXPORT_FILTERS_INVALID.format(errors=errors), status=400, content_type="text/plain"
         )
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
+    head = chain_head()  # read before the rows: an export ends at or past it unless truncated
     response = StreamingHttpResponse(body(log_filter.qs), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="decisions-{stamp}.{extension}"'
+    chain_head_stamp(response, head=head)
     return response
 
 

@@ -413,6 +413,7 @@ def test_decisions_since_returns_the_records_after_it(logged, call, make_token):
         "decisions": [decision_record(d) for d in logged[1:]],
         "next_since": 4,
         "has_more": False,
+        "head": {"seq": 4, "hash": logged[-1].hash},  # issue 13, fault 5: a host can tell a cut tail
     }
 
 
@@ -427,7 +428,12 @@ def test_decisions_page_with_limit(logged, call, make_token):
     rest = call("get", f"/decisions?since={first['next_since']}&limit=3", token=raw).json()
     assert ([d["seq"] for d in rest["decisions"]], rest["next_since"], rest["has_more"]) == ([4], 4, False)
     empty = call("get", "/decisions?since=4", token=raw).json()
-    assert empty == {"decisions": [], "next_since": 4, "has_more": False}
+    assert empty == {
+        "decisions": [],
+        "next_since": 4,
+        "has_more": False,
+        "head": {"seq": 4, "hash": first["head"]["hash"]},
+    }
 
 
 def test_a_host_token_reads_only_its_host_decisions(logged, call, make_token, hosts):
