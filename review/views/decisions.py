@@ -13,10 +13,10 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
-from django_tables2 import RequestConfig
 
 from review.chart_log import log_chart
 from review.filters_log import filter_decisions
+from review.paging import PageSizeConfig
 from review.selectors_log import decisions_log, reason_codes_by_week
 from review.services.chain_head import chain_head, chain_head_stamp
 from review.services.exports import decisions_csv, decisions_jsonl
@@ -51,7 +51,7 @@ def decision_log(request: HttpRequest) -> HttpResponse:
     decisions = log_filter.qs if log_filter.is_valid() else decisions_log().none()
     filtered = any(request.GET.get(key) for key in FILTER_PARAMS)
     table = DecisionTable(decisions, empty_text=EMPTY_FILTERED if filtered else EMPTY_LOG)
-    RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
+    PageSizeConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
     context = {
         "filter": log_filter,
         "filtered": filtered,

@@ -9,9 +9,9 @@ from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
-from django_tables2 import RequestConfig
 
 from review import selectors
+from review.paging import PageSizeConfig
 from review.roles import PERM_SET_BUDGET, PERM_VIEW
 from review.tables import HOST_ENTITIES_PER_PAGE, HostEntityTable
 from review.views.htmx import render_problem, render_region
@@ -38,6 +38,6 @@ def host(request: HttpRequest, name: str) -> HttpResponse:
         message = HOST_UNKNOWN.format(host=name)
         return render_problem(request, title="Unknown host", message=message, status=404)
     table = HostEntityTable(selectors.host_entities(host=found), host=found)
-    RequestConfig(request, paginate={"per_page": HOST_ENTITIES_PER_PAGE}).configure(table)
+    PageSizeConfig(request, paginate={"per_page": HOST_ENTITIES_PER_PAGE}).configure(table)
     context = {"host": found, "table": table, "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}
     return render_region(request, "review/host.html", "entities", context)

@@ -9,10 +9,10 @@ from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
-from django_tables2 import RequestConfig
 
 from review import selectors
 from review.forms import QueueFilterForm
+from review.paging import PageSizeConfig
 from review.roles import PERM_VIEW
 from review.tables import QUEUE_PER_PAGE, QueueTable
 from review.views.htmx import render_region
@@ -42,7 +42,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     form = QueueFilterForm(request.GET, host_names=selectors.host_names())
     filters = form.filters()
     table = QueueTable(selectors.queue_rows(**filters))
-    RequestConfig(request, paginate={"per_page": QUEUE_PER_PAGE}).configure(table)
+    PageSizeConfig(request, paginate={"per_page": QUEUE_PER_PAGE}).configure(table)
     empty_reason = None
     if table.paginator.count == 0:
         empty_reason = selectors.queue_empty_reason(filtered=any(filters.values()), host=filters["host"])
