@@ -475,7 +475,9 @@ def _api_view(view):
         except Http404:
             return _plain_error(404, E_NOT_FOUND, [f"{E_NO_ENDPOINT}: {request.path}"])
         if isinstance(response, HttpResponseNotAllowed):
-            return _plain_error(405, E_METHOD, [f"allowed: {response.get('Allow', '')}"])
+            allowed = _plain_error(405, E_METHOD, [f"allowed: {response.get('Allow', '')}"])
+            allowed["Allow"] = response.get("Allow", "")  # RFC 9110: a 405 names what is allowed
+            return allowed
         return response
 
     return login_not_required(wrapper)
