@@ -16,7 +16,9 @@ pulls decisions). Status codes:
 - 400: invalid parameters or body, or an ingest batch refused (``report`` holds the import report);
 - 411: a chunked ingest body the server cannot hand over to its end (``review.request_body``);
 - 413: a body over ``settings.API_MAX_BODY_BYTES``, refused before it is read (or, chunked, as soon as it
-  passes the limit).
+  passes the limit);
+- 500: a failure of the server (logged with its traceback); 503 with ``Retry-After`` when the database
+  is unavailable. Both in the JSON error body, never HTML.
 
 Every error body is ``{"error": "...", "details": [...]}`` (ingest refusals add ``report``).
 
@@ -28,12 +30,14 @@ SEQ), "has_more": bool}``. A host pulls with ``since=next_since`` until ``has_mo
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import RequestDataTooBig
+from django.db import OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.urls import URLPattern, URLResolver, path
 from ninja import Field, NinjaAPI, Path, Query, Schema
@@ -70,11 +74,18 @@ E_BAD_HOST = "host must match ^[a-z0-9][a-z0-9._-]{0,63}$"
 E_INGEST_REFUSED = "ingest refused: {n} invalid line(s), nothing written"
 E_ACK = "invalid acknowledgement"
 
+E_SERVER = "internal error"
+E_SERVER_DETAIL = "the server failed; nothing was written"
+E_DATABASE_DOWN = "database unavailable"
+E_RETRY_DETAIL = "try again later; nothing was written"
+RETRY_AFTER_SECONDS = 30
+
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
 MAX_SEQ = 2**63 - 1
 MAX_LISTED = 100
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+logger = logging.getLogger(__name__)
 
 
 class ApiError(HttpError):
@@ -117,7 +128,8 @@ false, apply each record, then acknowledge it with `POST /api/v1/decisions/{seq}
 - 409: `GET /lessons/{hash}` with an every-host token when the hash is on several hosts and no `?host=`
   says which (`details` lists them);
 - 411: a chunked body this server cannot read to its end (send a `Content-Length`);
-- 413: a request body over the server's size limit, refused before it is read (`details` gives the limit).
+- 413: a request body over the server's size limit, refused before it is read (`details` gives the limit);
+- 500: the server failed; 503 (with `Retry-After`): the database is unavailable, try again later.
 
 An empty ingest batch is refused (400), never reported as written.
 
@@ -173,6 +185,22 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 @api.exception_handler(Http404)
 def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
     return _error_response(request, 404, E_NOT_FOUND, [str(exc)] if str(exc) else [])
+
+
+@api.exception_handler(OperationalError)
+def _database_down(request: HttpRequest, exc: OperationalError) -> HttpResponse:
+    # the database restarting, unreachable or (SQLite) locked past the busy timeout: worth a retry
+    logger.error("API %s %s: database unavailable: %s", request.method, request.path, exc)
+    response = _error_response(request, 503, E_DATABASE_DOWN, [E_RETRY_DETAIL])
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+@api.exception_handler(Exception)
+def _server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # ninja would re-raise (Django's HTML 500) or, under DEBUG, answer a plain-text traceback
+    logger.exception("API %s %s failed", request.method, request.path)
+    return _error_response(request, 500, E_SERVER, [E_SERVER_DETAIL])
 
 
 @api.exception_handler(BodyRefused)
