@@ -84,7 +84,12 @@ DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
 MAX_SEQ = 2**63 - 1
 MAX_LISTED = 100
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+HASH_PATTERN = "^[0-9a-f]{64}$"
+_HEX64 = re.compile(HASH_PATTERN)
+ACK_STATUSES = ["applied", "failed"]
+# Parameter patterns the views check themselves (answering their own messages): declared in the OpenAPI
+# schema only, since ninja's own validation would answer its generic message instead.
+SCHEMA_PATTERNS = {"host": HOST_NAME.pattern, "lesson_hash": HASH_PATTERN}
 logger = logging.getLogger(__name__)
 
 
@@ -136,7 +141,21 @@ An empty ingest batch is refused (400), never reported as written.
 Every error body is `{"error": "...", "details": [...]}` (ingest refusals add `report`).
 """
 
-api = NinjaAPI(
+
+class _DeclaredApi(NinjaAPI):
+    """``NinjaAPI`` whose schema also declares ``SCHEMA_PATTERNS`` on the parameters of those names."""
+
+    def get_openapi_schema(self, *args, **kwargs):
+        schema = super().get_openapi_schema(*args, **kwargs)
+        for operations in schema["paths"].values():
+            for operation in operations.values():
+                for parameter in operation.get("parameters", []):
+                    if parameter["name"] in SCHEMA_PATTERNS:
+                        parameter["schema"]["pattern"] = SCHEMA_PATTERNS[parameter["name"]]
+        return schema
+
+
+api = _DeclaredApi(
     title="Lesson Pile Review API",
     version="1",
     description=API_DESCRIPTION,
@@ -290,7 +309,7 @@ class DecisionsOut(Schema):
 
 
 class AckIn(Schema):
-    status: str = Field(..., description='"applied" or "failed"')
+    status: str = Field(..., description='"applied" or "failed"', json_schema_extra={"enum": ACK_STATUSES})
     detail: str | None = Field(None, description="why it failed (at most 2000 characters)")
 
 
