@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 EXIT_INVALID = 1  # invalid input or a refused action (cli.md)
 EXIT_USAGE = 2  # wrong usage
+DISK_FULL = "disk full: nothing was written; free some space and run the command again"
+# PostgreSQL's disk_full SQLSTATE; SQLite says "database or disk is full" (SQLITE_FULL).
+_PG_DISK_FULL = "53100"
+_SQLITE_FULL = "disk is full"
 
 
 class UsageError(CommandError):
@@ -28,6 +34,30 @@ class Command(BaseCommand):
     def fail(self, message: str) -> None:
         """Refuse with exit status 1 (invalid input or refused action)."""
         raise CommandError(message, returncode=EXIT_INVALID)
+
+    def execute(self, *args, **options):
+        # A full disk is the operator's to fix, not a bug: one line (DISK_FULL), exit 1. Each write
+        # service is one transaction, so nothing of the interrupted work was kept (issue 13, fault 12).
+        try:
+            return super().execute(*args, **options)
+        except (OSError, DatabaseError) as exc:
+            if disk_full(exc):
+                raise CommandError(DISK_FULL, returncode=EXIT_INVALID) from exc
+            raise
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or its cause) says the disk is full: ``ENOSPC``, PostgreSQL's ``53100`` or
+    SQLite's "database or disk is full"."""
+    while exc is not None:
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return True
+        if getattr(exc, "sqlstate", None) == _PG_DISK_FULL or (
+            isinstance(exc, DatabaseError) and _SQLITE_FULL in str(exc)
+        ):
+            return True
+        exc = exc.__cause__
+    return False
 
 
 def stderr_is_tty() -> bool:
