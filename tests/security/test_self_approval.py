@@ -26,6 +26,9 @@ VARIANTS = [
     "user: priya ",
     "user:pri\u00adya",
     "ｕｓｅｒ：ＰＲＩＹＡ",
+    "user:pri\u0443a",  # Cyrillic у
+    "user:\u0440riya",  # Cyrillic р
+    "user:PR\u0399YA",  # Greek capital iota
 ]
 
 
