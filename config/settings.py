@@ -135,6 +135,7 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False
+AXES_USERNAME_CALLABLE = "review.signin.lockout_username"  # bounded: a hostile name is never a 500
 # The attempts stay out of the Django admin (the admin role holds no permission on them).
 AXES_ENABLE_ADMIN = False
 

@@ -56,6 +56,14 @@ def test_the_admin_sign_in_is_locked_too(client, admin_user):
     assert response.status_code == 429
 
 
+def test_a_hostile_long_username_is_counted_under_its_first_150_characters(client, db):
+    """A 10 000-character name once overflowed axes' column on PostgreSQL (500)."""
+    from axes.models import AccessAttempt
+
+    assert _fail(client, "v" * 10_000, 5) == [200, 200, 200, 200, 429]
+    assert list(AccessAttempt.objects.values_list("username", flat=True)) == ["v" * 150]
+
+
 @pytest.mark.parametrize("n", [1, 2])
 def test_each_test_starts_unlocked(client, reviewer, n):
     """Failures of one test never lock a user of the next (the attempts live in the rolled-back database)."""
