@@ -18,7 +18,7 @@ pulls decisions). Status codes:
 - 413: a body over ``settings.API_MAX_BODY_BYTES``, refused before it is read (or, chunked, as soon as it
   passes the limit);
 - 500: a failure of the server (logged with its traceback); 503 with ``Retry-After`` when the database
-  is unavailable. Both in the JSON error body, never HTML.
+  is unavailable or the disk is full. Both in the JSON error body, never HTML.
 
 Every error body is ``{"error": "...", "details": [...]}`` (ingest refusals add ``report``).
 
@@ -47,12 +47,20 @@ from ninja.security import HttpBearer
 from lessons.core.interchange import HOST_NAME, HostRecord, RecordError, parse_line
 from lessons.core.text import format_datetime
 from lessons.selectors.piles import piles_json
+from lessons.services.disk import disk_full
 from lessons.services.ingest import ingest_sources
 from lessons.services.reading import bytes_source, iter_lines
 from review.models import ApiToken, Decision
 from review.request_body import E_EMPTY_BATCH, E_TOO_LARGE, E_TOO_LARGE_DETAIL, BodyRefused, request_body_read
 from review.selectors_api import lesson_detail_json, lessons_by_hash
 from review.selectors_log import decisions_since
+from review.server_error import (
+    E_DISK_FULL,
+    E_DISK_FULL_DETAIL,
+    E_SERVER,
+    E_SERVER_DETAIL,
+    RETRY_AFTER_SECONDS,
+)
 from review.services.acks import AckRefused, decision_ack
 from review.services.chain import decision_record
 from review.services.chain_head import chain_head, chain_head_stamp
@@ -74,11 +82,8 @@ E_BAD_HOST = "host must match ^[a-z0-9][a-z0-9._-]{0,63}$"
 E_INGEST_REFUSED = "ingest refused: {n} invalid line(s), nothing written"
 E_ACK = "invalid acknowledgement"
 
-E_SERVER = "internal error"
-E_SERVER_DETAIL = "the server failed; nothing was written"
 E_DATABASE_DOWN = "database unavailable"
 E_RETRY_DETAIL = "try again later; nothing was written"
-RETRY_AFTER_SECONDS = 30
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
@@ -210,7 +215,15 @@ def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
 def _database_down(request: HttpRequest, exc: OperationalError) -> HttpResponse:
     # the database restarting, unreachable or (SQLite) locked past the busy timeout: worth a retry
     logger.error("API %s %s: database unavailable: %s", request.method, request.path, exc)
+    if disk_full(exc):
+        return _disk_full(request)
     response = _error_response(request, 503, E_DATABASE_DOWN, [E_RETRY_DETAIL])
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+def _disk_full(request: HttpRequest) -> HttpResponse:
+    response = _error_response(request, 503, E_DISK_FULL, [E_DISK_FULL_DETAIL])
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 
@@ -219,6 +232,8 @@ def _database_down(request: HttpRequest, exc: OperationalError) -> HttpResponse:
 def _server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
     # ninja would re-raise (Django's HTML 500) or, under DEBUG, answer a plain-text traceback
     logger.exception("API %s %s failed", request.method, request.path)
+    if disk_full(exc):
+        return _disk_full(request)
     return _error_response(request, 500, E_SERVER, [E_SERVER_DETAIL])
 
 

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import errno
 import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from lessons.services.disk import disk_full
+
 EXIT_INVALID = 1  # invalid input or a refused action (cli.md)
 EXIT_USAGE = 2  # wrong usage
 DISK_FULL = "disk full: nothing was written; free some space and run the command again"
-# PostgreSQL's disk_full SQLSTATE; SQLite says "database or disk is full" (SQLITE_FULL).
-_PG_DISK_FULL = "53100"
-_SQLITE_FULL = "disk is full"
 
 
 class UsageError(CommandError):
@@ -44,20 +42,6 @@ class Command(BaseCommand):
             if disk_full(exc):
                 raise CommandError(DISK_FULL, returncode=EXIT_INVALID) from exc
             raise
-
-
-def disk_full(exc: BaseException) -> bool:
-    """Whether ``exc`` (or its cause) says the disk is full: ``ENOSPC``, PostgreSQL's ``53100`` or
-    SQLite's "database or disk is full"."""
-    while exc is not None:
-        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-            return True
-        if getattr(exc, "sqlstate", None) == _PG_DISK_FULL or (
-            isinstance(exc, DatabaseError) and _SQLITE_FULL in str(exc)
-        ):
-            return True
-        exc = exc.__cause__
-    return False
 
 
 def stderr_is_tty() -> bool:

@@ -32,6 +32,6 @@ def test_a_database_that_is_down_is_a_json_503(client, monkeypatch):
     )
     assert (response.status_code, response["Retry-After"], response.json()) == (
         503,
-        "30",
+        "60",
         {"error": "database unavailable", "details": ["try again later; nothing was written"]},
     )

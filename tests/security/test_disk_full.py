@@ -1,7 +1,8 @@
-"""A full disk is one clear line from ``ingest`` and ``create_token``, not a traceback (issue 13, fault 12).
+"""A full disk is one clear line from ``ingest`` and ``create_token``, not a traceback; a 503 that says so
+from the sign-in page and the API (issue 13, fault 12).
 
-The disk fills while the command writes: every INSERT raises ``OSError(ENOSPC)`` (as a storage layer does)
-or the database's own "disk full" error. Nothing is written; the command exits 1.
+The disk fills while a write runs: every INSERT (and, for the sign-in, UPDATE) raises ``OSError(ENOSPC)``
+(as a storage layer does) or the database's own "disk full" error. Nothing is written; a command exits 1.
 """
 
 from __future__ import annotations
@@ -100,4 +101,47 @@ def test_the_command_line_shows_no_traceback(tmp_path, batch):
         1,
         [f"CommandError: {DISK_FULL}"],
         False,
+    )
+
+
+@pytest.fixture
+def lenient_client():
+    """A test client that answers like the server (handler500) instead of raising the view's exception."""
+    from django.test import Client
+
+    return Client(raise_request_exception=False)
+
+
+def test_signing_in_on_a_full_disk_is_a_503_page_that_says_so(lenient_client, reviewer, monkeypatch):
+    original = utils.CursorWrapper._execute
+
+    def execute(self, sql, params, *ignored):
+        if sql.lstrip().upper().startswith(("INSERT", "UPDATE")):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return original(self, sql, params, *ignored)
+
+    monkeypatch.setattr(utils.CursorWrapper, "_execute", execute)
+    response = lenient_client.post("/accounts/login/", {"username": "rita", "password": "rita-pass"})
+    html = response.content.decode()
+    assert (response.status_code, response["Retry-After"]) == (503, "60")
+    assert "<h1>The server&#x27;s disk is full</h1>" in html or "<h1>The server's disk is full</h1>" in html
+
+
+@pytest.mark.parametrize("kind", sorted(ERRORS))
+def test_an_api_ingest_on_a_full_disk_is_a_json_503(lenient_client, db, monkeypatch, kind):
+    from review.services.tokens import token_create
+
+    raw = token_create(name="t", host=None, can_ingest=True, can_read=True)[1]
+    _fill_disk(monkeypatch, ERRORS[kind])
+    body = "\n".join(json.dumps(r) for r in pile_records()).encode()
+    response = lenient_client.post(
+        "/api/v1/ingest", data=body, content_type="application/x-ndjson", HTTP_AUTHORIZATION=f"Bearer {raw}"
+    )
+    assert (response.status_code, response["Retry-After"], response.json()) == (
+        503,
+        "60",
+        {
+            "error": "disk full",
+            "details": ["the server's disk is full; nothing was written; try again later"],
+        },
     )
