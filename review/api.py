@@ -139,7 +139,8 @@ false, apply each record, then acknowledge it with `POST /api/v1/decisions/{seq}
   says which (`details` lists them);
 - 411: a chunked body this server cannot read to its end (send a `Content-Length`);
 - 413: a request body over the server's size limit, refused before it is read (`details` gives the limit);
-- 500: the server failed; 503 (with `Retry-After`): the database is unavailable, try again later.
+- 500: the server failed; 503 (with `Retry-After`): the database is unavailable or the disk is full, try
+  again later.
 
 An empty ingest batch is refused (400), never reported as written.
 
