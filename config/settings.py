@@ -2,28 +2,29 @@
 
 DATABASE_URL  database (default: SQLite file db.sqlite3 in the project folder)
 SECRET_KEY    required when DEBUG is off
-DEBUG         "1"/"true" turns debug on (default off)
+DEBUG         1/0, true/false, yes/no, on/off (any case) turns debug on or off (default off); any other
+              word stops the start with one line naming it (``config.env``)
 ALLOWED_HOSTS comma-separated (default "127.0.0.1,localhost")
 API_MAX_BODY_BYTES  largest accepted API request body (default 50 MiB)
+HTTPS         1 when served over TLS behind a proxy that sets X-Forwarded-Proto (default 0): turns on the
+              proxy SSL header, Secure cookies, HSTS and the redirect to https
+HSTS_SECONDS  HSTS max-age when HTTPS is on (default 31536000, one year)
+HSTS_INCLUDE_SUBDOMAINS  1 to extend HSTS to every subdomain (default 0: only when you own them all)
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_int
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-
-def _env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-DEBUG = _env_bool("DEBUG")
+DEBUG = env_bool("DEBUG")
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if DEBUG:
@@ -52,21 +53,32 @@ INSTALLED_APPS = [
     "django_filters",
     "template_partials",
     "ninja",
+    "axes",
     "lessons",
     "review",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "review.middleware.NoStoreWhenSignedInMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # last, as django-axes asks: it turns a locked-out sign-in into the 429 page
+    "axes.middleware.AxesMiddleware",
+]
+
+# django-axes first: it refuses a locked-out sign-in before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -96,13 +108,36 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock when a transaction starts, so two writers queue
     # on the busy timeout instead of failing mid-transaction ("database is locked").
-    DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 20})
+    # WAL: readers read the last commit while a writer works, instead of "database is locked" at its
+    # commit; the busy timeout (seconds) is how long a writer waits for another. synchronous=NORMAL is
+    # durable in WAL mode except for the last commits on a power cut (never corrupt).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+
+# Sign-in lockout (django-axes): 5 failures within 15 minutes for one username from one address pause
+# that pair for 15 minutes (429, templates/registration/locked.html); the right password is refused
+# meanwhile. A success resets the count. ``manage.py axes_reset_username NAME`` lifts a lock early.
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
+AXES_USERNAME_CALLABLE = "review.signin.lockout_username"  # bounded: a hostile name is never a 500
+# The attempts stay out of the Django admin (the admin role holds no permission on them).
+AXES_ENABLE_ADMIN = False
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "review:queue"
@@ -123,12 +158,48 @@ STORAGES = {
 
 DJANGO_TABLES2_TEMPLATE = "tables/htmx_table.html"
 
-API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(50 * 1024 * 1024)))
-DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
+API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", default=50 * 1024 * 1024, minimum=1)
+# Forms (sign-in, decisions, budgets) are small: a body past 2 MiB is refused before it is read. The API
+# streams its own body up to API_MAX_BODY_BYTES (review/request_body.py); file parts of the admin upload
+# are not counted here (the import page has its own zip limits).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp): every asset is our own and no page has inline script or style
+# (htmx's indicator style is turned off in base.html and served from static/css/htmx-indicators.css).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+        "object-src": [NONE],
+    }
+}
+
+# --- serving over TLS behind a proxy (docs/production.md) -----------------------------------------
+HTTPS = env_bool("HTTPS")
+if HTTPS:
+    # The proxy terminates TLS and must set X-Forwarded-Proto itself (overwriting what a client sent):
+    # then request.is_secure() holds, the CSRF origin check accepts https://<host>, and cookies are Secure.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", default=365 * 24 * 3600, minimum=0)
+    # The client's address for the sign-in lockout is the one the (single) proxy appended last to
+    # X-Forwarded-For; addresses a client wrote further left are not trusted.
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
+    AXES_IPWARE_PROXY_ORDER = "right-most"
+    AXES_IPWARE_PROXY_COUNT = 1
+# Read even when HTTPS is off, so that a typo is refused in every environment.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS") and HTTPS
+# Subdomains and the browsers' preload list are commitments about other sites and cannot be undone
+# quickly: they stay the operator's choice, so check --deploy's reminders about them are silenced.
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
 
 LOGGING = {
     "version": 1,

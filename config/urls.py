@@ -7,6 +7,9 @@ from django.urls import include, path
 from review.api import api_urls
 from review.web.site import favicon
 
+# JSON under /api/, and a page that says so when the disk is full (review/server_error.py)
+handler500 = "review.server_error.server_error"
+
 urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

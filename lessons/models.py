@@ -7,6 +7,7 @@ Timestamps are aware datetimes in UTC; the interchange's epoch milliseconds map 
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -194,6 +195,14 @@ class Draft(models.Model):
     supersedes = models.JSONField(default=list)
     drafted_by = models.CharField(max_length=200)
     triggered_by = models.CharField(max_length=200, null=True, blank=True)
+    # The users the labels named when the draft arrived (lessons.services.principals): a user renamed
+    # later still may not approve it. Null for a model author or a name no user had.
+    drafted_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    triggered_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     gate_ground = models.CharField(max_length=8)
     gate_verify = models.CharField(max_length=8)
     confidence = models.FloatField(null=True, blank=True)

@@ -125,7 +125,7 @@ def lesson_detail_json(lesson: Lesson, *, decisions: Iterable[DecisionRow]) -> d
     ``verdicts`` latest first (interchange.md, "latest verdict"); ``versions`` are the lessons sharing
     its ``store`` + ``lesson_id`` on its host, oldest first (just itself when it has no ``lesson_id``);
     ``decisions`` are the log records naming it, by ``seq``, as the caller read them (the decision log
-    belongs to the review app: ``review.selectors_api.lesson_decisions``).
+    belongs to the review app: ``review.api.selectors.lesson_decisions``).
     """
     verdicts = Verdict.objects.filter(lesson=lesson).order_by(*latest_verdict_order())
     if lesson.lesson_id is not None:

@@ -12,6 +12,7 @@ from django import forms
 from django.contrib import admin, messages
 
 from lessons.admin import ReadOnlyAdmin
+from review import accounts_admin  # noqa: F401  (registers the user admin of the three roles)
 from review.models import ApiToken, Decision, DecisionAck
 from review.services.tokens import TOKEN_NO_SCOPE, token_new_secret, token_scopes
 

@@ -39,6 +39,7 @@ from lessons.ingest.writer import RowKind, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
 from lessons.recurrence.versions import key_of
+from lessons.services.principals import draft_principals
 from lessons.services.status import lesson_status_set
 from lessons.services.verdicts import lesson_latest_verdict_refresh
 
@@ -608,7 +609,7 @@ def _apply_draft(
     }
     draft = Draft.objects.filter(host=host, ext_id=record.identity).first()
     if draft is None:
-        Draft.objects.create(host=host, ext_id=record.identity, **values)
+        Draft.objects.create(host=host, ext_id=record.identity, **values, **draft_principals(record=record))
         state.report.count("draft", "created")
         return
     changed = [f for f, v in values.items() if getattr(draft, f) != v]

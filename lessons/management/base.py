@@ -5,9 +5,13 @@ from __future__ import annotations
 import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
+
+from lessons.services.disk import disk_full
 
 EXIT_INVALID = 1  # invalid input or a refused action (cli.md)
 EXIT_USAGE = 2  # wrong usage
+DISK_FULL = "disk full: nothing was written; free some space and run the command again"
 
 
 class UsageError(CommandError):
@@ -28,6 +32,16 @@ class Command(BaseCommand):
     def fail(self, message: str) -> None:
         """Refuse with exit status 1 (invalid input or refused action)."""
         raise CommandError(message, returncode=EXIT_INVALID)
+
+    def execute(self, *args, **options):
+        # A full disk is the operator's to fix, not a bug: one line (DISK_FULL), exit 1. Each write
+        # service is one transaction, so nothing of the interrupted work was kept (issue 13, fault 12).
+        try:
+            return super().execute(*args, **options)
+        except (OSError, DatabaseError) as exc:
+            if disk_full(exc):
+                raise CommandError(DISK_FULL, returncode=EXIT_INVALID) from exc
+            raise
 
 
 def stderr_is_tty() -> bool:

@@ -25,7 +25,9 @@ def _api_view(view):
         except Http404:
             return plain_error(404, E_NOT_FOUND, [f"{E_NO_ENDPOINT}: {request.path}"])
         if isinstance(response, HttpResponseNotAllowed):
-            return plain_error(405, E_METHOD, [f"allowed: {response.get('Allow', '')}"])
+            allowed = plain_error(405, E_METHOD, [f"allowed: {response.get('Allow', '')}"])
+            allowed["Allow"] = response.get("Allow", "")  # RFC 9110: a 405 names what is allowed
+            return allowed
         return response
 
     return login_not_required(wrapper)

@@ -14,7 +14,11 @@ pulls decisions). Status codes:
 - 409: ``GET /lessons/{hash}`` by an all-host token when the hash is on several hosts and no ``?host=``
   says which (``details`` lists them);
 - 400: invalid parameters or body, or an ingest batch refused (``report`` holds the import report);
-- 413: a body over ``settings.API_MAX_BODY_BYTES``, refused before it is read.
+- 411: a chunked ingest body the server cannot hand over to its end (``review.request_body``);
+- 413: a body over ``settings.API_MAX_BODY_BYTES``, refused before it is read (or, chunked, as soon as it
+  passes the limit);
+- 500: a failure of the server (logged with its traceback); 503 with ``Retry-After`` when the database
+  is unavailable or the disk is full. Both in the JSON error body, never HTML.
 
 Every error body is ``{"error": "...", "details": [...]}`` (ingest refusals add ``report``).
 
@@ -27,10 +31,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Path, Query
 
-from lessons.core.interchange import HEX64
+from lessons.core.interchange import HEX64, HOST_NAME
 from lessons.core.text import format_datetime
 from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
@@ -55,8 +60,10 @@ from review.api.schemas import ERROR_RESPONSES, AckIn, AckOut, DecisionsOut, Err
 from review.api.selectors import lesson_decisions, lessons_by_hash
 from review.log.selectors import decisions_since
 from review.models import Decision
+from review.request_body import E_EMPTY_BATCH, request_body_read
 from review.services.acks import AckRefused, decision_ack
 from review.services.chain import decision_record
+from review.services.chain_head import chain_head, chain_head_stamp
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
@@ -87,12 +94,36 @@ false, apply each record, then acknowledge it with `POST /api/v1/decisions/{seq}
 - 404: nothing with that name on the token's host(s);
 - 409: `GET /lessons/{hash}` with an every-host token when the hash is on several hosts and no `?host=`
   says which (`details` lists them);
-- 413: a request body over the server's size limit, refused before it is read (`details` gives the limit).
+- 411: a chunked body this server cannot read to its end (send a `Content-Length`);
+- 413: a request body over the server's size limit, refused before it is read (`details` gives the limit);
+- 500: the server failed; 503 (with `Retry-After`): the database is unavailable or the disk is full, try
+  again later.
+
+An empty ingest batch is refused (400), never reported as written.
 
 Every error body is `{"error": "...", "details": [...]}` (ingest refusals add `report`).
 """
 
-api = NinjaAPI(
+HASH_PATTERN = HEX64.pattern
+# Parameter patterns the views check themselves (answering their own messages): declared in the OpenAPI
+# schema only, since ninja's own validation would answer its generic message instead.
+SCHEMA_PATTERNS = {"host": HOST_NAME.pattern, "lesson_hash": HASH_PATTERN}
+
+
+class _DeclaredApi(NinjaAPI):
+    """``NinjaAPI`` whose schema also declares ``SCHEMA_PATTERNS`` on the parameters of those names."""
+
+    def get_openapi_schema(self, *args, **kwargs):
+        schema = super().get_openapi_schema(*args, **kwargs)
+        for operations in schema["paths"].values():
+            for operation in operations.values():
+                for parameter in operation.get("parameters", []):
+                    if parameter["name"] in SCHEMA_PATTERNS:
+                        parameter["schema"]["pattern"] = SCHEMA_PATTERNS[parameter["name"]]
+        return schema
+
+
+api = _DeclaredApi(
     title="Lesson Pile Review API",
     version="1",
     description=API_DESCRIPTION,
@@ -107,7 +138,14 @@ errors.install(api)
 
 @api.post(
     "/ingest",
-    response={200: dict[str, Any], 400: IngestErrorOut, 401: ErrorOut, 403: ErrorOut, 413: ErrorOut},
+    response={
+        200: dict[str, Any],
+        400: IngestErrorOut,
+        401: ErrorOut,
+        403: ErrorOut,
+        411: ErrorOut,
+        413: ErrorOut,
+    },
     summary="Send interchange records (JSON Lines in the body); answers the import report",
     openapi_extra={
         "requestBody": {
@@ -133,9 +171,13 @@ def ingest(
         if host is not None and host != own:
             raise ApiError(403, E_HOST.format(host=own))
         default_host = own
+    # streamed, chunked or not; never request.body (held to the 2 MiB cap of forms)
+    body = request_body_read(request=request, limit=settings.API_MAX_BODY_BYTES)
+    if not body.strip():
+        raise ApiError(400, E_EMPTY_BATCH)
     only_host = token.host.name if token.host_id is not None else None
     report = ingest_sources(
-        sources=[bytes_source(request.body, name="body")],
+        sources=[bytes_source(body, name="body")],
         default_host=default_host,
         only_host=only_host,
         skip_invalid=skip_invalid,
@@ -200,17 +242,22 @@ def decisions(
     since: int = Query(0, ge=0, le=MAX_SEQ, description="return records with seq greater than this"),
     limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="at most this many records"),
     host: str | None = Query(None, description="only this host's decisions"),
+    response: HttpResponse = None,  # ninja's temporal response: the head also rides in headers
 ):
-    """``{"decisions": [...], "next_since": n, "has_more": bool}``: each record with its seq, time, actor,
-    action, entity, lesson or draft, reason, evidence and its place in the hash chain."""
+    """``{"decisions": [...], "next_since": n, "has_more": bool, "head": {"seq", "hash"}}``: each record
+    with its seq, time, actor, action, entity, lesson or draft, reason, evidence and its place in the hash
+    chain; ``head`` is the chain head when the page was read (also in X-Chain-Head-Seq/-Hash)."""
     token = token_for(request, "read")
     hosts = hosts_for(token, host)
+    head = chain_head()  # read before the rows (docs/decisions-verify.md)
     rows = decisions_since(since=since, hosts=hosts, limit=limit + 1)
     page = rows[:limit]
+    chain_head_stamp(response, head=head)
     return {
         "decisions": [decision_record(d) for d in page],
         "next_since": page[-1].seq if page else since,
         "has_more": len(rows) > limit,
+        "head": {"seq": head[0], "hash": head[1]},
     }
 
 

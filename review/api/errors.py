@@ -9,13 +9,25 @@ rendered the way ninja renders the endpoints' answers.
 from __future__ import annotations
 
 import functools
+import logging
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from lessons.services.disk import disk_full
+from review.request_body import E_TOO_LARGE, E_TOO_LARGE_DETAIL, BodyRefused
+from review.server_error import (
+    E_DISK_FULL,
+    E_DISK_FULL_DETAIL,
+    E_SERVER,
+    E_SERVER_DETAIL,
+    RETRY_AFTER_SECONDS,
+)
 
 # Error texts: the API tests assert these exact values.
 E_UNAUTHORIZED = "missing, unknown or revoked API token"
@@ -23,8 +35,6 @@ E_UNAUTHORIZED_DETAIL = "send the header: Authorization: Bearer <token>"
 E_SCOPE = "this token lacks the {scope} scope"
 E_HOST = "this token is limited to host {host}"
 E_INGEST_HOSTS = "this token may only ingest into host {host}; nothing was written"
-E_TOO_LARGE = "request body too large"
-E_TOO_LARGE_DETAIL = "limit is {limit} bytes"
 E_INVALID = "invalid request"
 E_NOT_FOUND = "not found"
 E_LESSON_NOT_FOUND = "no lesson {hash} on {scope}"
@@ -34,9 +44,13 @@ E_BAD_HASH = "a lesson hash is 64 lowercase hex characters"
 E_BAD_HOST = "host must match ^[a-z0-9][a-z0-9._-]{0,63}$"
 E_INGEST_REFUSED = "ingest refused: {n} invalid line(s), nothing written"
 E_ACK = "invalid acknowledgement"
+E_DATABASE_DOWN = "database unavailable"
+E_RETRY_DETAIL = "try again later; nothing was written"
 
 E_METHOD = "method not allowed"
 E_NO_ENDPOINT = "no such endpoint"
+
+logger = logging.getLogger(__name__)
 
 
 class ApiError(HttpError):
@@ -55,8 +69,10 @@ def plain_error(status: int, message: str, details: list) -> JsonResponse:
 
 def install(api: NinjaAPI) -> None:
     """Answer ``api``'s refusals with the error body: ``ApiError``, a missing or bad token (401, with
-    ``WWW-Authenticate``), ninja's own ``HttpError`` and validation errors (400), ``Http404``, and a body
-    over ``settings.API_MAX_BODY_BYTES`` (413, refused from its Content-Length before auth or any read)."""
+    ``WWW-Authenticate``), ninja's own ``HttpError`` and validation errors (400), ``Http404``, a body
+    over ``settings.API_MAX_BODY_BYTES`` (413, refused from its Content-Length before auth or any read),
+    an unreadable body (``BodyRefused``: 411/413/400), a database that is down (503 with ``Retry-After``),
+    a full disk (503) and any other failure (500, logged with its traceback): never Django's HTML page."""
 
     def _error_response(
         request: HttpRequest, status: int, message: str, details: list, **extra: Any
@@ -111,6 +127,31 @@ def install(api: NinjaAPI) -> None:
 
         return wrapper
 
+    def _retry_later(request: HttpRequest, message: str, detail: str) -> HttpResponse:
+        response = _error_response(request, 503, message, [detail])
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+
+    def _database_down(request: HttpRequest, exc: OperationalError) -> HttpResponse:
+        # the database restarting, unreachable or (SQLite) locked past the busy timeout: worth a retry
+        logger.error("API %s %s: database unavailable: %s", request.method, request.path, exc)
+        if disk_full(exc):
+            return _retry_later(request, E_DISK_FULL, E_DISK_FULL_DETAIL)
+        return _retry_later(request, E_DATABASE_DOWN, E_RETRY_DETAIL)
+
+    def _server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+        # ninja would re-raise (Django's HTML 500) or, under DEBUG, answer a plain-text traceback
+        logger.exception("API %s %s failed", request.method, request.path)
+        if disk_full(exc):
+            return _retry_later(request, E_DISK_FULL, E_DISK_FULL_DETAIL)
+        return _error_response(request, 500, E_SERVER, [E_SERVER_DETAIL])
+
+    def _body_refused(request: HttpRequest, exc: BodyRefused) -> HttpResponse:
+        return _error_response(request, exc.status, exc.message, exc.details)
+
+    api.add_exception_handler(Exception, _server_error)
+    api.add_exception_handler(OperationalError, _database_down)
+    api.add_exception_handler(BodyRefused, _body_refused)
     api.add_exception_handler(ApiError, _api_error)
     api.add_exception_handler(AuthenticationError, _unauthorized)
     api.add_exception_handler(HttpError, _http_error)

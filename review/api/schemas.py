@@ -18,14 +18,23 @@ class IngestErrorOut(ErrorOut):
     report: dict[str, Any] | None = None
 
 
+ACK_STATUSES = ["applied", "failed"]
+
+
+class ChainHeadOut(Schema):
+    seq: int = Field(..., description="the seq the decision log ends with (0 before the first decision)")
+    hash: str = Field(..., description="that record's hash: a host whose last record differs was cut short")
+
+
 class DecisionsOut(Schema):
     decisions: list[dict[str, Any]]
     next_since: int
     has_more: bool
+    head: ChainHeadOut
 
 
 class AckIn(Schema):
-    status: str = Field(..., description='"applied" or "failed"')
+    status: str = Field(..., description='"applied" or "failed"', json_schema_extra={"enum": ACK_STATUSES})
     detail: str | None = Field(None, description="why it failed (at most 2000 characters)")
 
 

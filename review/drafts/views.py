@@ -19,6 +19,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from lessons.models import Draft
+from lessons.services.principals import draft_names_user
 from review.drafts.forms import ApproveForm, RejectForm, RollbackForm
 from review.drafts.selectors import DraftDetail
 from review.roles import PERM_DECIDE, PERM_VIEW_DRAFT
@@ -28,7 +29,6 @@ from review.services.consolidation import (
     consolidation_rollback,
     draft_approve,
     draft_reject,
-    principal_names,
 )
 from review.web.htmx import render_problem, render_region, wants_region
 from review.web.lookups import get_draft_or_404, shows_not_found
@@ -77,10 +77,9 @@ def approve_blocked(detail: DraftDetail, user) -> str:
         return BLOCKED_STALE.format(
             lessons=f"lessons {lessons}" if many else f"lesson {lessons}", verb="are" if many else "is"
         )
-    name = user.get_username()
-    if name in principal_names(draft.drafted_by):
+    if draft_names_user(draft=draft, user=user, role="drafted"):
         return BLOCKED_AUTHOR
-    if name in principal_names(draft.triggered_by):
+    if draft_names_user(draft=draft, user=user, role="triggered"):
         return BLOCKED_TRIGGER
     if detail.duplicate is not None:
         return CONSOLIDATION_EXISTS.format(short=detail.duplicate.hash[:8], status=detail.duplicate.status)

@@ -15,7 +15,6 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
-from django_tables2 import RequestConfig
 
 from lessons.recurrence.counts import host_unmatched_topics, recurrence_coverage
 from review.hosts import selectors
@@ -33,6 +32,7 @@ from review.services.common import (
 )
 from review.web.htmx import render_region
 from review.web.lookups import get_host_or_404, shows_not_found
+from review.web.paging import PageSizeConfig
 
 BUDGET_TEMPLATE = "review/hosts/budget.html"
 TOPIC_EXAMPLES = 3
@@ -58,7 +58,7 @@ def host(request: HttpRequest, name: str) -> HttpResponse:
     ``entities`` is what sort and page links swap."""
     found = get_host_or_404(name, overview=True)
     table = HostEntityTable(selectors.host_entities(host=found), host=found)
-    RequestConfig(request, paginate={"per_page": HOST_ENTITIES_PER_PAGE}).configure(table)
+    PageSizeConfig(request, paginate={"per_page": HOST_ENTITIES_PER_PAGE}).configure(table)
     context = {"host": found, "table": table, "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}
     return render_region(request, "review/hosts/host.html", "entities", context)
 

@@ -9,7 +9,9 @@ CSV: a header row, then one row per record with exactly the record's fields, RFC
 the ``csv`` module with ``\\r\\n`` line ends; ``evidence`` is its JSON (sorted keys, compact, UTF-8 as
 is, the same bytes the hash covers); ``null`` is an empty field. An empty field cannot tell ``null``
 from ``""`` apart (only ``namespace`` may be either: ``null`` on a ``set_budget`` record, ``""`` on an
-entity without a namespace), so a chain is verified from the JSONL export.
+entity without a namespace), so a chain is verified from the JSONL export. A text cell a spreadsheet would
+run as a formula (starting with =, +, -, @, tab or CR) gets a leading ``'`` (``csv_cell``; issue 13,
+fault 8; docs/decisions-verify.md).
 """
 
 from __future__ import annotations
@@ -43,12 +45,24 @@ def decisions_jsonl(decisions: QuerySet[Decision]) -> Iterator[str]:
         yield record_json(record) + "\n"
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """``value`` with a leading ``'`` when it is a string a spreadsheet would run as a formula
+    (``FORMULA_STARTS``); anything else unchanged. CSV only: JSONL keeps every value exact."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def _csv_value(name: str, value: object) -> object:
     if value is None:
         return ""
     if name == "evidence":
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return value
+    return csv_cell(value)
 
 
 def decisions_csv(decisions: QuerySet[Decision]) -> Iterator[str]:

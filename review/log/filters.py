@@ -7,7 +7,7 @@ and ``to`` are Python keywords, hence they are added to ``base_filters`` after t
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 import django_filters
 from django import forms
@@ -76,6 +76,8 @@ class DecisionFilter(django_filters.FilterSet):
         return queryset.filter(at__gte=_day_start(value))
 
     def filter_to(self, queryset: QuerySet, name: str, value) -> QuerySet:
+        if value >= date.max:  # no day follows 9999-12-31: nothing is later (issue 13, fault 11)
+            return queryset
         return queryset.filter(at__lt=_day_start(value) + timedelta(days=1))
 
 

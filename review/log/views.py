@@ -13,7 +13,6 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
-from django_tables2 import RequestConfig
 
 from review.log.chart import log_chart
 from review.log.exports import decisions_csv, decisions_jsonl
@@ -21,6 +20,8 @@ from review.log.filters import filter_decisions
 from review.log.selectors import decisions_log, reason_codes_by_week
 from review.log.tables import DecisionTable
 from review.roles import PERM_VIEW_DECISIONS
+from review.services.chain_head import chain_head, chain_head_stamp
+from review.web.paging import PageSizeConfig
 
 PER_PAGE = 50
 EXPORT_FILTERS_INVALID = "These filters are not valid: {errors}"
@@ -50,7 +51,7 @@ def decision_log(request: HttpRequest) -> HttpResponse:
     decisions = log_filter.qs if log_filter.is_valid() else decisions_log().none()
     filtered = any(request.GET.get(key) for key in FILTER_PARAMS)
     table = DecisionTable(decisions, empty_text=EMPTY_FILTERED if filtered else EMPTY_LOG)
-    RequestConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
+    PageSizeConfig(request, paginate={"per_page": PER_PAGE}).configure(table)
     context = {
         "filter": log_filter,
         "filtered": filtered,
@@ -71,8 +72,10 @@ def _export(request: HttpRequest, *, content_type: str, extension: str, body) ->
             EXPORT_FILTERS_INVALID.format(errors=errors), status=400, content_type="text/plain"
         )
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
+    head = chain_head()  # read before the rows: an export ends at or past it unless truncated
     response = StreamingHttpResponse(body(log_filter.qs), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="decisions-{stamp}.{extension}"'
+    chain_head_stamp(response, head=head)
     return response
 
 

@@ -18,7 +18,6 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap
-from django_tables2 import RequestConfig
 
 from review.piles import selectors
 from review.piles.forms import QueueFilterForm, RetireForm
@@ -29,6 +28,7 @@ from review.services.decisions import lesson_retire
 from review.web.htmx import render_problem, render_region, wants_region
 from review.web.links import pile_href
 from review.web.lookups import get_entity_or_404, shows_not_found
+from review.web.paging import PageSizeConfig
 
 QUEUE_TEMPLATE = "review/piles/queue.html"
 # Why the queue is empty; the page tests assert these texts.
@@ -62,7 +62,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     form = QueueFilterForm(request.GET, host_names=selectors.host_names())
     filters = form.filters()
     table = QueueTable(selectors.queue_rows(**filters))
-    RequestConfig(request, paginate={"per_page": QUEUE_PER_PAGE}).configure(table)
+    PageSizeConfig(request, paginate={"per_page": QUEUE_PER_PAGE}).configure(table)
     empty_reason = None
     if table.paginator.count == 0:
         empty_reason = selectors.queue_empty_reason(filtered=any(filters.values()), host=filters["host"])

@@ -15,6 +15,7 @@ from lessons.core.text import lesson_hash, text_hash
 from lessons.models import Draft, Host, Lesson
 from lessons.selectors.piles import entity_lessons
 from lessons.serializers import recurrence_dict
+from lessons.services.principals import draft_names_user
 from lessons.services.status import lesson_status_set, recurrence_after_commit
 from review.models import Action, Decision
 from review.services.chain import decision_append
@@ -53,20 +54,7 @@ ROLLBACK_NOT_LIVE = (
     "there is nothing to roll back."
 )
 
-USER_LABEL_PREFIX = "user:"
 LLM_LABEL_PREFIX = "llm:"
-
-
-def principal_names(label: str | None) -> set[str]:
-    """The usernames a ``drafted_by``/``triggered_by`` label names: ``user:NAME`` names ``NAME``; a
-    bare label is compared as it is. spec: cli.md ("``user:NAME`` names the user ``NAME``")."""
-    if not label:
-        return set()
-    names = {label, label.strip()}
-    if label.strip().startswith(USER_LABEL_PREFIX):
-        # "user: rita" and "user:rita " name rita too: a stray space must not let her approve her own draft
-        names.add(label.strip()[len(USER_LABEL_PREFIX) :].strip())
-    return names
 
 
 def _failed_gates(draft: Draft) -> str:
@@ -173,7 +161,7 @@ def draft_approve(
             raise DecisionRefused(DRAFT_NOT_PENDING.format(draft=locked.ext_id, status=locked.status))
         if not locked.gates_pass:
             raise DecisionRefused(DRAFT_GATE_FAILED.format(draft=locked.ext_id, gates=_failed_gates(locked)))
-        if username in principal_names(locked.drafted_by) | principal_names(locked.triggered_by):
+        if draft_names_user(draft=locked, user=actor):
             raise DecisionRefused(DRAFT_SELF_APPROVAL.format(user=username, draft=locked.ext_id))
         lessons = lock_entity(host=host, namespace=locked.namespace, subject=locked.subject)
         check_version(lessons, pile_version)

@@ -120,7 +120,7 @@ class _Axis:
         start, end = min(moments), max(moments)
         span = end - start
         pad = max(span * 0.04, timedelta(hours=12))
-        self.start, self.end = start - pad, end + pad
+        self.start, self.end = _shifted(start, -pad), _shifted(end, pad)
         self.seconds = (self.end - self.start).total_seconds()
 
     def x(self, moment: datetime) -> float:
@@ -128,7 +128,17 @@ class _Axis:
 
     def ticks(self, n: int = 5) -> list[datetime]:
         step = (self.end - self.start) / (n - 1)
-        return [self.start + step * i for i in range(n)]
+        return [_shifted(self.start, step * i) for i in range(n)]
+
+
+def _shifted(moment: datetime, delta: timedelta) -> datetime:
+    """``moment + delta``, stopped at the first or last representable moment: a lesson may be dated in
+    year 1 or 9999 (valid interchange timestamps), where the padding once overflowed (issue 13, fault 11)."""
+    try:
+        return moment + delta
+    except OverflowError:
+        edge = datetime.min if delta < timedelta(0) else datetime.max
+        return edge.replace(tzinfo=moment.tzinfo)
 
 
 def _moments(rec: LessonRecurrence) -> list[datetime]:

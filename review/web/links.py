@@ -1,8 +1,8 @@
 """Links to the reviewer pages, built in one place for views, tables and template tags.
 
 A route that is renamed or gone raises ``NoReverseMatch`` here (a test fails), never a silently missing
-link. Only a name that cannot be a path segment (empty, or with a ``/``: a host's draft id may hold one)
-gets no link: ``None``. spec: piles.md (a pile is named by host, namespace and subject).
+link. Only a name that cannot be a path segment (empty, or a host or hash with a ``/``; a draft id may hold
+one) gets no link: ``None``. spec: piles.md (a pile is named by host, namespace and subject).
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ def lesson_url(host: str, lesson_hash: str) -> str | None:
 
 
 def draft_url(host: str, draft_id: str) -> str | None:
-    """``/drafts/<host>/<id>/``, or ``None`` for a draft id that cannot be a path segment."""
-    return reverse("review:draft", args=[host, draft_id]) if _segment(host) and _segment(draft_id) else None
+    """``/drafts/<host>/<id>/`` (the id may hold ``/``: its routes take a path), or ``None`` for a host or an
+    empty id that cannot be addressed."""
+    return reverse("review:draft", args=[host, draft_id]) if _segment(host) and draft_id else None
 
 
 def target_link(host: str, namespace: str, subject: str) -> str:

@@ -177,10 +177,12 @@ def test_a_host_token_ingests_records_without_a_host_into_its_host(hosts, call, 
     assert list(Lesson.objects.values_list("host__name", flat=True)) == ["alpha"]
 
 
-def test_an_empty_body_ingests_nothing(hosts, call, make_token):
+def test_an_empty_body_is_refused_never_written(hosts, call, make_token):
+    """issue 13, fault 1: an empty batch is refused (it once answered "written": true)."""
+    from review.request_body import E_EMPTY_BATCH
+
     response = call("post", "/ingest", token=make_token(), body=b"")
-    assert response.status_code == 200
-    assert (response.json()["lines"], response.json()["written"]) == (0, True)
+    assert (response.status_code, response.json()) == (400, {"error": E_EMPTY_BATCH, "details": []})
 
 
 # --- body size -----------------------------------------------------------------------------------
@@ -414,6 +416,7 @@ def test_decisions_since_returns_the_records_after_it(logged, call, make_token):
         "decisions": [decision_record(d) for d in logged[1:]],
         "next_since": 4,
         "has_more": False,
+        "head": {"seq": 4, "hash": logged[-1].hash},  # issue 13, fault 5: a host can tell a cut tail
     }
 
 
@@ -428,7 +431,12 @@ def test_decisions_page_with_limit(logged, call, make_token):
     rest = call("get", f"/decisions?since={first['next_since']}&limit=3", token=raw).json()
     assert ([d["seq"] for d in rest["decisions"]], rest["next_since"], rest["has_more"]) == ([4], 4, False)
     empty = call("get", "/decisions?since=4", token=raw).json()
-    assert empty == {"decisions": [], "next_since": 4, "has_more": False}
+    assert empty == {
+        "decisions": [],
+        "next_since": 4,
+        "has_more": False,
+        "head": {"seq": 4, "hash": first["head"]["hash"]},
+    }
 
 
 def test_a_host_token_reads_only_its_host_decisions(logged, call, make_token, hosts):

@@ -165,9 +165,9 @@ def test_htmx_regions_requested_without_hx_request_are_whole_pages(client, viewe
         assert not region.content.decode().lstrip().lower().startswith("<!doctype html>"), path
 
 
-def test_the_csv_export_keeps_a_formula_like_reason_as_entered(client, viewer, hostile):
-    """decisions.md: anyone verifies the chain from an export, so values are never rewritten. A reason
-    starting with "=" reaches a spreadsheet as entered: a known, accepted risk (noted in the report)."""
+def test_the_csv_export_neutralises_a_formula_like_reason_and_the_jsonl_keeps_it(client, viewer, hostile):
+    """issue 13, fault 8: a reason starting with "=" reaches a spreadsheet as text (a leading apostrophe
+    in the CSV); the JSONL export, from which the chain is verified, keeps it as entered."""
     client.force_login(viewer)
     lesson = Lesson.objects.filter(status="live").first()
     lesson_retire(
@@ -177,7 +177,9 @@ def test_the_csv_export_keeps_a_formula_like_reason_as_entered(client, viewer, h
         reason='=HYPERLINK("http://evil.example","x")',
     )
     csv = b"".join(client.get("/review/decisions/export.csv").streaming_content).decode()
-    assert ',"=HYPERLINK(""http://evil.example"",""x"")",' in csv
+    assert ',"\'=HYPERLINK(""http://evil.example"",""x"")",' in csv
+    jsonl = b"".join(client.get("/review/decisions/export.jsonl").streaming_content).decode()
+    assert '"reason":"=HYPERLINK(\\"http://evil.example\\",\\"x\\")"' in jsonl
 
 
 # --- CSRF ---------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """``manage.py verify_decisions [--file EXPORT.jsonl]``: recompute the decision hash chain.
 
-Exit 0 with ``chain intact: N decisions``; exit 1 with the first broken ``seq``. ``--file`` verifies a
+Exit 0 with ``chain intact: N decisions``; exit 1 with the first broken ``seq``, or, for the database,
+when the log does not end at the chain head (rows missing at the tail, a rewritten tail:
+``review.services.chain_head``). ``--file`` verifies a
 JSONL export instead of the database (an export from ``--since`` is verified from its first record's
 ``prev_hash``). spec: decisions.md, "The record"; cli.md.
 """
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 
 from lessons.management.base import Command as BaseCommand
 from review.services.chain import GENESIS_PREV_HASH, chain_verify, decisions_verify
+from review.services.chain_head import chain_head, chain_tail_problem
 
 CHAIN_BROKEN = "chain broken at seq {seq}"
 CHAIN_INTACT = "chain intact: {count} decisions"
@@ -32,11 +35,15 @@ class Command(BaseCommand):
 
     def handle(self, *args, file, **options):
         if file is None:
+            head = chain_head()  # before the rows: a decision appended meanwhile moves it on
             broken, count = decisions_verify()
         else:
             broken, count = self._verify_file(file)
         if broken is not None:
             self.fail(CHAIN_BROKEN.format(seq=broken))
+        problem = chain_tail_problem(head=head) if file is None else None
+        if problem is not None:
+            self.fail(problem)
         self.stdout.write(CHAIN_INTACT.format(count=count))
 
     def _verify_file(self, path: str) -> tuple[int | None, int]:
