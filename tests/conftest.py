@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,8 @@ def _fast_password_hashing():
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-def _user(username: str, group: str | None):
+def make_user(username: str, group: str | None):
+    """A user with password ``<username>-pass`` and the role ``group`` (None: no role)."""
     from django.contrib.auth.models import Group, User
 
     from review.roles import roles_ensure
@@ -37,22 +39,22 @@ def _user(username: str, group: str | None):
 
 @pytest.fixture
 def viewer(db):
-    return _user("vera", "viewer")
+    return make_user("vera", "viewer")
 
 
 @pytest.fixture
 def reviewer(db):
-    return _user("rita", "reviewer")
+    return make_user("rita", "reviewer")
 
 
 @pytest.fixture
 def second_reviewer(db):
-    return _user("rob", "reviewer")
+    return make_user("rob", "reviewer")
 
 
 @pytest.fixture
 def admin_user(db):
-    return _user("ada", "admin")
+    return make_user("ada", "admin")
 
 
 @pytest.fixture
@@ -61,19 +63,20 @@ def outsider(client):
     return client
 
 
-@pytest.fixture
-def ingest(db):
-    """Ingest records (dicts or raw lines) through the real ingest service; returns the report."""
+def ingest_records(records, **options):
+    """Ingest records (dicts or raw lines) as one batch through the real ingest service; returns the
+    report. ``options`` go to ``ingest_sources`` (``dry_run``, ``skip_invalid``, ...)."""
     from lessons.ingest.passes import ingest_sources
     from lessons.ingest.reading import bytes_source
 
-    def run(records, **options):
-        lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
-        return ingest_sources(
-            sources=[bytes_source("\n".join(lines).encode(), name="batch.jsonl")], **options
-        )
+    lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
+    return ingest_sources(sources=[bytes_source("\n".join(lines).encode(), name="batch.jsonl")], **options)
 
-    return run
+
+@pytest.fixture
+def ingest(db):
+    """``ingest_records`` for a test that uses the database."""
+    return ingest_records
 
 
 CORPUS_FILES = ("adbuy-desk.jsonl", "support-triage.jsonl", "warehouse-sql.jsonl")
@@ -122,40 +125,41 @@ def rows_added_since(old: dict) -> dict:
 
 
 @dataclass(frozen=True)
-class CorpusRows:
-    """The rows one ingest of some corpus files adds to an otherwise empty test database.
+class CapturedRows:
+    """The rows a builder (an ingest of corpus files, a small world of decisions) adds to an otherwise
+    empty test database, kept to be restored in each test that needs them.
 
-    ``rows``: ``{model: [{attname: value}, ...]}`` in primary-key order, only for models the ingest added
-    to; ``before``: ``{model: row count}`` of those models before the ingest (rows the migrations made);
-    ``report``: the ingest's report (returned as the ``corpora`` fixture's value).
+    ``value``: what the builder returned (the ingest report, the world); ``rows``: ``{model: [{attname:
+    value}, ...]}`` in primary-key order, only for models the builder added to; ``before``: ``{model: row
+    count}`` of those models before it ran (rows the migrations made).
     """
 
-    report: object
+    value: object
     rows: dict
     before: dict
 
     @classmethod
-    def capture(cls, names: tuple[str, ...]) -> CorpusRows:
-        """Ingest ``names`` inside a transaction that is rolled back at once, keeping the rows it added.
+    def capture(cls, build: Callable[[], object]) -> CapturedRows:
+        """Run ``build()`` inside a transaction that is rolled back at once, keeping the rows it added.
 
         The transaction stands where a test's own would: ``transaction.on_commit`` callbacks registered
-        by the ingest are dropped, as they are in a ``db`` test.
+        by the builder are dropped, as they are in a ``db`` test.
         """
         from django.db import transaction
 
         with transaction.atomic():
             old = table_rows()
-            report = ingest_corpus_files(names)
+            value = build()
             rows = rows_added_since(old)
             transaction.set_rollback(True)
-        return cls(report=report, rows=rows, before={model: len(old[model]) for model in rows})
+        return cls(value=value, rows=rows, before={model: len(old[model]) for model in rows})
 
     def restore(self) -> bool:
         """Insert the captured rows again (same primary keys, so foreign keys between them hold).
 
-        False, inserting nothing, when a model the ingest adds to already holds more rows than before the
-        capture (the test wrote first): then the rows could clash and only a real ingest is right.
-        ``bulk_create`` sends no signals (the ingest's own post_save work is already in the rows) and
+        False, inserting nothing, when a model the builder adds to already holds more rows than before the
+        capture (the test wrote first): then the rows could clash and only running the builder is right.
+        ``bulk_create`` sends no signals (the builder's own post_save work is already in the rows) and
         stamps ``auto_now``/``auto_now_add`` fields with the time of the restore, as an ingest now would.
         Sequences are reset past the restored keys (PostgreSQL; SQLite moves its own) so the test's
         inserts get fresh keys.
@@ -175,8 +179,8 @@ class CorpusRows:
 
 
 @pytest.fixture(scope="session")
-def corpus_rows(django_db_setup, django_db_blocker) -> dict[tuple[str, ...], CorpusRows]:
-    """The corpora ingested once per test session: ``{file names: CorpusRows}`` for the three corpora
+def corpus_rows(django_db_setup, django_db_blocker) -> dict[tuple[str, ...], CapturedRows]:
+    """The corpora ingested once per test session: ``{file names: CapturedRows}`` for the three corpora
     together (``CORPUS_FILES``) and adbuy-desk alone (``ADBUY_FILES``).
 
     Why rows kept in memory and restored per test, rather than one ingest left in an outer transaction
@@ -193,14 +197,17 @@ def corpus_rows(django_db_setup, django_db_blocker) -> dict[tuple[str, ...], Cor
     when a collected test needs one.
     """
     with django_db_blocker.unblock():
-        return {names: CorpusRows.capture(names) for names in (CORPUS_FILES, ADBUY_FILES)}
+        return {
+            names: CapturedRows.capture(lambda names=names: ingest_corpus_files(names))
+            for names in (CORPUS_FILES, ADBUY_FILES)
+        }
 
 
 def load_corpus(snapshots: dict, names: tuple[str, ...]):
     """Give the test database what ingesting ``names`` gives: the session's rows restored, or (when the
     test wrote lesson data first) a real ingest. Returns the ingest report."""
     snapshot = snapshots[names]
-    return snapshot.report if snapshot.restore() else ingest_corpus_files(names)
+    return snapshot.value if snapshot.restore() else ingest_corpus_files(names)
 
 
 @pytest.fixture

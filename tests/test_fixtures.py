@@ -49,7 +49,7 @@ def ranked(rows_by_model: dict) -> dict[str, list[tuple]]:
 @pytest.mark.parametrize("names", [CORPUS_FILES, ADBUY_FILES])
 def test_a_restore_stores_what_the_session_ingest_added(db, corpus_rows, names):
     old = table_rows()
-    assert load_corpus(corpus_rows, names) is corpus_rows[names].report
+    assert load_corpus(corpus_rows, names) is corpus_rows[names].value
     assert ranked(rows_added_since(old)) == ranked(corpus_rows[names].rows)
 
 
@@ -101,7 +101,7 @@ def test_a_test_that_wrote_lesson_data_first_gets_a_real_ingest(ingest, corpus_r
     assert ingest([{"type": "host", "name": "adbuy-desk", "max_active": 3, "budget_enabled": True}]).ok
     assert corpus_rows[ADBUY_FILES].restore() is False
     report = load_corpus(corpus_rows, ADBUY_FILES)
-    assert report is not corpus_rows[ADBUY_FILES].report and report.ok
+    assert report is not corpus_rows[ADBUY_FILES].value and report.ok
     # As a real ingest does, the host that exists keeps its budget (3, not the corpus's 8).
     assert Host.objects.get(name="adbuy-desk").max_active == 3
     assert Lesson.objects.count() == len(corpus_rows[ADBUY_FILES].rows[Lesson])

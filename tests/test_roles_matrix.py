@@ -31,7 +31,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from lessons.core.text import lesson_hash
 from tests.builders import JAN_15_MS, day_ms, lesson
-from tests.conftest import CORPORA
+from tests.conftest import CORPORA, CapturedRows, ingest_records, make_user
 
 PERSONAS = ("anonymous", "viewer", "reviewer", "admin")
 NS, SUBJECT = "desk.test", "invoice_capture"
@@ -236,11 +236,13 @@ def test_every_route_is_in_the_matrix():
     assert sorted(set(MATRIX) - routes) == [], "matrix entries for routes that no longer exist"
 
 
-@pytest.fixture
-def world(ingest, second_reviewer) -> World:
+def build_world() -> World:
+    """The world of every cell, built through the real services; its decisions are by reviewer ``rob``."""
     from lessons.models import Draft, Host
     from review.services.consolidation import draft_approve
     from review.services.decisions import lesson_retire
+
+    second_reviewer = make_user("rob", "reviewer")
 
     texts = [f"Lesson {i}: record field{i} of every invoice as printed." for i in range(7)]
     hashes = [lesson_hash(NS, SUBJECT, t) for t in texts]
@@ -272,13 +274,26 @@ def world(ingest, second_reviewer) -> World:
                 "created_at": 1769990400000,
             }
         )
-    report = ingest(records)
+    report = ingest_records(records)
     assert report.ok, report.error_lines()
     draft_approve(draft=Draft.objects.get(ext_id="d-approved"), actor=second_reviewer, reason="merge two")
     lesson_retire(
         host=Host.objects.get(name="acme"), hashes=[hashes[4]], actor=second_reviewer, reason="obsolete"
     )
     return World(hashes=hashes)
+
+
+@pytest.fixture(scope="session")
+def world_rows(django_db_setup, django_db_blocker) -> CapturedRows:
+    """The world built once per test session (about 140 cells use it); see ``corpus_rows``."""
+    with django_db_blocker.unblock():
+        return CapturedRows.capture(build_world)
+
+
+@pytest.fixture
+def world(db, world_rows) -> World:
+    """The world restored from the session's rows (built afresh if the test wrote first)."""
+    return world_rows.value if world_rows.restore() else build_world()
 
 
 @pytest.fixture
