@@ -44,6 +44,7 @@ import random
 import subprocess
 import sys
 import time
+import warnings
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlparse
@@ -120,6 +121,8 @@ def setup_django(db_url: str) -> None:
     os.environ.update(_env(db_url))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
+    # Whitenoise warns once per process that collectstatic has not run; the benchmarks serve no assets.
+    warnings.filterwarnings("ignore", message="No directory at")
     import django
 
     django.setup()
