@@ -231,21 +231,24 @@ def main() -> None:
         auth = {"Authorization": f"Bearer {bench_token()}"}
         plan.append(("api", "`GET /api/v1/piles?host=` (biggest host)", f"/api/v1/piles?host={big}", auth))
 
-    rows = [measure(client, label, url, runs=args.runs, headers=headers) for _, label, url, headers in plan]
-    if wanted("command"):
-        rows.append(piles_command(args.db, runs=args.cmd_runs))
-
     print(
         f"database: {connection.vendor} ({args.db}); biggest host {big}; "
-        f"{args.runs} timed runs after a warm-up; "
-        f"load {started_load:.1f} at start, {load_average():.1f} at end"
+        f"{args.runs} timed runs after a warm-up; load {started_load:.1f} at start"
     )
     print()
     header = ["page", "URL", "median ms", "min–max ms", "queries", "status", "bytes", "load"]
     print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for row in rows:
-        print("| " + " | ".join(row.cells()) + " |")
+    print("|" + "---|" * len(header), flush=True)
+    # Each row as soon as it is measured: at 1M a full run takes long, and a cut-short run keeps its rows.
+    for _, label, url, headers in plan:
+        print(
+            "| " + " | ".join(measure(client, label, url, runs=args.runs, headers=headers).cells()) + " |",
+            flush=True,
+        )
+    if wanted("command"):
+        print("| " + " | ".join(piles_command(args.db, runs=args.cmd_runs).cells()) + " |")
+    print()
+    print(f"load {load_average():.1f} at end")
 
 
 if __name__ == "__main__":
