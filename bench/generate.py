@@ -275,17 +275,10 @@ def generate(*, scale: str, decisions: int, seed: int = SEED) -> dict[str, int]:
             connection,
             Verdict,
             (
-                "host",
-                "lesson",
-                "key",
-                "verdict",
-                "metric",
-                "baseline",
-                "current",
-                "horizon_ms",
+                "host", "lesson", "key", "verdict", "metric", "baseline", "current", "horizon_ms",
                 "measured_at",
             ),
-        )
+        )  # fmt: skip
         recurrence = TableWriter(
             connection, RecurrenceCount, ("lesson", "sessions_shown", "recurred", "recurred_sessions")
         )
