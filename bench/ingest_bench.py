@@ -1,7 +1,7 @@
 """Ingest benchmark: time and peak memory of ``manage.py ingest`` on a generated file.
 
 Usage: .venv/bin/python bench/ingest_bench.py [LINES ...]
-(default: 250000 500000 1000000)
+(default: 250000 500000 1000000; a size may be written 100k or 1m)
 Each run uses a fresh SQLite database in a temporary folder and a generated interchange file
 (1 host, 1 lesson per 20 lines, the rest exposures and corrections, 10 lines a session).
 Reports wall time and the peak resident memory of the ingest process, so doubling the input shows
@@ -105,12 +105,21 @@ def run(lines: int) -> tuple[float, float]:
         return elapsed, max(peak, before) / 1024
 
 
+def parse_size(text: str) -> int:
+    """``"100k"`` -> 100000, ``"1m"`` -> 1000000, ``"2500"`` -> 2500."""
+    text = text.strip().lower()
+    factor = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(text[:-1] if factor > 1 else text) * factor
+
+
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [250_000, 500_000, 1_000_000]
-    print(f"{'lines':>10} {'seconds':>9} {'peak MiB':>9}")
+    sizes = [parse_size(a) for a in sys.argv[1:]] or [250_000, 500_000, 1_000_000]
+    # The machine is shared: the 1-minute load average at each run's start and end goes with its figure.
+    print(f"{'lines':>10} {'seconds':>9} {'peak MiB':>9} {'load':>10}")
     for lines in sizes:
+        load = os.getloadavg()[0]
         elapsed, peak = run(lines)
-        print(f"{lines:>10} {elapsed:>9.1f} {peak:>9.1f}")
+        print(f"{lines:>10} {elapsed:>9.1f} {peak:>9.1f} {load:>4.1f}-{os.getloadavg()[0]:<4.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,117 @@
+"""Load run: 50 signed-in reviewers for 60 s on gunicorn (3 sync workers), headless locust.
+
+Usage::
+
+    .venv/bin/pip install -e '.[bench]'          # locust comes only from the bench extra
+    .venv/bin/python bench/locust_run.py --db sqlite:////tmp/lpr-1m.sqlite3 [--users 50] [--seconds 60]
+
+Picks up to 200 piles and 200 of their live lessons from the database (``bench/locustfile.py`` draws from
+them) and makes one signed-in session per user (as a sign-in does, without the password hash), serves
+the app on 127.0.0.1:8110 with ``--workers`` gunicorn workers (DEBUG off), runs locust
+headless (users spawned 10 a second) and prints requests/s, median, p99 and failures per page and in
+all, with the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from urllib.parse import urlencode
+
+from generate import ROOT, setup_django
+from serve import REVIEWER, bin_path, gunicorn
+
+HERE = Path(__file__).resolve().parent
+
+
+def pick_targets(limit: int = 200) -> dict[str, list[str]]:
+    """Over-budget entities (as pile query strings) and live lessons of theirs (as page paths)."""
+    from django.apps import apps
+    from django.db.models import Count, F
+
+    Lesson = apps.get_model("lessons", "Lesson")
+    live = Lesson.objects.filter(status="live", host__budget_enabled=True)
+    piles = list(
+        live.values("host__name", "namespace", "subject")
+        .annotate(n=Count("id"))
+        .filter(n__gt=F("host__max_active"))
+        .order_by()[:limit]
+    )
+    lessons = []
+    for pile in piles[:limit]:
+        lesson_hash = live.filter(
+            host__name=pile["host__name"], namespace=pile["namespace"], subject=pile["subject"]
+        ).values_list("hash", flat=True)[0]
+        lessons.append(f"/lessons/{pile['host__name']}/{lesson_hash}/")
+    return {
+        "piles": [
+            urlencode({"host": p["host__name"], "namespace": p["namespace"], "subject": p["subject"]})
+            for p in piles
+        ],
+        "lessons": lessons,
+    }
+
+
+def sessions(count: int) -> list[str]:
+    """``count`` signed-in sessions of the reviewer (session ids), made in the database as a sign-in makes
+    them: the run measures the pages, not the password hash each form sign-in costs (~1 s of CPU)."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    user = get_user_model().objects.get(username=REVIEWER[0])
+    ids = []
+    for _ in range(count):
+        client = Client()
+        client.force_login(user)
+        ids.append(client.cookies["sessionid"].value)
+    return ids
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", required=True)
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--workers", type=int, default=3)
+    args = parser.parse_args()
+    setup_django(args.db)
+    with tempfile.TemporaryDirectory() as tmp:
+        targets = Path(tmp) / "targets.json"
+        targets.write_text(json.dumps({**pick_targets(), "sessions": sessions(args.users)}))
+        prefix = str(Path(tmp) / "run")
+        with gunicorn(args.db, workers=args.workers) as base:
+            load_start = os.getloadavg()[0]
+            subprocess.run(
+                [bin_path("locust"), "-f", str(HERE / "locustfile.py"), "--headless", "--only-summary"]
+                + ["-u", str(args.users), "-r", "10", "-t", f"{args.seconds}s", "--host", base]
+                + ["--csv", prefix, "--stop-timeout", "5", "--loglevel", "WARNING"],
+                cwd=ROOT,
+                env={**os.environ, "LPR_BENCH_TARGETS": str(targets)},
+                check=False,
+                stdout=subprocess.DEVNULL,
+            )
+            load_end = os.getloadavg()[0]
+        with open(f"{prefix}_stats.csv", newline="") as f:
+            stats = list(csv.DictReader(f))
+    print(
+        f"{args.db}: {args.users} users, {args.seconds} s, gunicorn {args.workers} sync workers; "
+        f"load {load_start:.1f} → {load_end:.1f}"
+    )
+    print()
+    print("| requests | count | failures | requests/s | p50 ms | p99 ms | max ms |")
+    print("|---|---|---|---|---|---|---|")
+    for row in stats:
+        rate, top = float(row["Requests/s"]), float(row["Max Response Time"])
+        print(
+            f"| {row['Name']} | {row['Request Count']} | {row['Failure Count']} | {rate:.1f} "
+            f"| {row['50%']} | {row['99%']} | {top:.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

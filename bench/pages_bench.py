@@ -1,0 +1,255 @@
+"""Pages benchmark: server time in process of each page at scale, with its query count.
+
+Usage::
+
+    .venv/bin/python bench/pages_bench.py --db sqlite:////tmp/lpr-1m.sqlite3 [--runs 7] [--only queue,pile]
+
+Against a database ``bench/generate.py`` filled. Each page is requested through its URL with Django's
+test client (DEBUG off, signed in as the generated "reviewer"), so the benchmark does not depend on
+where the views live: one warm-up request, one request under ``CaptureQueriesContext`` for the query
+count, then ``--runs`` timed requests (median, min and max reported). Pages: the queue by default, each
+sort the queue's header offers (found in its HTML), the host filter, the text filter, page 50; the
+largest pile (200 members), one of its lessons; hosts; the biggest host's page; the decision log;
+``GET /api/v1/piles?host=<biggest host>`` with a read token created in the database; and
+``manage.py piles --format json`` in a subprocess (wall time and that process's peak RSS).
+
+Prints a Markdown table; every row carries the 1-minute load average when it started, since the machine
+is shared. A request that fails is reported with its status (or exception), not retried.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from urllib.parse import unquote, urlencode
+
+from generate import ROOT, TEXT_NEEDLE, _env, setup_django
+
+BENCH_TOKEN = "lpr_bench-read-token-for-the-pages-benchmark-000"
+SORT_LINK = re.compile(r"""[?&;]sort=([^&"'#]+)""")
+
+
+@dataclass
+class Row:
+    label: str
+    target: str
+    times: list[float]
+    queries: int | None
+    status: str
+    size: int
+    load: float
+
+    def cells(self) -> list[str]:
+        if not self.times:
+            return [self.label, f"`{self.target}`", "–", "–", "–", self.status, "–", f"{self.load:.1f}"]
+        median = statistics.median(self.times)
+        spread = f"{min(self.times):.0f}–{max(self.times):.0f}"
+        queries = "–" if self.queries is None else str(self.queries)
+        return [
+            self.label,
+            f"`{self.target}`",
+            f"{median:.1f}",
+            spread,
+            queries,
+            self.status,
+            f"{self.size:,}",
+            f"{self.load:.1f}",
+        ]
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]
+
+
+def targets() -> dict[str, str]:
+    """The biggest host (most entities), the largest pile on it or anywhere, and one of its live lessons."""
+    from django.apps import apps
+    from django.db import connection
+
+    Host, Lesson = apps.get_model("lessons", "Host"), apps.get_model("lessons", "Lesson")
+    q = connection.ops.quote_name
+    lesson, host = q(Lesson._meta.db_table), q(Host._meta.db_table)
+    fields = ("host", "namespace", "subject", "status")
+    col = {name: q(Lesson._meta.get_field(name).column) for name in fields}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT h.name FROM {lesson} l JOIN {host} h ON h.id = l.{col['host']} "
+            f"GROUP BY h.name ORDER BY count(*) DESC LIMIT 1"
+        )
+        biggest = cursor.fetchone()[0]
+        cursor.execute(
+            f"SELECT h.name, l.{col['namespace']}, l.{col['subject']}, count(*) FROM {lesson} l "
+            f"JOIN {host} h ON h.id = l.{col['host']} WHERE l.{col['status']} = 'live' "
+            f"GROUP BY h.name, l.{col['namespace']}, l.{col['subject']} ORDER BY count(*) DESC LIMIT 1"
+        )
+        pile_host, namespace, subject, members = cursor.fetchone()
+    member = Lesson.objects.filter(
+        host__name=pile_host, namespace=namespace, subject=subject, status="live"
+    ).values_list("hash", flat=True)[0]
+    return {
+        "host": biggest,
+        "pile_host": pile_host,
+        "namespace": namespace,
+        "subject": subject,
+        "members": str(members),
+        "lesson": member,
+    }
+
+
+def bench_token() -> str:
+    """A read token for every host, stored (as SHA-256) in the database; the raw token is returned."""
+    from django.apps import apps
+
+    ApiToken = apps.get_model("review", "ApiToken")
+    digest = hashlib.sha256(BENCH_TOKEN.encode()).hexdigest()
+    ApiToken.objects.get_or_create(
+        token_hash=digest,
+        defaults={"name": "bench", "prefix": BENCH_TOKEN[:12], "can_read": True, "can_ingest": False},
+    )
+    return BENCH_TOKEN
+
+
+def measure(client, label: str, url: str, *, runs: int, headers: dict | None = None) -> Row:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    load = load_average()
+    headers = headers or {}
+    try:
+        client.get(url, headers=headers)  # warm-up
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(url, headers=headers)
+        # Read now: the next request clears the connection's query log the count is sliced from.
+        queries = len(captured)
+        status = str(response.status_code)
+        if response.status_code != 200:
+            return Row(label, url, [], queries, status, len(response.content), load)
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            response = client.get(url, headers=headers)
+            times.append((time.perf_counter() - started) * 1000)
+        return Row(label, url, times, queries, status, len(response.content), load)
+    except Exception as exc:  # a page that fails at this scale is a finding, not the end of the run
+        return Row(label, url, [], None, f"error: {type(exc).__name__}: {str(exc)[:80]}", 0, load)
+
+
+def queue_sorts(client) -> list[str]:
+    """The ``sort`` values the queue's header links offer, in page order, without repeats."""
+    html = client.get("/").content.decode()
+    seen: dict[str, None] = {}
+    for value in SORT_LINK.findall(html.replace("&amp;", "&")):
+        seen.setdefault(unquote(value), None)
+    return list(seen)
+
+
+def piles_command(db_url: str, *, runs: int) -> Row:
+    """``manage.py piles --format json`` in a child process: wall time, output size, the child's peak RSS."""
+    load = load_average()
+    times, peak, size, status = [], 0.0, 0, "ok"
+    for _ in range(runs):
+        with tempfile.TemporaryFile() as out:
+            started = time.perf_counter()
+            proc = subprocess.Popen(
+                [sys.executable, "manage.py", "piles", "--format", "json"],
+                cwd=ROOT,
+                env=_env(db_url),
+                stdout=out,
+                stderr=subprocess.PIPE,
+            )
+            _, code, usage = os.wait4(proc.pid, 0)
+            elapsed = (time.perf_counter() - started) * 1000
+            err = proc.stderr.read().decode(errors="replace").strip().splitlines()
+            proc.stderr.close()
+            size = out.seek(0, 2)
+        if os.waitstatus_to_exitcode(code) != 0:
+            status = f"exit {os.waitstatus_to_exitcode(code)}: {(err or [''])[-1][:80]}"
+            break
+        times.append(elapsed)
+        peak = max(peak, usage.ru_maxrss / 1024)
+    label = f"`manage.py piles --format json` (peak {peak:.0f} MiB)" if times else "`manage.py piles`"
+    return Row(label, "manage.py piles --format json", times, None, status, size, load)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", required=True)
+    parser.add_argument("--runs", type=int, default=7, help="timed requests per page (default 7)")
+    parser.add_argument("--cmd-runs", type=int, default=1, help="runs of manage.py piles (default 1)")
+    parser.add_argument(
+        "--only", default="", help="comma-separated groups: queue,sorts,pile,lesson,hosts,log,api,command"
+    )
+    args = parser.parse_args()
+    only = {g for g in args.only.split(",") if g}
+
+    def wanted(group: str) -> bool:
+        return not only or group in only
+
+    os.environ["ALLOWED_HOSTS"] = "testserver,127.0.0.1,localhost"
+    setup_django(args.db)
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+
+    assert not settings.DEBUG
+    started_load = load_average()
+    t = targets()
+    client = Client(raise_request_exception=True)
+    client.force_login(get_user_model().objects.get(username="reviewer"))
+    big = t["host"]
+    pile_qs = urlencode({"host": t["pile_host"], "namespace": t["namespace"], "subject": t["subject"]})
+    plan: list[tuple[str, str, str, dict | None]] = []
+    if wanted("queue"):
+        plan += [
+            ("queue", "queue, first page", "/", None),
+            ("queue", "queue, host filter (biggest host)", "/?" + urlencode({"host": big}), None),
+            ("queue", f"queue, text filter ({TEXT_NEEDLE!r})", "/?" + urlencode({"q": TEXT_NEEDLE}), None),
+            ("queue", "queue, page 50", "/?page=50", None),
+        ]
+    if wanted("sorts"):
+        for sort in queue_sorts(client):
+            plan.append(("sorts", f"queue sorted by {sort}", "/?" + urlencode({"sort": sort}), None))
+    if wanted("pile"):
+        plan.append(("pile", f"pile of {t['members']} members", f"/pile/?{pile_qs}", None))
+    if wanted("lesson"):
+        plan.append(("lesson", "lesson page", f"/lessons/{t['pile_host']}/{t['lesson']}/", None))
+    if wanted("hosts"):
+        plan.append(("hosts", "hosts", "/hosts/", None))
+        plan.append(("hosts", "biggest host's page", f"/hosts/{big}/", None))
+    if wanted("log"):
+        plan.append(("log", "decision log", "/decisions/", None))
+    if wanted("api"):
+        auth = {"Authorization": f"Bearer {bench_token()}"}
+        plan.append(("api", "`GET /api/v1/piles?host=` (biggest host)", f"/api/v1/piles?host={big}", auth))
+
+    print(
+        f"database: {connection.vendor} ({args.db}); biggest host {big}; "
+        f"{args.runs} timed runs after a warm-up; load {started_load:.1f} at start"
+    )
+    print()
+    header = ["page", "URL", "median ms", "min–max ms", "queries", "status", "bytes", "load"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header), flush=True)
+    # Each row as soon as it is measured: at 1M a full run takes long, and a cut-short run keeps its rows.
+    for _, label, url, headers in plan:
+        print(
+            "| " + " | ".join(measure(client, label, url, runs=args.runs, headers=headers).cells()) + " |",
+            flush=True,
+        )
+    if wanted("command"):
+        print("| " + " | ".join(piles_command(args.db, runs=args.cmd_runs).cells()) + " |")
+    print()
+    print(f"load {load_average():.1f} at end")
+
+
+if __name__ == "__main__":
+    main()
