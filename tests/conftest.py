@@ -10,6 +10,18 @@ from pathlib import Path
 
 import pytest
 
+# Fixtures of each area live in tests/fixtures/ so that a test file sits beside the code it tests
+# (tests/lessons/..., tests/review/<area>/...) and still finds them, wherever its folder is.
+pytest_plugins = [
+    "tests.fixtures.api",
+    "tests.fixtures.browser",
+    "tests.fixtures.decisions",
+    "tests.fixtures.drafts",
+    "tests.fixtures.importers",
+    "tests.fixtures.log",
+    "tests.fixtures.pages",
+]
+
 # The example inputs the tests read: the three interchange corpora and the altimate-dbt-project store.
 # They live in the repository so a clone alone passes (nothing outside it is read).
 CORPORA = Path(__file__).resolve().parent / "data"

@@ -23,7 +23,7 @@ from review.services.budget import host_set_budget
 from review.services.consolidation import consolidation_rollback, draft_approve, draft_reject
 from review.services.decisions import lesson_restore, lesson_retire
 from tests.engines.conftest import ALTIMATE_CORPUS, DATA
-from tests.importers.conftest import run_command
+from tests.fixtures.importers import run_command
 
 HOST = "dbt-project"
 STORE = "team-playbook"

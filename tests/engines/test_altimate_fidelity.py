@@ -18,7 +18,7 @@ from lessons.importers.altimate import translate_learn_dir
 from lessons.importers.altimate_lesson import canonical
 from lessons.models import Correction
 from tests.engines.conftest import team_store
-from tests.importers.conftest import run_command
+from tests.fixtures.importers import run_command
 
 HOST = "small-dbt"
 

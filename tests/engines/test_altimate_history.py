@@ -16,7 +16,7 @@ from lessons.importers.altimate_history import TextHistory
 from lessons.importers.altimate_lesson import canonical
 from lessons.models import Exposure, Lesson, RecurrenceCount
 from tests.engines.conftest import DATA, store_copy, team_store
-from tests.importers.conftest import run_command
+from tests.fixtures.importers import run_command
 
 HOST = "history-dbt"
 OLD = "Quote identifiers in Snowflake models."

@@ -16,7 +16,7 @@ from lessons.importers.altimate import translate_learn_dir
 from lessons.importers.altimate_lesson import canonical
 from lessons.models import Correction, Exposure
 from tests.engines.conftest import team_store
-from tests.importers.conftest import run_command
+from tests.fixtures.importers import run_command
 
 HOST = "team-dbt"
 ALIAS = "L-a3f0636e7dd1ca36"  # "L-" + sha256("alias\0" "0" "\0" '[null,"team-playbook","L-a1b2"]')[:16]

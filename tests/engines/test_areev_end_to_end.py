@@ -12,9 +12,9 @@ from django.utils.html import escape
 
 from lessons.models import Draft, Lesson
 from review.models import Decision
-from tests.drafts.conftest import entity_version
 from tests.engines.conftest import HOST, LESSONS, NS, SUBJECT, TRIGGER, loop_live, recalled
-from tests.importers.conftest import run_command
+from tests.fixtures.drafts import entity_version
+from tests.fixtures.importers import run_command
 
 pytestmark = pytest.mark.postgres
 

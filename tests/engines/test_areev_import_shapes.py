@@ -20,7 +20,7 @@ from pathlib import Path
 from lessons.core.text import format_datetime
 from lessons.importers.areev import translate_files
 from lessons.models import Draft, Lesson, Verdict
-from tests.importers.conftest import run_command
+from tests.fixtures.importers import run_command
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 HOST = "adbuy-desk"

@@ -25,7 +25,7 @@ from tests.engines.conftest import (
     recalled,
     release,
 )
-from tests.importers.conftest import run_command
+from tests.fixtures.importers import run_command
 
 pytestmark = pytest.mark.postgres
 REASON = "Restates the Advertiser rule."

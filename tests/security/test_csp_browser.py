@@ -27,11 +27,11 @@ def site(transactional_db):
     from django.contrib.auth.models import User
 
     from review.roles import roles_ensure
-    from tests.conftest import _user
+    from tests.conftest import make_user
 
     roles_ensure()
     hashes = build_pile()
-    retirer = _user("rex", "reviewer")
+    retirer = make_user("rex", "reviewer")
     retire(actor=retirer, hashes=[hashes[3]])
     return {"hashes": hashes, "user_id": User.objects.get(username="rex").pk}
 
@@ -85,9 +85,9 @@ def _problems(page, visit) -> list[str]:
 
 @pytest.mark.parametrize("persona", ["reviewer", "admin"])
 def test_no_page_logs_a_violation_or_a_console_message(site, browser, live_server, persona):
-    from tests.conftest import _user
+    from tests.conftest import make_user
 
-    user = _user("pat", persona)
+    user = make_user("pat", persona)
     user.is_staff = persona == "admin"  # the admin role is staff (the user admin keeps it so)
     user.save(update_fields=["is_staff"])
     context = browser.new_context()

@@ -36,9 +36,9 @@ def test_a_page_size_in_range_is_kept_and_one_out_of_range_is_the_default(client
     client.force_login(reviewer)
     ingest_records([{"type": "host", "name": HOST, "max_active": 3, "budget_enabled": True}])
     host = Host.objects.get(name=HOST)
-    from tests.conftest import _user
+    from tests.conftest import make_user
 
-    admin = _user("adm", "admin")
+    admin = make_user("adm", "admin")
     for i in range(30):
         host_set_budget(host=host, actor=admin, max_active=4 + i, budget_enabled=True, reason=f"step {i}")
     ten = client.get("/decisions/?per_page=10").content.decode()

@@ -50,9 +50,9 @@ def test_other_labels_do_not_name_priya(label):
 
 @pytest.fixture
 def priya(db):
-    from tests.conftest import _user
+    from tests.conftest import make_user
 
-    return _user("priya", "reviewer")
+    return make_user("priya", "reviewer")
 
 
 def _approve(user):
@@ -108,10 +108,10 @@ def test_a_user_renamed_after_triggering_a_draft_still_cannot_approve_it(priya):
 
 
 def test_a_user_created_after_the_draft_arrived_is_refused_by_name(db):
-    from tests.conftest import _user
+    from tests.conftest import make_user
 
     ingest_records(pile_records(triggered_by="User:Priya"))
-    assert _refusal(_user("priya", "reviewer")) == SELF
+    assert _refusal(make_user("priya", "reviewer")) == SELF
 
 
 def test_the_draft_page_tells_priya_why_she_cannot_approve(priya, client):

@@ -1,0 +1,211 @@
+"""Counts kept current batch by batch equal a full recompute, and the pure attribution over everything.
+
+spec: recurrence.md ("Per-lesson counts": sums over sessions); interchange.md (records in any batch).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+from django.db import transaction
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lessons.core.recurrence import Correction, Exposure, LessonVersion, attribute, lesson_key
+from lessons.core.text import to_ms
+from lessons.recurrence.refresh import recurrence_recompute
+from tests.conftest import CORPORA
+from tests.lessons.recurrence.builders import counts, snapshot, stored_counts
+
+L_0A07_NEW_TEXT = "Filter test accounts with `is_internal = false` in every revenue and retention query."
+
+
+def pure_counts() -> dict[tuple[str, str], dict[str, int]]:
+    """The oracle: the pure ``attribute`` over every stored row, keyed like ``stored_counts``."""
+    from lessons.models import Correction as CorrectionRow
+    from lessons.models import Exposure as ExposureRow
+    from lessons.models import Host, Lesson
+
+    result = {}
+    for host in Host.objects.all():
+        lessons = list(Lesson.objects.filter(host=host))
+        by_key = defaultdict(list)
+        for row in lessons:
+            by_key[lesson_key(hash=row.hash, store=row.store, lesson_id=row.lesson_id)].append(row)
+        # recurrence.md: the current text is the live version's, else the newest version's.
+        current = {
+            key: max([r for r in rows if r.status == "live"] or rows, key=lambda r: (r.created_at, r.hash))
+            for key, rows in by_key.items()
+        }
+        versions = [
+            LessonVersion(key, row.hash, row.text, row.text_hash, current[key].id == row.id)
+            for key, rows in by_key.items()
+            for row in rows
+        ]
+        exposures = [
+            Exposure(e.session, e.lesson_key, e.text_hash or "", to_ms(e.shown_at))
+            for e in ExposureRow.objects.filter(host=host)
+        ]
+        corrections = [
+            Correction(
+                c.session,
+                str(c.id),
+                c.kind,
+                c.text,
+                to_ms(c.corrected_at),
+                to_ms(c.turn_started_at) if c.turn_started_at else None,
+            )
+            for c in CorrectionRow.objects.filter(host=host)
+        ]
+        outcome = attribute(versions=versions, exposures=exposures, corrections=corrections)
+        for (key, _text_hash), value in outcome.counts.items():
+            result[host.name, current[key].hash] = value.as_dict()
+    return result
+
+
+def assert_current_and_complete() -> None:
+    kept = snapshot()
+    assert stored_counts() == pure_counts()
+    recurrence_recompute()
+    assert snapshot() == kept
+
+
+def corpus_halves() -> tuple[list[str], list[str]]:
+    """Every corpus line in two batches: exposures and corrections alternate between them, and
+    L-0a07's new version arrives only in the second (so the current text changes between batches)."""
+    first, second = [], []
+    for name in ("adbuy-desk.jsonl", "support-triage.jsonl", "warehouse-sql.jsonl"):
+        signals = 0
+        for line in (CORPORA / name).read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record["type"] in ("exposure", "correction"):
+                (first if signals % 2 == 0 else second).append(line)
+                signals += 1
+            elif record["type"] == "lesson" and record["text"] == L_0A07_NEW_TEXT:
+                second.append(line)
+            else:
+                first.append(line)
+    return first, second
+
+
+def test_a_corpus_ingested_in_two_halves_stores_what_a_full_recompute_gives(ingest):
+    first, second = corpus_halves()
+    assert ingest(first).ok
+    assert_current_and_complete()
+    assert ingest(second).ok
+    assert_current_and_complete()
+    stored = stored_counts()
+    advertiser = ("adbuy-desk", "cc844636d4273cf9e98d465b13852a8b56a4652619ad97a5752531672a8ce79f")
+    l_0a07 = ("warehouse-sql", "590b48ce4f04fbc6f6d8c886f5bf751fbdc53b0d02a1c746ca441c7a80bcf0cf")
+    assert stored[advertiser] == counts(sessions_shown=8, recurred=2, recurred_sessions=2)
+    assert stored[l_0a07] == counts(sessions_shown=2, recurred=2, recurred_sessions=2, earlier_version=1)
+
+
+def test_before_l_0a07_new_version_arrives_the_old_text_is_current_and_holds_the_counts(ingest):
+    first, _second = corpus_halves()
+    assert ingest(first).ok
+    (old,) = [key for key in stored_counts() if key[0] == "warehouse-sql" and key[1].startswith("954a20ac")]
+    # The first half has w1 (the old text shown, then a correction matching it) and w3 (shown the new
+    # text, which is no stored version yet, so it cannot match): one recurred, one unmatched.
+    assert stored_counts()[old] == counts(sessions_shown=1, recurred=1, recurred_sessions=1)
+
+
+# --- generated batches -------------------------------------------------------------------------
+
+WORDS = (
+    "convert",
+    "timestamp",
+    "columns",
+    "staging",
+    "models",
+    "revenue",
+    "the",
+    "`to_utc`",
+    "`is_internal`",
+)
+KEYS = (("team", "L-1", "s1"), ("team", "L-2", "s2"), (None, None, "s3"))  # (store, lesson_id, subject)
+SESSIONS = ("a", "b", "c")
+lesson_texts = st.lists(st.sampled_from(WORDS), min_size=3, max_size=5).map(" ".join)
+
+
+def minute(n: int) -> str:
+    return f"2026-10-05T10:{n:02d}:00.000Z"
+
+
+@st.composite
+def batches(draw):
+    """Records of up to three keys (two with a lesson_id, one without), in up to three batches.
+
+    The first version of every key is in the first batch, so every exposure can name its lesson;
+    later versions, status flips (a re-sent record with another status), exposures and corrections
+    land in any batch.
+    """
+    out: list[list[dict]] = [[], [], []]
+    texts_by_key = {}
+    for k, (store, lesson_id, subject) in enumerate(KEYS[: draw(st.integers(1, 3))]):
+        texts = draw(st.lists(lesson_texts, min_size=1, max_size=2 if lesson_id else 1, unique=True))
+        texts_by_key[k] = texts
+        for index, text in enumerate(texts):
+            record = {
+                "type": "lesson",
+                "host": "gen",
+                "namespace": "ns",
+                "subject": subject,
+                "text": text,
+                "created_at": f"2026-10-0{index + 1}T00:00:00.000Z",
+                "status": draw(st.sampled_from(("live", "live", "retracted"))),
+            }
+            if lesson_id:
+                record |= {"store": store, "lesson_id": lesson_id}
+            batch = 0 if index == 0 else draw(st.integers(0, 2))
+            out[batch].append(record)
+            if batch < 2 and draw(st.booleans()):
+                flipped = {**record, "status": "live" if record["status"] != "live" else "retracted"}
+                out[draw(st.integers(batch + 1, 2))].append(flipped)
+    for _ in range(draw(st.integers(0, 8))):
+        k = draw(st.sampled_from(sorted(texts_by_key)))
+        store, lesson_id, subject = KEYS[k]
+        text = draw(st.sampled_from(texts_by_key[k]))
+        record = {
+            "type": "exposure",
+            "host": "gen",
+            "session": draw(st.sampled_from(SESSIONS)),
+            "shown_at": minute(draw(st.integers(0, 20))),
+        }
+        if lesson_id:
+            record |= {"store": store, "lesson_id": lesson_id, "text": text}
+        else:
+            from lessons.core.text import lesson_hash
+
+            record["lesson"] = lesson_hash("ns", subject, text)
+        out[draw(st.integers(0, 2))].append(record)
+    all_texts = [t for texts in texts_by_key.values() for t in texts]
+    for i in range(draw(st.integers(0, 6))):
+        base = draw(st.sampled_from(all_texts)) if draw(st.booleans()) else ""
+        k = draw(st.integers(0, 20))
+        out[draw(st.integers(0, 2))].append(
+            {
+                "type": "correction",
+                "host": "gen",
+                "session": draw(st.sampled_from(SESSIONS)),
+                "id": f"c{i}",
+                "kind": draw(st.sampled_from(("user_correction", "user_correction", "tool_retry"))),
+                "text": f"{base} {draw(lesson_texts)}".strip(),
+                "corrected_at": minute(k),
+                "turn_started_at": draw(st.none() | st.integers(0, k).map(minute)),
+            }
+        )
+    return out
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches())
+def test_generated_batches_keep_counts_equal_to_a_full_recompute_and_the_pure_core(ingest, records):
+    with transaction.atomic():
+        for batch in records:
+            if batch:
+                report = ingest(batch)
+                assert report.ok, report.error_lines()
+            assert_current_and_complete()
+        transaction.set_rollback(True)
