@@ -4,7 +4,7 @@ Run by a host operator, never on its own: applies the host's decisions not yet a
 in ``seq`` order, and acknowledges each (applied, or failed with the engine's message); prints what was
 applied, refused and skipped. Exit 0, 1 when a decision was refused (altimate) or the engine refuses the
 run, 2 on wrong usage or a missing engine package. spec: decisions.md, "Hosts apply decisions"; cli.md.
-The engine sides are ``review.services.areev_apply`` and ``review.apply.altimate``.
+The engine sides are ``review.apply.areev`` and ``review.apply.altimate``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from lessons.management.base import UsageError
 from lessons.management.commands.import_altimate import check_host
 from review.apply.altimate import apply_altimate
 from review.apply.altimate_store import StoreRefused
-from review.services.areev_apply import APPLIED, REFUSED, SKIPPED, decisions_apply_areev
+from review.apply.areev import APPLIED, REFUSED, SKIPPED, decisions_apply_areev
 
 SUMMARY = "{applied} applied, {refused} refused, {skipped} skipped{dry}"
 

@@ -25,8 +25,8 @@ def main() -> None:
     from lessons.models import Draft, Host, Lesson
     from review.services.chain import decisions_verify
     from tests.builders import numbered_lesson
-    from tests.review.services.test_concurrency import race, retire_action, version
     from tests.fixtures.decisions import NS
+    from tests.review.services.test_concurrency import race, retire_action, version
 
     call_command("migrate", verbosity=0)
     users = []
