@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lessons.core.recurrence import Correction, Exposure, LessonVersion, attribute, lesson_key
-from lessons.core.text import to_ms
+from lessons.core.text import lesson_hash, to_ms
 from lessons.recurrence.refresh import recurrence_recompute
 from tests.conftest import CORPORA
 from tests.lessons.recurrence.builders import counts, snapshot, stored_counts
@@ -209,3 +209,73 @@ def test_generated_batches_keep_counts_equal_to_a_full_recompute_and_the_pure_co
                 assert report.ok, report.error_lines()
             assert_current_and_complete()
         transaction.set_rollback(True)
+
+
+# A case the generated batches found (issue 9's reshape): session b is corrected without a turn start,
+# having been shown a text that only becomes a version of L-1 in a later batch. After that batch the
+# stored counts must equal a full recompute: the new current version gets unknown 1 from session b.
+SHOWN_BEFORE_IT_WAS_A_VERSION = [
+    [
+        {
+            "type": "lesson",
+            "host": "gen",
+            "namespace": "ns",
+            "subject": "s1",
+            "text": "convert convert timestamp",
+            "created_at": "2026-10-01T00:00:00.000Z",
+            "status": "live",
+            "store": "team",
+            "lesson_id": "L-1",
+        },
+        {
+            "type": "exposure",
+            "host": "gen",
+            "session": "b",
+            "shown_at": "2026-10-05T10:00:00.000Z",
+            "store": "team",
+            "lesson_id": "L-1",
+            "text": "convert timestamp columns",
+        },
+        {
+            "type": "correction",
+            "host": "gen",
+            "session": "b",
+            "id": "c0",
+            "kind": "user_correction",
+            "text": "convert convert timestamp convert convert columns",
+            "corrected_at": "2026-10-05T10:00:00.000Z",
+            "turn_started_at": None,
+        },
+    ],
+    [
+        {
+            "type": "lesson",
+            "host": "gen",
+            "namespace": "ns",
+            "subject": "s1",
+            "text": "convert timestamp columns",
+            "created_at": "2026-10-02T00:00:00.000Z",
+            "status": "live",
+            "store": "team",
+            "lesson_id": "L-1",
+        },
+        {
+            "type": "exposure",
+            "host": "gen",
+            "session": "a",
+            "shown_at": "2026-10-05T10:00:00.000Z",
+            "store": "team",
+            "lesson_id": "L-1",
+            "text": "convert convert timestamp",
+        },
+    ],
+]
+
+
+def test_a_text_shown_before_it_became_a_version_is_attributed_once_it_is_one(ingest):
+    for batch in SHOWN_BEFORE_IT_WAS_A_VERSION:
+        report = ingest(batch)
+        assert report.ok, report.error_lines()
+        assert_current_and_complete()
+    current = stored_counts()[("gen", lesson_hash("ns", "s1", "convert timestamp columns"))]
+    assert current == counts(sessions_shown=1, unknown=1)
