@@ -1,4 +1,5 @@
-"""Small local builders of the security tests: one host with a pile, a draft, a recurrence and a decision.
+"""The security tests' world, built from tests/builders.py: one host with a pile, a draft, a recurrence and
+a decision.
 
 ``acme`` (budget 3, enabled) carries four live lessons on ``ops/deploy`` (a pile), one exposure and one
 correction (so the lesson page draws its recurrence chart), and a pending draft ``d-1`` superseding the
@@ -7,9 +8,8 @@ first two, drafted by ``llm:test`` and triggered by ``user:trix``.
 
 from __future__ import annotations
 
-import json
-
-from lessons.core.text import lesson_hash
+from tests import builders
+from tests.conftest import ingest_records as _ingest
 
 HOST = "acme"
 NS = "ops"
@@ -20,16 +20,15 @@ DRAFT_ID = "d-1"
 
 
 def lesson(i: int, *, created_at: int | None = None, text: str | None = None) -> dict:
-    text = text or f"Deploy rule {i}: check the canary field{i} before rollout."
-    return {
-        "type": "lesson",
-        "host": HOST,
-        "namespace": NS,
-        "subject": SUBJECT,
-        "text": text,
-        "created_at": T0 + i * DAY if created_at is None else created_at,
-        "hash": lesson_hash(NS, SUBJECT, text),
-    }
+    """Lesson ``i`` of the pile (with its hash), created ``i`` days after 2026-01-15."""
+    return builders.lesson(
+        host=HOST,
+        namespace=NS,
+        subject=SUBJECT,
+        text=text or f"Deploy rule {i}: check the canary field{i} before rollout.",
+        created_at=T0 + i * DAY if created_at is None else created_at,
+        hashed=True,
+    )
 
 
 def draft(*, supersedes: list[str], triggered_by: str | None = "user:trix", draft_id: str = DRAFT_ID) -> dict:
@@ -58,23 +57,15 @@ def pile_records(
     return [
         {"type": "host", "name": HOST, "max_active": 3, "budget_enabled": True},
         *lessons,
-        {
-            "type": "exposure",
-            "host": HOST,
-            "session": "s-1",
-            "lesson": first["hash"],
-            "shown_at": "2026-02-01T10:00:00Z",
-        },
-        {
-            "type": "correction",
-            "host": HOST,
-            "session": "s-1",
-            "id": "c-1",
-            "kind": "user_correction",
-            "text": "No, check the canary field0 first.",
-            "corrected_at": "2026-02-01T10:05:00Z",
-            "turn_started_at": "2026-02-01T10:04:00Z",
-        },
+        builders.exposure(host=HOST, session="s-1", shown_at="2026-02-01T10:00:00Z", lesson=first["hash"]),
+        builders.correction(
+            host=HOST,
+            session="s-1",
+            id="c-1",
+            text="No, check the canary field0 first.",
+            corrected_at="2026-02-01T10:05:00Z",
+            turn_started_at="2026-02-01T10:04:00Z",
+        ),
         draft(
             supersedes=[lessons[0]["hash"], lessons[1]["hash"]], triggered_by=triggered_by, draft_id=draft_id
         ),
@@ -83,11 +74,7 @@ def pile_records(
 
 def ingest_records(records: list[dict]):
     """Run ``records`` through the real ingest service; asserts the batch is valid; returns the report."""
-    from lessons.ingest.passes import ingest_sources
-    from lessons.ingest.reading import bytes_source
-
-    body = "\n".join(json.dumps(r) for r in records).encode()
-    report = ingest_sources(sources=[bytes_source(body, name="batch.jsonl")])
+    report = _ingest(records)
     assert report.ok, report.error_lines()
     return report
 
