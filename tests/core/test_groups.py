@@ -101,3 +101,18 @@ def test_corpora_piles_give_these_exact_groups(corpora):
             ("c586a834",),
         ],
     }
+
+
+@pytest.mark.django_db
+def test_piles_json_names_each_members_group_in_a_constant_number_of_queries(corpora):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from lessons.selectors.piles import piles_json
+
+    with CaptureQueriesContext(connection) as queries:
+        piles = piles_json()["piles"]
+    assert len(queries) == 4  # piles_list's four queries: grouping reads nothing more
+    revenue = next(p for p in piles if p["subject"] == "revenue_models")
+    grouped = {m["hash"][:8]: m["group"][:8] for m in revenue["members"] if m["group"] != m["hash"]}
+    assert grouped == {"590b48ce": "be490fe0"}
