@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lessons.core.piles import PileMember, member_order_key
-from lessons.core.tokens import anchors, content_tokens
+from lessons.core.tokens import _RUN, anchors, content_tokens  # _RUN: marked words are token runs
 
 # Jaccard >= 3/5, compared in integers so exactly 0.6 counts.
 JACCARD_NUMERATOR = 3
@@ -110,3 +110,20 @@ def _group(part: list[PileMember], texts: Mapping[str, str]) -> RestatementGroup
 def group_of(groups: Sequence[RestatementGroup]) -> dict[str, str]:
     """Each member hash -> its group's name (the ``group`` key of the piles JSON)."""
     return {h: g.name for g in groups for h in g.members}
+
+
+def marked_pieces(text: str, words: frozenset[str]) -> tuple[tuple[str, bool], ...]:
+    """``text`` cut into ``(piece, shared)`` pieces, in order, so a page can mark the shared words:
+    a run (recurrence.md, "Tokens") whose lowercase is in ``words`` is a piece with ``True``; the text
+    between is kept as it is. Joining the pieces gives ``text`` back."""
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for match in _RUN.finditer(text):
+        if match.group().lower() in words:
+            if match.start() > at:
+                pieces.append((text[at : match.start()], False))
+            pieces.append((match.group(), True))
+            at = match.end()
+    if at < len(text):
+        pieces.append((text[at:], False))
+    return tuple(pieces)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from django.db.models import Prefetch, QuerySet
 
+from lessons.core.groups import RestatementGroup, marked_pieces, restatement_groups
 from lessons.core.piles import SEVERITY, is_over_budget, pile_summary, pile_target
 from lessons.models import Draft, Host, Lesson, Verdict
 from lessons.selectors.piles import (
@@ -81,6 +82,19 @@ class DraftRow:
 
 
 @dataclass(frozen=True)
+class GroupRows:
+    """One restatement group as the pile page lists it: ``group`` (``lessons.core.groups``) and its
+    ``lessons`` in rule-5 order, each with ``.pieces`` (its text cut so the shared words can be marked)."""
+
+    group: RestatementGroup
+    lessons: tuple[Lesson, ...]
+
+    @property
+    def shared_words(self) -> list[str]:
+        return sorted(self.group.shared)
+
+
+@dataclass(frozen=True)
 class PileDetail:
     """One entity as the pile page shows it, within budget or not.
 
@@ -88,6 +102,7 @@ class PileDetail:
     newest first) and ``.counts`` (the seven recurrence counts, zeros before any analysis).
     ``not_live``: its retracted and superseded lessons, oldest first.
     ``version``: the pile version a decision must carry (decisions.md).
+    ``groups``: the members again, by restatement group (ordered by each group's oldest member).
     """
 
     host: Host
@@ -97,6 +112,15 @@ class PileDetail:
     not_live: tuple[Lesson, ...]
     drafts: tuple[DraftRow, ...]
     version: str
+    groups: tuple[GroupRows, ...] = ()
+
+    @property
+    def group_count(self) -> int:
+        return len(self.groups)
+
+    def group_named(self, name: str) -> RestatementGroup | None:
+        """The group whose oldest member is ``name``, or ``None`` (the ``?keep=`` link of the page)."""
+        return next((g.group for g in self.groups if g.group.name == name), None)
 
     @property
     def target(self) -> str:
@@ -153,6 +177,13 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
         lesson.counts = recurrence_dict(lesson)
     members = tuple(x for x in lessons if x.status == Lesson.Status.LIVE)
     live = {m.hash for m in members}
+    by_hash = {m.hash: m for m in members}
+    groups = restatement_groups(
+        members=[to_member(m) for m in members], texts={m.hash: m.text for m in members}
+    )
+    for group in groups:
+        for h in group.members:
+            by_hash[h].pieces = marked_pieces(by_hash[h].text, group.shared)
     drafts = Draft.objects.filter(host=host, namespace=namespace, subject=subject).order_by(
         "created_at", "ext_id"
     )
@@ -164,4 +195,5 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
         not_live=tuple(x for x in lessons if x.status != Lesson.Status.LIVE),
         drafts=tuple(DraftRow(draft=d, status=draft_status(d, live)) for d in drafts),
         version=pile_version(lessons),
+        groups=tuple(GroupRows(group=g, lessons=tuple(by_hash[h] for h in g.members)) for g in groups),
     )

@@ -109,9 +109,16 @@ def _fresh_form(detail: selectors.PileDetail, initial: dict | None = None) -> Re
 @permission_required(PERM_VIEW, raise_exception=True)
 @shows_not_found
 def pile(request: HttpRequest) -> HttpResponse:
-    """``/pile/?host=&namespace=&subject=``: the entity, whether over budget or within it."""
+    """``/pile/?host=&namespace=&subject=``: the entity, whether over budget or within it.
+
+    ``&keep={group}`` (the "keep one of this group" link without JavaScript) pre-selects every member of
+    that restatement group but the one its rule keeps; an unknown group pre-selects nothing.
+    """
     _host, detail = get_entity_or_404(request.GET)
-    form = _fresh_form(detail) if request.user.has_perm(PERM_DECIDE) else None
+    form = None
+    if request.user.has_perm(PERM_DECIDE):
+        group = detail.group_named(request.GET.get("keep", ""))
+        form = _fresh_form(detail, {"members": list(group.others)} if group else None)
     return render_region(request, PILE_TEMPLATE, "pile", _context(request, detail, form))
 
 

@@ -116,3 +116,19 @@ def test_piles_json_names_each_members_group_in_a_constant_number_of_queries(cor
     revenue = next(p for p in piles if p["subject"] == "revenue_models")
     grouped = {m["hash"][:8]: m["group"][:8] for m in revenue["members"] if m["group"] != m["hash"]}
     assert grouped == {"590b48ce": "be490fe0"}
+
+
+def test_marked_pieces_mark_whole_runs_case_insensitively_and_join_back():
+    from lessons.core.groups import marked_pieces
+
+    text = "Filter `is_internal` filters; Filter!"
+    pieces = marked_pieces(text, frozenset({"filter", "is_internal"}))
+    assert pieces == (
+        ("Filter", True),
+        (" `", False),
+        ("is_internal", True),
+        ("` filters; ", False),
+        ("Filter", True),
+        ("!", False),
+    )
+    assert "".join(p for p, _ in pieces) == text

@@ -31,6 +31,8 @@ def members(page) -> list[tuple[str, str, str]]:
     """``(hash prefix, verdict text, verdict badge class)`` of each member row, in page order."""
     rows = []
     for tr in page.find("table", "members").find("tbody").find_all("tr"):
+        if "data-hash" not in tr.attrs:  # a restatement group's header row
+            continue
         cells = tr.find_all("td")
         badge = cells[-2].find("span", "badge")
         verdict_class = next(c for c in badge.classes if c.startswith("v-"))
@@ -85,13 +87,14 @@ def test_warehouse_members_show_not_applied_by_the_loop_outlined(corpora, as_vie
         as_viewer.get("/pile/?host=warehouse-sql&namespace=analytics&subject=revenue_models").content
     )
     rows = members(page)
+    # By restatement group: 590b48ce (the 7th oldest) is listed with be490fe0, the group it restates.
     assert [r[1] for r in rows] == [
         "not applied by the loop",
         "held",
         "not applied by the loop",
         "not applied by the loop",
-        "regressed",
         "not applied by the loop",
+        "regressed",
         "not applied by the loop",
         "not applied by the loop",
     ]
