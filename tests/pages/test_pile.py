@@ -130,9 +130,9 @@ def test_a_recurring_member_carries_the_recurring_badge(corpora, as_viewer):
     ]
     assert recurring == ["cc844636"]
     row = page.find("tr", data_hash=adbuy_hashes("cc844636")[0])
+    assert row.find("p", "shown-in").text == "shown in 8 sessions"  # finding 9: one wording
     counts = {div.find("dt").text: div.find("dd").text for div in row.find("dl", "counts").find_all("div")}
     assert counts == {
-        "shown": "8",
         "recurred": "2 in 2 sessions",
         "during": "\u2014",
         "unknown": "\u2014",
@@ -145,7 +145,7 @@ def test_a_member_without_corrections_reads_no_observed_correction(entity, as_vi
     entity(3)
     page = parse(as_viewer.get("/pile/?host=qa-host&namespace=qa&subject=orders").content)
     notes = [p.text for p in page.find_all("p", "no-correction")]
-    assert notes == ["no observed correction no exposure recorded"] * 3
+    assert notes == ["no observed correction not shown in any session yet"] * 3
 
 
 def test_the_drafts_on_the_entity_are_listed_with_status_and_gates(corpora, as_viewer):
