@@ -21,18 +21,9 @@ def test_shown_in(n, text):
 def test_the_recurrence_cell_says_not_shown_in_any_session_yet_for_zero(db):
     from django.template.loader import render_to_string
 
-    counts = {
-        k: 0
-        for k in (
-            "sessions_shown",
-            "recurred",
-            "recurred_sessions",
-            "during",
-            "unknown",
-            "ambiguous",
-            "earlier_version",
-        )
-    }
+    from lessons.core.recurrence import COUNT_FIELDS
+
+    counts = dict.fromkeys(COUNT_FIELDS, 0)
     html = render_to_string("review/shared/_recurrence.html", {"counts": counts})
     assert "not shown in any session yet" in html
     assert "no exposure recorded" not in html
