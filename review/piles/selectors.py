@@ -34,12 +34,18 @@ def host_names() -> list[str]:
 # --- the queue -------------------------------------------------------------------------------------
 
 
+# The queue's default order: worst first (most over budget, then most live lessons), ties by entity.
+QUEUE_DEFAULT_ORDER = ("-overage", "-count", "host_name", "namespace", "subject")
+
+
 def queue_rows(
     *, host: str | None, namespace: str | None, text: str | None, recurring: bool = False
 ) -> QuerySet:
     """Over-budget entities as rows of aggregates, filtered (``lessons.selectors.piles.pile_queue``);
-    ``recurring``: only piles with at least one recurring member (recurrence.md, in SQL as a HAVING)."""
+    ``recurring``: only piles with at least one recurring member (recurrence.md, in SQL as a HAVING).
+    Ordered by ``QUEUE_DEFAULT_ORDER`` (worst first)."""
     rows = pile_queue(host=host or None, namespace=namespace or None, text=text or None)
+    rows = rows.order_by(*QUEUE_DEFAULT_ORDER)  # the table's ?sort= replaces it
     return rows.filter(recurring__gt=0) if recurring else rows
 
 
