@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from lessons.core.groups import RestatementGroup, marked_pieces, restatement_groups
 from lessons.core.piles import SEVERITY, is_over_budget, pile_summary, pile_target
@@ -24,6 +24,7 @@ from lessons.selectors.piles import (
 )
 from lessons.selectors.verdicts import latest_verdict_order
 from lessons.serializers import recurrence_dict
+from review.models import Action, Decision
 
 
 def host_names() -> list[str]:
@@ -79,12 +80,24 @@ def verdict_history() -> Prefetch:
     return Prefetch("verdicts", queryset=Verdict.objects.order_by(*latest_verdict_order()), to_attr="history")
 
 
+ROLLED_BACK = "rolled_back"
+# The badge text of each shown status that is not its own word.
+DRAFT_STATUS_LABELS = {ROLLED_BACK: "rolled back"}
+
+
 @dataclass(frozen=True)
 class DraftRow:
-    """A draft on the entity with its shown ``status`` (``stale`` derived, piles.md "JSON output")."""
+    """A draft on the entity with its shown ``status``: ``stale`` derived (piles.md "JSON output"), and
+    ``rolled_back`` for an approved draft a ``rollback_consolidation`` decision names (decisions.md). A
+    rolled-back draft stays ``approved`` in the data and cannot be approved again (approve needs a pending
+    draft), so the page says so."""
 
     draft: Draft
     status: str
+
+    @property
+    def label(self) -> str:
+        return DRAFT_STATUS_LABELS.get(self.status, self.status)
 
 
 @dataclass(frozen=True)
@@ -172,7 +185,8 @@ class PileDetail:
 
 def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | None:
     """The entity ``(host, namespace, subject)`` with its lessons and drafts, or ``None`` when it has
-    no lesson at all. Three queries: lessons (recurrence joined), their verdicts, the drafts.
+    no lesson at all. Three queries: lessons (recurrence joined), their verdicts, the drafts (each with
+    whether a rollback decision names it).
     """
     lessons = list(
         entity_lessons(host=host, namespace=namespace, subject=subject).prefetch_related(verdict_history())
@@ -190,8 +204,12 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
     for group in groups:
         for h in group.members:
             by_hash[h].pieces = marked_pieces(by_hash[h].text, group.shared)
-    drafts = Draft.objects.filter(host=host, namespace=namespace, subject=subject).order_by(
-        "created_at", "ext_id"
+    # The rollback decisions are read in the drafts' query (an EXISTS), so the page's query count stays.
+    rollback = Decision.objects.filter(host=host.name, action=Action.ROLLBACK, draft_id=OuterRef("ext_id"))
+    drafts = (
+        Draft.objects.filter(host=host, namespace=namespace, subject=subject)
+        .annotate(rolled_back=Exists(rollback))
+        .order_by("created_at", "ext_id")
     )
     return PileDetail(
         host=host,
@@ -199,7 +217,9 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
         subject=subject,
         members=members,
         not_live=tuple(x for x in lessons if x.status != Lesson.Status.LIVE),
-        drafts=tuple(DraftRow(draft=d, status=draft_status(d, live)) for d in drafts),
+        drafts=tuple(
+            DraftRow(draft=d, status=ROLLED_BACK if d.rolled_back else draft_status(d, live)) for d in drafts
+        ),
         version=pile_version(lessons),
         groups=tuple(GroupRows(group=g, lessons=tuple(by_hash[h] for h in g.members)) for g in groups),
     )

@@ -3,19 +3,11 @@ and "keep one of this group" (a link that pre-selects without JavaScript)."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.pages.html import parse
 
 WAREHOUSE = "/pile/?host=warehouse-sql&namespace=analytics&subject=revenue_models"
 OLD = "be490fe0e69454ef91c8d4de94069048692ead816ea021b93651600ef34c58e5"  # the group's name (oldest)
 NEW = "590b48ce4f04fbc6f6d8c886f5bf751fbdc53b0d02a1c746ca441c7a80bcf0cf"  # kept: both unmeasured, newest
-
-
-@pytest.fixture
-def as_reviewer(client, reviewer):
-    client.force_login(reviewer)
-    return client
 
 
 def _checked(page) -> list[str]:
@@ -85,8 +77,7 @@ def test_the_keep_link_pre_selects_all_but_the_kept_one_and_an_unknown_group_not
     assert _checked(parse(as_reviewer.get(f"{WAREHOUSE}&keep={NEW}").content)) == []
 
 
-def test_a_viewer_sees_the_groups_but_no_keep_action(corpora, client, viewer):
-    client.force_login(viewer)
-    page = parse(client.get(WAREHOUSE).content)
+def test_a_viewer_sees_the_groups_but_no_keep_action(corpora, as_viewer):
+    page = parse(as_viewer.get(WAREHOUSE).content)
     assert len(page.find_all("tr", cls="group-head")) == 1
     assert page.find("a", cls="keep-one") is None

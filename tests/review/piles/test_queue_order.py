@@ -3,16 +3,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tests.pages.conftest import lesson_record
 from tests.pages.html import parse
-
-
-@pytest.fixture
-def as_viewer(client, viewer):
-    client.force_login(viewer)
-    return client
 
 
 def _pile(host: str, subject: str, n: int, max_active: int) -> list[dict]:
