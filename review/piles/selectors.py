@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from lessons.core.groups import RestatementGroup, marked_pieces, restatement_groups
-from lessons.core.piles import SEVERITY, is_over_budget, pile_summary, pile_target
+from lessons.core.piles import PENDING, SEVERITY, is_over_budget, pile_summary, pile_target
 from lessons.models import Draft, Host, Lesson, Verdict
 from lessons.selectors.piles import (
     draft_status,
@@ -118,7 +118,8 @@ class PileDetail:
     """One entity as the pile page shows it, within budget or not.
 
     ``members``: the live lessons, oldest first (piles.md rule 5), each with ``.history`` (verdicts,
-    newest first) and ``.counts`` (the seven recurrence counts, zeros before any analysis).
+    newest first), ``.counts`` (the seven recurrence counts, zeros before any analysis) and
+    ``.pending_drafts`` (ids of the pending drafts superseding it).
     ``not_live``: its retracted and superseded lessons, oldest first.
     ``version``: the pile version a decision must carry (decisions.md).
     ``groups``: the members again, by restatement group (ordered by each group's oldest member).
@@ -182,6 +183,25 @@ class PileDetail:
     def member_hashes(self) -> list[str]:
         return [m.hash for m in self.members]
 
+    @property
+    def pending_drafts(self) -> tuple[DraftRow, ...]:
+        """The drafts still approvable (``pending``): retiring a lesson one supersedes makes it stale."""
+        return tuple(row for row in self.drafts if row.status == PENDING)
+
+    @property
+    def superseding(self) -> dict[str, list[str]]:
+        """Each live member hash -> the ids of the pending drafts that supersede it (finding 1's warning)."""
+        found: dict[str, list[str]] = {}
+        for row in self.pending_drafts:
+            for h in row.draft.supersedes:
+                found.setdefault(h, []).append(row.draft.ext_id)
+        return found
+
+    def made_stale(self, retired: list[str]) -> list[str]:
+        """The ids of the pending drafts that retiring ``retired`` makes stale, in the drafts' order."""
+        gone = set(retired)
+        return [row.draft.ext_id for row in self.pending_drafts if gone & set(row.draft.supersedes)]
+
 
 def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | None:
     """The entity ``(host, namespace, subject)`` with its lessons and drafts, or ``None`` when it has
@@ -211,7 +231,7 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
         .annotate(rolled_back=Exists(rollback))
         .order_by("created_at", "ext_id")
     )
-    return PileDetail(
+    detail = PileDetail(
         host=host,
         namespace=namespace,
         subject=subject,
@@ -223,3 +243,7 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
         version=pile_version(lessons),
         groups=tuple(GroupRows(group=g, lessons=tuple(by_hash[h] for h in g.members)) for g in groups),
     )
+    superseding = detail.superseding
+    for member in members:
+        member.pending_drafts = superseding.get(member.hash, [])
+    return detail

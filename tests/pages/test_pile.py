@@ -262,7 +262,11 @@ def test_a_reviewer_retires_two_members_with_one_reason(corpora, as_reviewer, re
     assert decisions[0].batch == decisions[1].batch
     assert response["HX-Reswap"] == "outerHTML show:#pile:top"  # the news is in the header: scroll up
     notice = page.find(cls="notice-success").find("span")
-    assert inline_text(notice) == RETIRED_NOTICE.format(n=2, s="s", seqs="#1, #2")
+    # Both members are superseded by the two pending drafts, which go stale (finding 1).
+    assert inline_text(notice) == RETIRED_NOTICE.format(n=2, s="s", seqs="#1, #2") + (
+        " Drafts rec-adbuy-consolidate-0, rec-adbuy-consolidate-1 became stale: they supersede a lesson"
+        " retired now, and cannot be approved until the retired lessons they supersede are restored."
+    )
     assert [a.attrs["href"] for a in notice.find_all("a")] == ["/decisions/?seq=1", "/decisions/?seq=2"]
     assert [m[0] for m in members(page)] == [
         "36727f00",
@@ -286,7 +290,10 @@ def test_a_retire_without_htmx_redirects_to_the_pile_with_a_message(corpora, as_
     assert response.redirect_chain == [(ADBUY, 302)]
     page = parse(response.content)
     notice = page.find(cls="notices").find("span")
-    assert inline_text(notice) == RETIRED_NOTICE.format(n=1, s="", seqs="#1")
+    assert inline_text(notice) == RETIRED_NOTICE.format(n=1, s="", seqs="#1") + (
+        " Draft rec-adbuy-consolidate-1 became stale: it supersedes a lesson retired now, and cannot be"
+        " approved until the retired lessons it supersedes are restored."
+    )
     assert notice.find("a").attrs["href"] == "/decisions/?seq=1"
     assert header(page)[1] == "9 live lessons · budget 8"
 
