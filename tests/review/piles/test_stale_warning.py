@@ -14,7 +14,7 @@ WARNING = (
     "Retiring a lesson a pending draft supersedes makes that draft stale: it cannot be approved until the "
     f"lesson is restored. Draft d-1 supersedes {HASHES[0][:8]}, {HASHES[1][:8]}"
 )
-ROW_WARNING = "Pending draft d-1 supersedes this lesson: retiring it makes that draft stale."
+ROW_WARNING = "superseded by pending draft d-1: retiring it makes it stale"
 
 
 def _flat(el) -> str:
