@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from lessons.core.groups import group_of, restatement_groups
 from lessons.core.piles import draft_state, pile_target, verdict_label
 from lessons.core.recurrence import COUNT_FIELDS, is_recurring
 from lessons.core.text import format_datetime
@@ -48,8 +49,14 @@ def _count_row(lesson: Lesson) -> RecurrenceCount | None:
 
 
 def pile_as_json(entity: EntityPile) -> dict:
-    """One pile in the JSON shape of piles.md, "JSON output"."""
+    """One pile in the JSON shape of piles.md, "JSON output", each member with the extra key ``group``
+    (its restatement group's oldest member hash, ``lessons.core.groups``; piles.md allows extra keys)."""
     pile = entity.pile
+    groups = group_of(
+        restatement_groups(
+            members=pile.members, texts={lesson.hash: lesson.text for lesson in entity.lessons}
+        )
+    )
     return {
         "host": entity.host.name,
         "namespace": pile.namespace,
@@ -69,6 +76,7 @@ def pile_as_json(entity: EntityPile) -> dict:
                 "created_at": format_datetime(lesson.created_at),
                 "verdict": verdict_label(member.verdict),
                 "recurrence": recurrence_dict(lesson),
+                "group": groups[lesson.hash],
             }
             for lesson, member in zip(entity.lessons, pile.members, strict=True)
         ],

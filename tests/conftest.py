@@ -70,6 +70,20 @@ def admin_user(db):
 
 
 @pytest.fixture
+def as_viewer(client, viewer):
+    """The test client signed in as the viewer."""
+    client.force_login(viewer)
+    return client
+
+
+@pytest.fixture
+def as_reviewer(client, reviewer):
+    """The test client signed in as the reviewer."""
+    client.force_login(reviewer)
+    return client
+
+
+@pytest.fixture
 def outsider(client):
     """An anonymous visitor: the Django test client, signed in as nobody."""
     return client

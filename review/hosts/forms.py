@@ -1,4 +1,4 @@
-"""The host budget form: ``max_active``, enabled, reason and reason code. spec: decisions.md (``set_budget``).
+"""The host budget form: ``max_active``, enabled, reason (no reason code). spec: decisions.md, set_budget.
 
 Preview needs only the budget fields; saving also needs a reason. The reason's own rules (trimmed,
 1..500 characters) are checked by the service, whose refusal text the page shows on the reason field.
@@ -10,7 +10,6 @@ from django import forms
 
 from lessons.core.interchange import MAX_ACTIVE_MAX, MAX_ACTIVE_MIN
 from review.services.common import REASON_MAX
-from review.web.forms import REASON_CODE_CHOICES
 
 MAX_ACTIVE_RANGE = f"max_active must be between {MAX_ACTIVE_MIN} and {MAX_ACTIVE_MAX}"
 MAX_ACTIVE_NOT_A_NUMBER = "max_active must be a whole number between 1 and 10000"
@@ -47,4 +46,5 @@ class BudgetForm(BudgetPreviewForm):
         strip=False,
         help_text="Why the budget changes; hosts read it with the decision.",
     )
-    reason_code = forms.ChoiceField(choices=REASON_CODE_CHOICES, required=False, label="Reason code")
+    # No reason code: decisions.md's codes are about retiring lessons (duplicate, regressed, ...), none
+    # fits a budget change (finding 12), so the budget form offers none and records none.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Case, Count, F, IntegerField, Max, OuterRef, Q, QuerySet, Subquery, Value, When
 
+from lessons.core.piles import pile_target
 from lessons.models import Host, Lesson
 from lessons.selectors.piles import live_lessons
 
@@ -61,3 +62,13 @@ def hosts_overview() -> QuerySet[Host]:
             output_field=IntegerField(),
         ),
     ).order_by("name")
+
+
+def entity_targets(*, host: Host, targets: list[str]) -> dict[str, tuple[str, str]]:
+    """``{target: (namespace, subject)}`` of the host's live entities whose target (piles.md rule 7) is
+    in ``targets`` (the budget preview's piles, so the page can link them). One query; none when empty."""
+    if not targets:
+        return {}
+    wanted = set(targets)
+    entities = live_lessons().filter(host=host).values_list("namespace", "subject").distinct()
+    return {t: e for e in entities if (t := pile_target(*e)) in wanted}

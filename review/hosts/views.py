@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from lessons.models import Host
 from lessons.recurrence.counts import host_unmatched_topics, recurrence_coverage
 from review.hosts import selectors
 from review.hosts.forms import BudgetForm
@@ -31,6 +32,7 @@ from review.services.common import (
     NotAllowed,
 )
 from review.web.htmx import render_region
+from review.web.links import pile_href
 from review.web.lookups import get_host_or_404, shows_not_found
 from review.web.paging import PageSizeConfig
 
@@ -67,6 +69,15 @@ def _state(enabled: bool) -> str:
     return "enabled" if enabled else "disabled"
 
 
+def _preview_links(host: Host, preview: dict) -> dict[str, list[tuple[str, str]]]:
+    """``{"appear": [(target, pile href)], "disappear": [...]}``: the preview's piles as links."""
+    entities = selectors.entity_targets(host=host, targets=[*preview["appear"], *preview["disappear"]])
+    return {
+        key: [(t, pile_href(host.name, *entities[t])) for t in preview[key]]
+        for key in ("appear", "disappear")
+    }
+
+
 def _refused_field(message: str) -> str | None:
     """The form field a refusal is about (shown next to it), or None for the whole form."""
     if message in (REASON_REQUIRED, REASON_HAS_NUL) or message.startswith(REASON_TOO_LONG.split("{")[0]):
@@ -99,6 +110,8 @@ def host_budget(request: HttpRequest, name: str) -> HttpResponse:
             budget_enabled=form.cleaned_data["budget_enabled"],
         )
         context["preview_state"] = _state(form.cleaned_data["budget_enabled"])
+        context["preview_links"] = _preview_links(host, context["preview"])
+        context["reason_written"] = bool(form.cleaned_data["reason"].strip())
     if "save" not in request.POST:
         template = f"{BUDGET_TEMPLATE}#preview" if request.htmx else BUDGET_TEMPLATE
         return render(request, template, context)
@@ -110,7 +123,7 @@ def host_budget(request: HttpRequest, name: str) -> HttpResponse:
                 max_active=form.cleaned_data["max_active"],
                 budget_enabled=form.cleaned_data["budget_enabled"],
                 reason=form.cleaned_data["reason"],
-                reason_code=form.cleaned_data["reason_code"] or None,
+                reason_code=None,  # finding 12: the retire codes do not fit a budget; the form offers none
             )
         except NotAllowed as exc:
             raise PermissionDenied(str(exc)) from None

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
-from lessons.core.piles import SEVERITY, is_over_budget, pile_summary, pile_target
+from lessons.core.groups import RestatementGroup, marked_pieces, restatement_groups
+from lessons.core.piles import PENDING, SEVERITY, is_over_budget, pile_summary, pile_target
 from lessons.models import Draft, Host, Lesson, Verdict
 from lessons.selectors.piles import (
     draft_status,
@@ -23,6 +24,7 @@ from lessons.selectors.piles import (
 )
 from lessons.selectors.verdicts import latest_verdict_order
 from lessons.serializers import recurrence_dict
+from review.models import Action, Decision
 
 
 def host_names() -> list[str]:
@@ -33,12 +35,18 @@ def host_names() -> list[str]:
 # --- the queue -------------------------------------------------------------------------------------
 
 
+# The queue's default order: worst first (most over budget, then most live lessons), ties by entity.
+QUEUE_DEFAULT_ORDER = ("-overage", "-count", "host_name", "namespace", "subject")
+
+
 def queue_rows(
     *, host: str | None, namespace: str | None, text: str | None, recurring: bool = False
 ) -> QuerySet:
     """Over-budget entities as rows of aggregates, filtered (``lessons.selectors.piles.pile_queue``);
-    ``recurring``: only piles with at least one recurring member (recurrence.md, in SQL as a HAVING)."""
+    ``recurring``: only piles with at least one recurring member (recurrence.md, in SQL as a HAVING).
+    Ordered by ``QUEUE_DEFAULT_ORDER`` (worst first)."""
     rows = pile_queue(host=host or None, namespace=namespace or None, text=text or None)
+    rows = rows.order_by(*QUEUE_DEFAULT_ORDER)  # the table's ?sort= replaces it
     return rows.filter(recurring__gt=0) if recurring else rows
 
 
@@ -72,12 +80,37 @@ def verdict_history() -> Prefetch:
     return Prefetch("verdicts", queryset=Verdict.objects.order_by(*latest_verdict_order()), to_attr="history")
 
 
+ROLLED_BACK = "rolled_back"
+# The badge text of each shown status that is not its own word.
+DRAFT_STATUS_LABELS = {ROLLED_BACK: "rolled back"}
+
+
 @dataclass(frozen=True)
 class DraftRow:
-    """A draft on the entity with its shown ``status`` (``stale`` derived, piles.md "JSON output")."""
+    """A draft on the entity with its shown ``status``: ``stale`` derived (piles.md "JSON output"), and
+    ``rolled_back`` for an approved draft a ``rollback_consolidation`` decision names (decisions.md). A
+    rolled-back draft stays ``approved`` in the data and cannot be approved again (approve needs a pending
+    draft), so the page says so."""
 
     draft: Draft
     status: str
+
+    @property
+    def label(self) -> str:
+        return DRAFT_STATUS_LABELS.get(self.status, self.status)
+
+
+@dataclass(frozen=True)
+class GroupRows:
+    """One restatement group as the pile page lists it: ``group`` (``lessons.core.groups``) and its
+    ``lessons`` in rule-5 order, each with ``.pieces`` (its text cut so the shared words can be marked)."""
+
+    group: RestatementGroup
+    lessons: tuple[Lesson, ...]
+
+    @property
+    def shared_words(self) -> list[str]:
+        return sorted(self.group.shared)
 
 
 @dataclass(frozen=True)
@@ -85,9 +118,11 @@ class PileDetail:
     """One entity as the pile page shows it, within budget or not.
 
     ``members``: the live lessons, oldest first (piles.md rule 5), each with ``.history`` (verdicts,
-    newest first) and ``.counts`` (the seven recurrence counts, zeros before any analysis).
+    newest first), ``.counts`` (the seven recurrence counts, zeros before any analysis) and
+    ``.pending_drafts`` (ids of the pending drafts superseding it).
     ``not_live``: its retracted and superseded lessons, oldest first.
     ``version``: the pile version a decision must carry (decisions.md).
+    ``groups``: the members again, by restatement group (ordered by each group's oldest member).
     """
 
     host: Host
@@ -97,6 +132,15 @@ class PileDetail:
     not_live: tuple[Lesson, ...]
     drafts: tuple[DraftRow, ...]
     version: str
+    groups: tuple[GroupRows, ...] = ()
+
+    @property
+    def group_count(self) -> int:
+        return len(self.groups)
+
+    def group_named(self, name: str) -> RestatementGroup | None:
+        """The group whose oldest member is ``name``, or ``None`` (the ``?keep=`` link of the page)."""
+        return next((g.group for g in self.groups if g.group.name == name), None)
 
     @property
     def target(self) -> str:
@@ -139,10 +183,30 @@ class PileDetail:
     def member_hashes(self) -> list[str]:
         return [m.hash for m in self.members]
 
+    @property
+    def pending_drafts(self) -> tuple[DraftRow, ...]:
+        """The drafts still approvable (``pending``): retiring a lesson one supersedes makes it stale."""
+        return tuple(row for row in self.drafts if row.status == PENDING)
+
+    @property
+    def superseding(self) -> dict[str, list[str]]:
+        """Each live member hash -> the ids of the pending drafts that supersede it (finding 1's warning)."""
+        found: dict[str, list[str]] = {}
+        for row in self.pending_drafts:
+            for h in row.draft.supersedes:
+                found.setdefault(h, []).append(row.draft.ext_id)
+        return found
+
+    def made_stale(self, retired: list[str]) -> list[str]:
+        """The ids of the pending drafts that retiring ``retired`` makes stale, in the drafts' order."""
+        gone = set(retired)
+        return [row.draft.ext_id for row in self.pending_drafts if gone & set(row.draft.supersedes)]
+
 
 def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | None:
     """The entity ``(host, namespace, subject)`` with its lessons and drafts, or ``None`` when it has
-    no lesson at all. Three queries: lessons (recurrence joined), their verdicts, the drafts.
+    no lesson at all. Three queries: lessons (recurrence joined), their verdicts, the drafts (each with
+    whether a rollback decision names it).
     """
     lessons = list(
         entity_lessons(host=host, namespace=namespace, subject=subject).prefetch_related(verdict_history())
@@ -153,15 +217,33 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
         lesson.counts = recurrence_dict(lesson)
     members = tuple(x for x in lessons if x.status == Lesson.Status.LIVE)
     live = {m.hash for m in members}
-    drafts = Draft.objects.filter(host=host, namespace=namespace, subject=subject).order_by(
-        "created_at", "ext_id"
+    by_hash = {m.hash: m for m in members}
+    groups = restatement_groups(
+        members=[to_member(m) for m in members], texts={m.hash: m.text for m in members}
     )
-    return PileDetail(
+    for group in groups:
+        for h in group.members:
+            by_hash[h].pieces = marked_pieces(by_hash[h].text, group.shared)
+    # The rollback decisions are read in the drafts' query (an EXISTS), so the page's query count stays.
+    rollback = Decision.objects.filter(host=host.name, action=Action.ROLLBACK, draft_id=OuterRef("ext_id"))
+    drafts = (
+        Draft.objects.filter(host=host, namespace=namespace, subject=subject)
+        .annotate(rolled_back=Exists(rollback))
+        .order_by("created_at", "ext_id")
+    )
+    detail = PileDetail(
         host=host,
         namespace=namespace,
         subject=subject,
         members=members,
         not_live=tuple(x for x in lessons if x.status != Lesson.Status.LIVE),
-        drafts=tuple(DraftRow(draft=d, status=draft_status(d, live)) for d in drafts),
+        drafts=tuple(
+            DraftRow(draft=d, status=ROLLED_BACK if d.rolled_back else draft_status(d, live)) for d in drafts
+        ),
         version=pile_version(lessons),
+        groups=tuple(GroupRows(group=g, lessons=tuple(by_hash[h] for h in g.members)) for g in groups),
     )
+    superseding = detail.superseding
+    for member in members:
+        member.pending_drafts = superseding.get(member.hash, [])
+    return detail

@@ -12,7 +12,7 @@ import django_tables2 as tables
 from django.utils.html import format_html
 
 from review.web.format import age, budget_gauge
-from review.web.links import target_link
+from review.web.links import pile_href, target_link
 
 QUEUE_PER_PAGE = 25
 _TIE = ("host_name", "namespace", "subject")
@@ -81,6 +81,14 @@ class QueueTable(tables.Table):
 
     def render_count(self, record):
         return budget_gauge(record["count"], record["max_active"])
+
+    def render_pending_drafts(self, record, value):
+        """A count of pending drafts links to the pile's drafts section; zero stays a muted dash."""
+        if not value:
+            return self.columns["pending_drafts"].column.render(value)
+        href = pile_href(record["host_name"], record["namespace"], record["subject"]) + "#drafts"
+        label = f"{value} pending draft{'s' if value != 1 else ''} on {record['subject']}"
+        return format_html('<a href="{}" aria-label="{}">{}</a>', href, label, value)
 
     def render_oldest(self, value):
         return age(value)

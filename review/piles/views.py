@@ -46,6 +46,11 @@ EMPTY_TEXTS = {
     selectors.QUEUE_NO_MATCH: EMPTY_NO_MATCH,
 }
 RETIRED_NOTICE = "Retired {n} lesson{s} with one reason: decision{s} {seqs}."
+# Finding 1: retiring a lesson a pending draft supersedes makes the draft stale; the notice says which.
+STALE_NOTICE = (
+    " Draft{s} {drafts} became stale: {it} supersede{verb} a lesson retired now, and cannot be approved"
+    " until the retired lessons {it} supersede{verb} are restored."
+)
 # After a decision or a refusal about the pile as a whole, the reviewer is at the form (bottom of the
 # page) while the news is in the header: scroll the swapped region's top into view. Field errors stay
 # next to their fields, so those responses keep the scroll position.
@@ -109,10 +114,26 @@ def _fresh_form(detail: selectors.PileDetail, initial: dict | None = None) -> Re
 @permission_required(PERM_VIEW, raise_exception=True)
 @shows_not_found
 def pile(request: HttpRequest) -> HttpResponse:
-    """``/pile/?host=&namespace=&subject=``: the entity, whether over budget or within it."""
+    """``/pile/?host=&namespace=&subject=``: the entity, whether over budget or within it.
+
+    ``&keep={group}`` (the "keep one of this group" link without JavaScript) pre-selects every member of
+    that restatement group but the one its rule keeps; an unknown group pre-selects nothing.
+    """
     _host, detail = get_entity_or_404(request.GET)
-    form = _fresh_form(detail) if request.user.has_perm(PERM_DECIDE) else None
+    form = None
+    if request.user.has_perm(PERM_DECIDE):
+        group = detail.group_named(request.GET.get("keep", ""))
+        form = _fresh_form(detail, {"members": list(group.others)} if group else None)
     return render_region(request, PILE_TEMPLATE, "pile", _context(request, detail, form))
+
+
+def _stale_notice(drafts: list[str]) -> str:
+    if not drafts:
+        return ""
+    one = len(drafts) == 1
+    return STALE_NOTICE.format(
+        s="" if one else "s", drafts=", ".join(drafts), it="it" if one else "they", verb="s" if one else ""
+    )
 
 
 @require_POST
@@ -154,7 +175,7 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
     n = len(decisions)
     notice = RETIRED_NOTICE.format(
         n=n, s="" if n == 1 else "s", seqs=", ".join(f"#{d.seq}" for d in decisions)
-    )
+    ) + _stale_notice(detail.made_stale(data["members"]))
     if not wants_region(request):
         messages.success(request, notice)
         return redirect(pile_href(host.name, detail.namespace, detail.subject))

@@ -20,6 +20,7 @@ from review.web.format import (
     jargon_title,
     reason_label,
     recurring,
+    shown_in,
     utc_date,
     verdict_badge,
 )
@@ -43,5 +44,6 @@ register.filter(jargon_title)
 register.filter(link_decisions)
 register.filter(reason_label)
 register.filter(recurring)
+register.filter(shown_in)
 register.filter(user_role)
 register.filter(utc_date)

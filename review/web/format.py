@@ -161,6 +161,17 @@ def dash(value) -> str:
     return "\u2014" if not value else str(value)
 
 
+NOT_SHOWN_YET = "not shown in any session yet"
+
+
+def shown_in(sessions: int | None) -> str:
+    """The one wording of a lesson's ``sessions_shown`` (recurrence.md, "Per-lesson counts") on every
+    page: ``shown in 1 session``, ``shown in 12 sessions``, or ``not shown in any session yet`` for 0."""
+    if not sessions:
+        return NOT_SHOWN_YET
+    return f"shown in {sessions} session{'' if sessions == 1 else 's'}"
+
+
 def horizon_days(ms: int | None) -> str:
     """A horizon in milliseconds as days: ``1 d``, ``7 d``, ``0.5 d``; "" when unknown."""
     if ms is None:

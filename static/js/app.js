@@ -1,5 +1,5 @@
 // Small page behaviours without inline scripts (so a strict CSP stays possible):
-// dismissible notices, and the reason character counter (trimmed length, as the server counts it).
+// dismissible notices, "keep one of this group", and the reason character counter (trimmed length, as the server counts it).
 (function () {
   "use strict";
   var MAX_DEFAULT = 500;
@@ -26,6 +26,23 @@
       var notice = button.closest(".notice");
       if (notice) notice.remove();
     }
+  });
+  // "Keep one of this group": tick every member the server named in data-keep-one and untick the rest of
+  // that group (the kept one). Without JavaScript the same element is a link whose page pre-selects them.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("[data-keep-one]");
+    if (!link) return;
+    var head = link.closest("tr[data-group]");
+    var form = document.getElementById("retire-form");
+    if (!head || !form) return;
+    event.preventDefault();
+    var others = link.getAttribute("data-keep-one").split(" ");
+    var rows = form.querySelectorAll('tr[data-group="' + head.getAttribute("data-group") + '"]');
+    rows.forEach(function (row) {
+      var box = row.querySelector('input[type="checkbox"][name="members"]');
+      if (!box) return;
+      box.checked = others.indexOf(box.value) !== -1;
+    });
   });
   document.addEventListener("DOMContentLoaded", function () { initCounters(document); });
   document.addEventListener("htmx:afterSettle", function (event) { initCounters(event.target); });

@@ -67,12 +67,6 @@ def pile(ingest):
     assert report.ok, report.error_lines()
 
 
-@pytest.fixture
-def as_reviewer(client, reviewer):
-    client.force_login(reviewer)
-    return client
-
-
 def version(client) -> str:
     body = client.get(f"/pile/?{ENTITY}").content.decode()
     return body.split('name="pile_version" value="', 1)[1].split('"', 1)[0]

@@ -26,18 +26,6 @@ def facts(page) -> dict[str, str]:
 
 
 @pytest.fixture
-def as_viewer(client, viewer):
-    client.force_login(viewer)
-    return client
-
-
-@pytest.fixture
-def as_reviewer(client, reviewer):
-    client.force_login(reviewer)
-    return client
-
-
-@pytest.fixture
 def l0a07(corpora) -> Lesson:
     return Lesson.objects.get(host__name="warehouse-sql", lesson_id="L-0a07", status="live")
 

@@ -22,12 +22,6 @@ TEXT = "Convert `*_at` timestamp columns with `to_utc` in staging models."
 ADVICE = "No, convert the `created_at` timestamps with `to_utc`."
 
 
-@pytest.fixture
-def as_viewer(client, viewer):
-    client.force_login(viewer)
-    return client
-
-
 def section(response):
     assert response.status_code == 200
     return parse(response.content).find("section", cls="lesson-recurrence")

@@ -31,6 +31,8 @@ def members(page) -> list[tuple[str, str, str]]:
     """``(hash prefix, verdict text, verdict badge class)`` of each member row, in page order."""
     rows = []
     for tr in page.find("table", "members").find("tbody").find_all("tr"):
+        if "data-hash" not in tr.attrs:  # a restatement group's header row
+            continue
         cells = tr.find_all("td")
         badge = cells[-2].find("span", "badge")
         verdict_class = next(c for c in badge.classes if c.startswith("v-"))
@@ -49,18 +51,6 @@ def adbuy_hashes(*prefixes: str) -> list[str]:
 
 def version(client) -> str:
     return parse(client.get(ADBUY).content).find("input", name="pile_version").attrs["value"]
-
-
-@pytest.fixture
-def as_viewer(client, viewer):
-    client.force_login(viewer)
-    return client
-
-
-@pytest.fixture
-def as_reviewer(client, reviewer):
-    client.force_login(reviewer)
-    return client
 
 
 def test_the_adbuy_pile_lists_its_ten_members_oldest_first_with_verdict_badges(corpora, as_viewer):
@@ -85,13 +75,14 @@ def test_warehouse_members_show_not_applied_by_the_loop_outlined(corpora, as_vie
         as_viewer.get("/pile/?host=warehouse-sql&namespace=analytics&subject=revenue_models").content
     )
     rows = members(page)
+    # By restatement group: 590b48ce (the 7th oldest) is listed with be490fe0, the group it restates.
     assert [r[1] for r in rows] == [
         "not applied by the loop",
         "held",
         "not applied by the loop",
         "not applied by the loop",
-        "regressed",
         "not applied by the loop",
+        "regressed",
         "not applied by the loop",
         "not applied by the loop",
     ]
@@ -127,9 +118,9 @@ def test_a_recurring_member_carries_the_recurring_badge(corpora, as_viewer):
     ]
     assert recurring == ["cc844636"]
     row = page.find("tr", data_hash=adbuy_hashes("cc844636")[0])
+    assert row.find("p", "shown-in").text == "shown in 8 sessions"  # finding 9: one wording
     counts = {div.find("dt").text: div.find("dd").text for div in row.find("dl", "counts").find_all("div")}
     assert counts == {
-        "shown": "8",
         "recurred": "2 in 2 sessions",
         "during": "\u2014",
         "unknown": "\u2014",
@@ -142,7 +133,7 @@ def test_a_member_without_corrections_reads_no_observed_correction(entity, as_vi
     entity(3)
     page = parse(as_viewer.get("/pile/?host=qa-host&namespace=qa&subject=orders").content)
     notes = [p.text for p in page.find_all("p", "no-correction")]
-    assert notes == ["no observed correction no exposure recorded"] * 3
+    assert notes == ["no observed correction not shown in any session yet"] * 3
 
 
 def test_the_drafts_on_the_entity_are_listed_with_status_and_gates(corpora, as_viewer):
@@ -259,7 +250,11 @@ def test_a_reviewer_retires_two_members_with_one_reason(corpora, as_reviewer, re
     assert decisions[0].batch == decisions[1].batch
     assert response["HX-Reswap"] == "outerHTML show:#pile:top"  # the news is in the header: scroll up
     notice = page.find(cls="notice-success").find("span")
-    assert inline_text(notice) == RETIRED_NOTICE.format(n=2, s="s", seqs="#1, #2")
+    # Both members are superseded by the two pending drafts, which go stale (finding 1).
+    assert inline_text(notice) == RETIRED_NOTICE.format(n=2, s="s", seqs="#1, #2") + (
+        " Drafts rec-adbuy-consolidate-0, rec-adbuy-consolidate-1 became stale: they supersede a lesson"
+        " retired now, and cannot be approved until the retired lessons they supersede are restored."
+    )
     assert [a.attrs["href"] for a in notice.find_all("a")] == ["/decisions/?seq=1", "/decisions/?seq=2"]
     assert [m[0] for m in members(page)] == [
         "36727f00",
@@ -283,7 +278,10 @@ def test_a_retire_without_htmx_redirects_to_the_pile_with_a_message(corpora, as_
     assert response.redirect_chain == [(ADBUY, 302)]
     page = parse(response.content)
     notice = page.find(cls="notices").find("span")
-    assert inline_text(notice) == RETIRED_NOTICE.format(n=1, s="", seqs="#1")
+    assert inline_text(notice) == RETIRED_NOTICE.format(n=1, s="", seqs="#1") + (
+        " Draft rec-adbuy-consolidate-1 became stale: it supersedes a lesson retired now, and cannot be"
+        " approved until the retired lessons it supersedes are restored."
+    )
     assert notice.find("a").attrs["href"] == "/decisions/?seq=1"
     assert header(page)[1] == "9 live lessons · budget 8"
 

@@ -208,7 +208,6 @@ def test_the_budget_form_is_laid_out_as_the_retire_form(corpora, client, admin_u
         "max_active",
         "Budget enabled",
         "Reason (required, 1–500 characters)",
-        "Reason code (optional)",
     ]
     reason = form.find("textarea", name="reason")
     assert reason.attrs["data-counter"] == "500"
@@ -217,11 +216,7 @@ def test_the_budget_form_is_laid_out_as_the_retire_form(corpora, client, admin_u
     helps = [p.text for field in fields for p in field.find_all("p", cls="help")]
     assert helps == [p.text for p in form.find_all("p", cls="help")]  # every help inside its field
     assert len(helps) == 3
-    assert [o.text for o in form.find("select", name="reason_code").find_all("option")][:3] == [
-        "(no code)",
-        "duplicate",
-        "restates another",
-    ]
+    assert form.find("select", name="reason_code") is None  # finding 12: no retire codes on a budget
     intro = page.find(cls="page-head").text
     assert "Preview shows what changes before you save" in intro
     assert "Preview a change first" not in intro

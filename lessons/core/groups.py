@@ -1,0 +1,129 @@
+"""Restatement groups: which live members of a pile say the same thing, without a model.
+
+Two members restate one another when their content tokens (recurrence.md, "Tokens") have a Jaccard
+index of at least 0.6, or when they share a full anchor and at least one other content token. Groups
+are the connected components of that relation (union-find), so the result does not depend on the
+order pairs are compared in. Pure functions over ``PileMember`` and texts, no ORM.
+spec: piles.md (members, rule 5; extra JSON keys allowed), recurrence.md ("Tokens").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from lessons.core.piles import PileMember, member_order_key
+from lessons.core.tokens import _RUN, anchors, content_tokens  # _RUN: marked words are token runs
+
+# Jaccard >= 3/5, compared in integers so exactly 0.6 counts.
+JACCARD_NUMERATOR = 3
+JACCARD_DENOMINATOR = 5
+HELD = "held"
+# interchange.md's "unmeasured" verdict says the gate did not measure it: ranked with no verdict at all.
+UNMEASURED = "unmeasured"
+
+
+@dataclass(frozen=True)
+class RestatementGroup:
+    """One group: ``name`` is its oldest member's hash; ``members`` its hashes in rule-5 order;
+    ``shared`` the content tokens at least two of its members have (empty for a group of one);
+    ``keep`` the member "keep one of this group" keeps (see ``keep_choice``)."""
+
+    name: str
+    members: tuple[str, ...]
+    shared: frozenset[str]
+    keep: str
+
+    @property
+    def others(self) -> tuple[str, ...]:
+        """The members the "keep one" action selects: every member but ``keep``, in rule-5 order."""
+        return tuple(h for h in self.members if h != self.keep)
+
+
+def restate(*, a: str, b: str) -> bool:
+    """Whether two lesson texts restate one another (the rule of this module's docstring)."""
+    ca, cb = content_tokens(a), content_tokens(b)
+    shared = ca & cb
+    union = ca | cb
+    if union and len(shared) * JACCARD_DENOMINATOR >= len(union) * JACCARD_NUMERATOR:
+        return True
+    common_anchors = anchors(a)[0] & anchors(b)[0]
+    return any(shared - {anchor} for anchor in common_anchors)
+
+
+def keep_choice(members: Sequence[PileMember]) -> str:
+    """The hash to keep of a group: ``held`` over any other verdict over not measured (no verdict, or
+    ``unmeasured``), then the newest (greatest ``created_at_ms``, then greatest hash: a total order)."""
+
+    def rank(m: PileMember) -> tuple[int, int, str]:
+        tier = 2 if m.verdict == HELD else 0 if m.verdict in (None, UNMEASURED) else 1
+        return (tier, m.created_at_ms, m.hash)
+
+    return max(members, key=rank).hash
+
+
+def restatement_groups(
+    *, members: Sequence[PileMember], texts: Mapping[str, str]
+) -> tuple[RestatementGroup, ...]:
+    """The restatement groups of a pile's live members, ordered by their oldest member (rule 5).
+
+    ``texts`` maps each member's hash to its text (a missing text is an error: ``KeyError``). Every
+    member is in exactly one group; a member that restates none is a group of one.
+    """
+    ordered = sorted(members, key=member_order_key)
+    parent = list(range(len(ordered)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, left in enumerate(ordered):
+        for j in range(i + 1, len(ordered)):
+            if restate(a=texts[left.hash], b=texts[ordered[j].hash]):
+                # The smaller index (older member) stays the root, so a group's root is its oldest.
+                ri, rj = root(i), root(j)
+                parent[max(ri, rj)] = min(ri, rj)
+
+    components: dict[int, list[PileMember]] = {}
+    for i, member in enumerate(ordered):
+        components.setdefault(root(i), []).append(member)
+    return tuple(_group(part, texts) for _, part in sorted(components.items()))
+
+
+def _group(part: list[PileMember], texts: Mapping[str, str]) -> RestatementGroup:
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for member in part:
+        tokens = content_tokens(texts[member.hash])
+        shared |= seen & tokens
+        seen |= tokens
+    return RestatementGroup(
+        name=part[0].hash,
+        members=tuple(m.hash for m in part),
+        shared=frozenset(shared),
+        keep=keep_choice(part),
+    )
+
+
+def group_of(groups: Sequence[RestatementGroup]) -> dict[str, str]:
+    """Each member hash -> its group's name (the ``group`` key of the piles JSON)."""
+    return {h: g.name for g in groups for h in g.members}
+
+
+def marked_pieces(text: str, words: frozenset[str]) -> tuple[tuple[str, bool], ...]:
+    """``text`` cut into ``(piece, shared)`` pieces, in order, so a page can mark the shared words:
+    a run (recurrence.md, "Tokens") whose lowercase is in ``words`` is a piece with ``True``; the text
+    between is kept as it is. Joining the pieces gives ``text`` back."""
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for match in _RUN.finditer(text):
+        if match.group().lower() in words:
+            if match.start() > at:
+                pieces.append((text[at : match.start()], False))
+            pieces.append((match.group(), True))
+            at = match.end()
+    if at < len(text):
+        pieces.append((text[at:], False))
+    return tuple(pieces)

@@ -1,0 +1,134 @@
+"""Restatement groups (lessons.core.groups): the pair rule, union-find components, the keep rule, and
+what the rule gives on the corpora's two piles."""
+
+import pytest
+
+from lessons.core.groups import group_of, restate, restatement_groups
+from lessons.core.piles import PileMember
+
+
+def _m(h: str, at: int, verdict: str | None = None) -> PileMember:
+    return PileMember(hash=h, created_at_ms=at, status="live", verdict=verdict)
+
+
+def test_jaccard_at_exactly_three_fifths_restates_and_below_does_not():
+    # {alpha beta gamma delta} vs {alpha beta gamma epsilon}: 3 shared / 5 in the union = 0.6.
+    assert restate(a="alpha beta gamma delta", b="alpha beta gamma epsilon") is True
+    # 3 shared / 6 in the union = 0.5.
+    assert restate(a="alpha beta gamma delta", b="alpha beta gamma epsilon zeta") is False
+
+
+def test_shared_full_anchor_needs_another_shared_content_token():
+    assert restate(a="Never drop `to_utc` in staging", b="Keep `to_utc` for staging models now") is True
+    # The anchor alone (no other shared content token) is not a restatement.
+    assert restate(a="Never drop `to_utc` here", b="Keep `to_utc` always, says ops") is False
+    # An affix anchor is no full anchor.
+    assert (
+        restate(a="Columns named `_at` hold stamps", b="Prefer `_at` columns over stamps tables wide")
+        is False
+    )
+
+
+def test_groups_are_connected_components_named_by_the_oldest_in_rule_5_order():
+    texts = {
+        "c": "alpha beta gamma delta",  # oldest, restates b
+        "b": "alpha beta gamma epsilon",  # restates a too: the chain joins all three
+        "a": "beta gamma epsilon zeta",
+        "d": "unrelated words entirely here",
+    }
+    members = [_m("a", 3), _m("d", 4), _m("b", 2), _m("c", 1)]
+    groups = restatement_groups(members=members, texts=texts)
+    assert [(g.name, g.members, g.keep, g.others) for g in groups] == [
+        ("c", ("c", "b", "a"), "a", ("c", "b")),
+        ("d", ("d",), "d", ()),
+    ]
+    assert groups[0].shared == frozenset({"alpha", "beta", "gamma", "epsilon"})
+    assert groups[1].shared == frozenset()
+    assert group_of(groups) == {"c": "c", "b": "c", "a": "c", "d": "d"}
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "kept"),
+    [
+        # held beats a newer regressed and a newer unmeasured.
+        (("held", "regressed", None), "x1"),
+        # any verdict beats not measured (none, or "unmeasured"), whatever their age.
+        (("drifted", "unmeasured", None), "x1"),
+        # equal tiers: the newest.
+        (("held", "held", "regressed"), "x2"),
+        ((None, "unmeasured", None), "x3"),
+    ],
+)
+def test_keep_rule_held_then_measured_then_not_measured_then_newest(verdicts, kept):
+    texts = dict.fromkeys(("x1", "x2", "x3"), "same words repeated here")
+    members = [_m(f"x{i}", i, v) for i, v in enumerate(verdicts, start=1)]
+    (group,) = restatement_groups(members=members, texts=texts)
+    assert group.keep == kept
+    assert group.others == tuple(h for h in ("x1", "x2", "x3") if h != kept)
+
+
+@pytest.mark.django_db
+def test_corpora_piles_give_these_exact_groups(corpora):
+    from lessons.selectors.piles import piles_list
+
+    got = {}
+    for entity in piles_list():
+        texts = {lesson.hash: lesson.text for lesson in entity.lessons}
+        groups = restatement_groups(members=entity.pile.members, texts=texts)
+        got[entity.pile.subject] = [tuple(h[:8] for h in g.members) for g in groups]
+    # adbuy's ten rules state four facts in paraphrase (no 0.6 token overlap, no backticked anchors):
+    # the lexical rule finds no restatement there; every member is a group of one.
+    assert got == {
+        "invoice_capture": [
+            ("36727f00",),
+            ("cc844636",),
+            ("531d6e53",),
+            ("ccefde1b",),
+            ("e21f022e",),
+            ("e0b6ccc3",),
+            ("353ed7f4",),
+            ("ba3f6459",),
+            ("0d3dae1c",),
+            ("3d46cb35",),
+        ],
+        "revenue_models": [
+            ("88129015",),
+            ("93607270",),
+            ("be490fe0", "590b48ce"),
+            ("efd23782",),
+            ("15329f64",),
+            ("793e0c1c",),
+            ("c586a834",),
+        ],
+    }
+
+
+@pytest.mark.django_db
+def test_piles_json_names_each_members_group_in_a_constant_number_of_queries(corpora):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from lessons.selectors.piles import piles_json
+
+    with CaptureQueriesContext(connection) as queries:
+        piles = piles_json()["piles"]
+    assert len(queries) == 4  # piles_list's four queries: grouping reads nothing more
+    revenue = next(p for p in piles if p["subject"] == "revenue_models")
+    grouped = {m["hash"][:8]: m["group"][:8] for m in revenue["members"] if m["group"] != m["hash"]}
+    assert grouped == {"590b48ce": "be490fe0"}
+
+
+def test_marked_pieces_mark_whole_runs_case_insensitively_and_join_back():
+    from lessons.core.groups import marked_pieces
+
+    text = "Filter `is_internal` filters; Filter!"
+    pieces = marked_pieces(text, frozenset({"filter", "is_internal"}))
+    assert pieces == (
+        ("Filter", True),
+        (" `", False),
+        ("is_internal", True),
+        ("` filters; ", False),
+        ("Filter", True),
+        ("!", False),
+    )
+    assert "".join(p for p, _ in pieces) == text
