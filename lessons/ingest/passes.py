@@ -572,28 +572,16 @@ def _apply_draft(
     for position, h in enumerate(record.supersedes):
         lesson = resolver.by_hash.get((record.host, h))
         if lesson is None:
-            _reject(
-                state,
-                src,
-                index,
-                number,
-                "draft",
-                f"draft.supersedes[{position}]",
-                f"no lesson {h} on host {record.host} in this batch or the database",
-            )
-            return
-        if (lesson.namespace, lesson.subject) != (record.namespace, record.subject):
-            _reject(
-                state,
-                src,
-                index,
-                number,
-                "draft",
-                f"draft.supersedes[{position}]",
+            problem = f"no lesson {h} on host {record.host} in this batch or the database"
+        elif (lesson.namespace, lesson.subject) != (record.namespace, record.subject):
+            problem = (
                 f"lesson {h[:12]} is on entity {lesson.namespace}/{lesson.subject}, "
-                f"not the draft's {record.namespace}/{record.subject}",
+                f"not the draft's {record.namespace}/{record.subject}"
             )
-            return
+        else:
+            continue
+        _reject(state, src, index, number, "draft", f"draft.supersedes[{position}]", problem)
+        return
     host = _host(state, record.host)
     values = {
         "namespace": record.namespace,
