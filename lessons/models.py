@@ -158,6 +158,27 @@ class Exposure(models.Model):
         ]
 
 
+class ShownText(models.Model):
+    """A text a session was shown that is no stored version of its lesson key (an earlier edit the host
+    never sent as a lesson, e.g. an altimate session snapshot). ``lesson_key`` is recurrence.md's key.
+
+    Recurrence matches a correction against it like any version the session was shown: a match counts
+    as ``earlier_version`` (it is never the current text). spec: recurrence.md, "Attributing one
+    correction", step 2; interchange.md, "exposure" (``text``).
+    """
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="shown_texts")
+    lesson_key = models.CharField(max_length=420)
+    text_hash = models.CharField(max_length=64)
+    text = models.TextField()
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["host", "lesson_key", "text_hash"], name="shown_text_unique")
+        ]
+
+
 class Correction(models.Model):
     """A user (or tool, review, CI) correction in a session. spec: interchange.md, "correction"."""
 

@@ -35,6 +35,7 @@ from lessons.core.recurrence import current_version
 from lessons.core.text import from_ms, sha256_hex, text_hash, to_ms
 from lessons.ingest.reading import Source, iter_lines
 from lessons.ingest.report import ImportReport, LineError
+from lessons.ingest.shown_texts import ShownTextItem, shown_texts_keep
 from lessons.ingest.writer import RowKind, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
@@ -455,6 +456,7 @@ def _digest(*parts: object) -> str:
 def _apply_references(state: _State, chunk: list[tuple[Source, int, int, Record]]) -> None:
     resolver = _Resolver(state, [r for *_rest, r in chunk])
     verdicts, exposures, corrections = [], [], []
+    texts: list[ShownTextItem] = []
     for src, index, number, record in chunk:
         if isinstance(record, VerdictRecord):
             lesson = resolver.lesson(record.host, record.lesson)
@@ -489,12 +491,15 @@ def _apply_references(state: _State, chunk: list[tuple[Source, int, int, Record]
             lkey = key_of(lesson)
             key = _digest(record.session, lkey, digest, record.shown_at_ms)
             exposures.append((lesson.host_id, shown, lkey, digest, key, record))
+            if shown is None and record.text is not None:
+                texts.append(ShownTextItem(lesson.host_id, lkey, digest, record.text, record.session))
         elif isinstance(record, CorrectionRecord):
             corrections.append((_host(state, record.host), _digest(record.identity), record))
         elif isinstance(record, DraftRecord):
             _apply_draft(state, resolver, src, index, number, record)
     _write_verdicts(state, verdicts)
     _write_exposures(state, exposures)
+    state.changes.sessions.update(shown_texts_keep(texts))
     _write_corrections(state, corrections)
 
 

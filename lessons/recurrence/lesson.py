@@ -16,7 +16,15 @@ from django.db.models import Count, Min, Q
 
 from lessons.core.recurrence import USER_CORRECTION, content_tokens, is_recurring
 from lessons.core.tokens import anchors, text_matches
-from lessons.models import Correction, CorrectionAttribution, Exposure, Lesson, RecurrenceCount, Verdict
+from lessons.models import (
+    Correction,
+    CorrectionAttribution,
+    Exposure,
+    Lesson,
+    RecurrenceCount,
+    ShownText,
+    Verdict,
+)
 from lessons.recurrence.counts import has_evidence
 from lessons.recurrence.versions import Version, current_versions, key_of, key_versions
 from lessons.serializers import recurrence_dict
@@ -25,7 +33,8 @@ TIMELINE_SESSIONS = 200  # sessions drawn and listed (the newest by first exposu
 ATTRIBUTION_LIMIT = 200  # charged corrections listed (the newest)
 TOPIC_CANDIDATES = 2000  # newest uncharged corrections sharing a word with the lesson, checked by the rules
 TOPIC_LIMIT = 50  # uncharged corrections on its topic shown
-MAX_QUERIES = 10
+SHOWN_TEXTS_LIMIT = 20  # texts shown that are no stored version, listed (the first seen)
+MAX_QUERIES = 12  # two of them only when the key has texts shown that are no stored version
 
 OUTCOME_LABELS = {
     "recurred": "recurred",
@@ -83,6 +92,17 @@ class SessionCorrections:
 
 
 @dataclass(frozen=True)
+class TextShown:
+    """A text sessions were shown under the lesson's key that is no stored version (``ShownText``):
+    ``sessions`` shown it, ``first_shown`` (UTC). Corrections matching only it count as earlier version."""
+
+    text: str
+    text_hash: str
+    sessions: int
+    first_shown: datetime | None
+
+
+@dataclass(frozen=True)
 class OtherHostLesson:
     """The same text (equal ``text_hash``) on another host, with its status, verdict and counts."""
 
@@ -110,6 +130,7 @@ class LessonRecurrence:
     verdicts: tuple[Verdict, ...]
     other_hosts: tuple[OtherHostLesson, ...]
     by_session: tuple[SessionCorrections, ...] = field(default=())
+    texts_shown: tuple[TextShown, ...] = field(default=())
 
     @property
     def recurring(self) -> bool:
@@ -233,6 +254,31 @@ def lesson_recurrence(*, lesson: Lesson, verdicts: Iterable[Verdict] | None = No
         verdicts=verdicts,
         other_hosts=other_hosts,
         by_session=by_session,
+        texts_shown=_texts_shown(lesson.host_id, key, {v.text_hash for v in versions}),
+    )
+
+
+def _texts_shown(host_id: int, key: str, stored: set[str]) -> tuple[TextShown, ...]:
+    """The key's texts shown that no stored version has: one query, plus one when there are any."""
+    kept = [
+        (digest, text)
+        for digest, text in ShownText.objects.filter(host_id=host_id, lesson_key=key)
+        .order_by("first_seen_at", "text_hash")
+        .values_list("text_hash", "text")[: SHOWN_TEXTS_LIMIT + len(stored)]
+        if digest not in stored
+    ][:SHOWN_TEXTS_LIMIT]
+    if not kept:
+        return ()
+    seen = {
+        r["text_hash"]: r
+        for r in Exposure.objects.filter(host_id=host_id, lesson_key=key, text_hash__in=[d for d, _t in kept])
+        .values("text_hash")
+        .order_by()
+        .annotate(sessions=Count("session", distinct=True), first=Min("shown_at"))
+    }
+    return tuple(
+        TextShown(text, digest, seen.get(digest, {}).get("sessions", 0), seen.get(digest, {}).get("first"))
+        for digest, text in kept
     )
 
 

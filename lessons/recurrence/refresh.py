@@ -51,6 +51,7 @@ from lessons.recurrence.versions import (
     host_versions,
     key_of,
     key_versions,
+    shown_versions,
 )
 
 SESSION_CHUNK = 500  # sessions per IN (...) query: well under SQLite's 999 parameters
@@ -348,7 +349,8 @@ def _attribute_chunk(host_id, sessions, versions_of, current) -> tuple[list[tupl
     if current is None:
         current = current_versions(versions)
     result = attribute(
-        versions=[v.as_core(is_current=current[v.key].id == v.id) for v in versions],
+        versions=[v.as_core(is_current=current[v.key].id == v.id) for v in versions]
+        + shown_versions(host_id=host_id, versions=versions, shown={(e.key, e.text_hash) for e in exposures}),
         exposures=exposures,
         corrections=corrections,
     )

@@ -15,7 +15,7 @@ from datetime import datetime
 from django.db.models import Q
 
 from lessons.core.recurrence import LessonKey, LessonVersion, current_version, lesson_key
-from lessons.models import Lesson
+from lessons.models import Lesson, ShownText
 
 KEY_CHUNK = 500  # keys per lookup query: well under SQLite's 999 parameters
 _HASH_PREFIX = "hash:"
@@ -101,3 +101,30 @@ def current_versions(versions: Iterable[Version]) -> dict[LessonKey, Version]:
         key: current_version(group, live=lambda v: v.live, newest=lambda v: (v.created_at, v.hash))
         for key, group in by_key.items()
     }
+
+
+def shown_versions(
+    *, host_id: int, versions: Iterable[Version], shown: Iterable[tuple[LessonKey, str]]
+) -> list[LessonVersion]:
+    """The texts sessions were shown that no stored version has (``ShownText``), as non-current versions
+    of their keys: a correction matching one counts as ``earlier_version``.
+
+    ``shown``: the ``(lesson key, text_hash)`` pairs of the exposures being attributed. Only pairs whose
+    key has a stored version (a key needs a current text) and whose hash none of its versions has are
+    looked up: no query at all when every exposure shows a stored version; else one per ``KEY_CHUNK``
+    keys. spec: recurrence.md, "Attributing one correction", step 2.
+    """
+    stored: dict[LessonKey, set[str]] = defaultdict(set)
+    for version in versions:
+        stored[version.key].add(version.text_hash)
+    missing = {(key, digest) for key, digest in shown if key in stored and digest not in stored[key]}
+    keys = sorted({key for key, _digest in missing})
+    result = []
+    for start in range(0, len(keys), KEY_CHUNK):
+        rows = ShownText.objects.filter(host_id=host_id, lesson_key__in=keys[start : start + KEY_CHUNK])
+        for key, digest, text in rows.order_by("lesson_key", "text_hash").values_list(
+            "lesson_key", "text_hash", "text"
+        ):
+            if (key, digest) in missing:
+                result.append(LessonVersion(key=key, hash="", text=text, text_hash=digest, is_current=False))
+    return result

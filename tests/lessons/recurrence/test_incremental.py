@@ -25,7 +25,7 @@ def pure_counts() -> dict[tuple[str, str], dict[str, int]]:
     """The oracle: the pure ``attribute`` over every stored row, keyed like ``stored_counts``."""
     from lessons.models import Correction as CorrectionRow
     from lessons.models import Exposure as ExposureRow
-    from lessons.models import Host, Lesson
+    from lessons.models import Host, Lesson, ShownText
 
     result = {}
     for host in Host.objects.all():
@@ -42,6 +42,13 @@ def pure_counts() -> dict[tuple[str, str], dict[str, int]]:
             LessonVersion(key, row.hash, row.text, row.text_hash, current[key].id == row.id)
             for key, rows in by_key.items()
             for row in rows
+        ]
+        # recurrence.md step 2: a text a session was shown that no stored version has is a version too.
+        stored = {(v.key, v.text_hash) for v in versions}
+        versions += [
+            LessonVersion(shown.lesson_key, "", shown.text, shown.text_hash, False)
+            for shown in ShownText.objects.filter(host=host)
+            if shown.lesson_key in by_key and (shown.lesson_key, shown.text_hash) not in stored
         ]
         exposures = [
             Exposure(e.session, e.lesson_key, e.text_hash or "", to_ms(e.shown_at))
@@ -107,8 +114,11 @@ def test_before_l_0a07_new_version_arrives_the_old_text_is_current_and_holds_the
     assert ingest(first).ok
     (old,) = [key for key in stored_counts() if key[0] == "warehouse-sql" and key[1].startswith("954a20ac")]
     # The first half has w1 (the old text shown, then a correction matching it) and w3 (shown the new
-    # text, which is no stored version yet, so it cannot match): one recurred, one unmatched.
-    assert stored_counts()[old] == counts(sessions_shown=1, recurred=1, recurred_sessions=1)
+    # text, which is no stored version yet: the text is kept with the key, and the correction matching
+    # only it counts as an earlier version on the current, old, text): recurred 1, earlier_version 1.
+    assert stored_counts()[old] == counts(
+        sessions_shown=1, recurred=1, recurred_sessions=1, earlier_version=1
+    )
 
 
 # --- generated batches -------------------------------------------------------------------------
