@@ -26,10 +26,11 @@ urlpatterns: list = [
     path("review/decisions/export.csv", decisions.decisions_export_csv, name="decisions_export_csv"),
     path("hosts/<str:name>/budget/", hosts.host_budget, name="host_budget"),
     # consolidation drafts: the page and its decisions (decisions.md, "Actions"). A draft id may hold "/"
-    # (path:), so the three actions come first: ".../a/b/approve/" is draft "a/b"'s approve.
-    path("drafts/<str:host>/<path:draft_id>/approve/", drafts.draft_approve_view, name="draft_approve"),
-    path("drafts/<str:host>/<path:draft_id>/reject/", drafts.draft_reject_view, name="draft_reject"),
-    path("drafts/<str:host>/<path:draft_id>/rollback/", drafts.draft_rollback_view, name="draft_rollback"),
+    # (path:), so the three actions come first: a POST to ".../a/b/approve/" is draft "a/b"'s approve,
+    # a GET of it the page of draft "a/b/approve" (a decision is never a GET).
+    path("drafts/<str:host>/<path:draft_id>/approve/", drafts.draft_approve_route, name="draft_approve"),
+    path("drafts/<str:host>/<path:draft_id>/reject/", drafts.draft_reject_route, name="draft_reject"),
+    path("drafts/<str:host>/<path:draft_id>/rollback/", drafts.draft_rollback_route, name="draft_rollback"),
     path("drafts/<str:host>/<path:draft_id>/", drafts.draft, name="draft"),
     # recurrence: what users keep correcting that no live lesson anchors (recurrence.md)
     path("hosts/<str:host>/unmatched-topics/", hosts.unmatched_topics, name="unmatched_topics"),

@@ -259,3 +259,25 @@ def draft_rollback_view(request: HttpRequest, host: str, draft_id: str) -> HttpR
         )
 
     return _decide(request, host, draft_id, which="rollback", form_class=RollbackForm, act=act, notice=notice)
+
+
+def _page_or_action(action: str, decide):
+    """The view of ``/drafts/<host>/<id>/<action>/``. A draft id may hold "/" and end in an action's
+    name (``"x/approve"``): a GET or HEAD of the address is the page of that draft, since a decision is
+    only ever a POST; a POST is ``decide`` on draft ``<id>``. So both drafts ``x`` and ``x/approve`` can be
+    opened and decided. spec: interchange.md, "draft" (``id``: any string).
+    """
+
+    def view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
+        if request.method in ("GET", "HEAD"):
+            return draft(request, host, f"{draft_id}/{action}")
+        return decide(request, host, draft_id)
+
+    view.__doc__ = f"GET: the page of a draft whose id ends in /{action}; POST: {decide.__doc__}"
+    view.__name__ = f"draft_{action}_route"
+    return view
+
+
+draft_approve_route = _page_or_action("approve", draft_approve_view)
+draft_reject_route = _page_or_action("reject", draft_reject_view)
+draft_rollback_route = _page_or_action("rollback", draft_rollback_view)
