@@ -1,4 +1,5 @@
-"""Shared pieces of the management commands: the exit codes of cli.md and the ``--as USER`` check."""
+"""Shared pieces of the management commands: the exit codes of cli.md, the ``--host NAME`` check and the
+importers' report writer."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from lessons.core.interchange import HOST_NAME
 from lessons.services.disk import disk_full
 
 EXIT_INVALID = 1  # invalid input or a refused action (cli.md)
@@ -46,3 +48,20 @@ class Command(BaseCommand):
 
 def stderr_is_tty() -> bool:
     return sys.stderr.isatty()
+
+
+def write_result(command: BaseCommand, result) -> None:
+    """An importer's ``ImportResult`` (lessons.importers.run): notes and errors on stderr, the report and
+    the importer's counts on stdout."""
+    for line in result.error_lines():
+        command.stderr.write(line)
+    for note in result.notes():
+        command.stderr.write(f"note: {note}")
+    for line in result.lines():
+        command.stdout.write(line)
+
+
+def check_host(host: str) -> None:
+    """``--host NAME``: a host name (interchange.md, "host"), else ``UsageError`` (exit 2)."""
+    if not HOST_NAME.fullmatch(host):
+        raise UsageError(f"--host: expected a host name matching {HOST_NAME.pattern}, got {host!r}")

@@ -8,27 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lessons.core.interchange import HOST_NAME
 from lessons.importers.common import SourceError
-from lessons.importers.run import ImportResult, altimate_prepare, execute
+from lessons.importers.run import altimate_prepare, execute
 from lessons.management.base import Command as BaseCommand
-from lessons.management.base import UsageError
+from lessons.management.base import check_host, write_result
 from lessons.management.progress import progress_bar
-
-
-def write_result(command: BaseCommand, result: ImportResult) -> None:
-    """Notes and errors on stderr, the report and the importer's counts on stdout."""
-    for line in result.error_lines():
-        command.stderr.write(line)
-    for note in result.notes():
-        command.stderr.write(f"note: {note}")
-    for line in result.lines():
-        command.stdout.write(line)
-
-
-def check_host(host: str) -> None:
-    if not HOST_NAME.fullmatch(host):
-        raise UsageError(f"--host: expected a host name matching {HOST_NAME.pattern}, got {host!r}")
 
 
 class Command(BaseCommand):

@@ -12,7 +12,7 @@ from lessons.importers.areev import load_map
 from lessons.importers.common import SourceError
 from lessons.importers.run import areev_prepare, execute
 from lessons.management.base import Command as BaseCommand
-from lessons.management.commands.import_altimate import check_host, write_result
+from lessons.management.base import check_host, write_result
 from lessons.management.progress import progress_bar
 
 

@@ -13,8 +13,7 @@ from pathlib import Path
 from lessons.importers.areev_engine import EngineError, EngineMissing
 from lessons.importers.areev_sync import sync_memory
 from lessons.management.base import Command as BaseCommand
-from lessons.management.base import UsageError
-from lessons.management.commands.import_altimate import check_host, write_result
+from lessons.management.base import UsageError, check_host, write_result
 
 
 class Command(BaseCommand):

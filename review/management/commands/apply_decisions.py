@@ -14,8 +14,7 @@ from pathlib import Path
 from lessons.importers.areev_engine import EngineError, EngineMissing
 from lessons.importers.common import SourceError
 from lessons.management.base import Command as BaseCommand
-from lessons.management.base import UsageError
-from lessons.management.commands.import_altimate import check_host
+from lessons.management.base import UsageError, check_host
 from review.apply.altimate import apply_altimate
 from review.apply.altimate_store import StoreRefused
 from review.apply.areev import APPLIED, REFUSED, SKIPPED, decisions_apply_areev
