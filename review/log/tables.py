@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+from urllib.parse import urlencode
 
 import django_tables2 as tables
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from lessons.core.piles import pile_target
@@ -94,15 +96,27 @@ class DecisionTable(tables.Table):
     reason = tables.Column(empty_values=(), orderable=False)
     evidence = tables.Column(empty_values=(), orderable=False)
     status = tables.Column(empty_values=(), orderable=False, verbose_name="Host status")
+    batch = tables.Column(orderable=False, verbose_name="Batch")
 
     class Meta:
         model = Decision
         fields = ("seq", "at", "actor", "action", "host")
-        sequence = ("seq", "at", "actor", "action", "host", "target", "reason", "evidence", "status")
+        sequence = ("seq", "at", "actor", "action", "host", "target", "reason", "evidence", "status", "batch")
         order_by = ("-seq",)
         attrs = {"class": "data decision-log"}
         row_attrs = {"id": lambda record: f"decision-{record.seq}", "data-seq": lambda record: record.seq}
         empty_text = "No decisions match these filters."
+
+    def render_batch(self, value):
+        """The first 8 characters of the batch id, linked to the log of that batch alone (issue 12, 10)."""
+        href = reverse("review:decisions") + "?" + urlencode({"batch": value})
+        return format_html(
+            '<a class="mono" href="{}" title="batch {}" aria-label="Decisions of batch {}">{}</a>',
+            href,
+            value,
+            value[:8],
+            value[:8],
+        )
 
     def render_at(self, value):
         return _stamp(value)
