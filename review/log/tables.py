@@ -96,7 +96,7 @@ class DecisionTable(tables.Table):
     reason = tables.Column(empty_values=(), orderable=False)
     evidence = tables.Column(empty_values=(), orderable=False)
     status = tables.Column(empty_values=(), orderable=False, verbose_name="Host status")
-    batch = tables.Column(orderable=False, verbose_name="Batch")
+    batch = tables.Column(orderable=False, verbose_name="Batch", attrs={"td": {"class": "batch"}})
 
     class Meta:
         model = Decision
