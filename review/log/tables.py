@@ -88,7 +88,9 @@ class DecisionTable(tables.Table):
 
     seq = tables.Column(verbose_name="#")
     # Every sort ends in seq (unique), so equal values keep a stable order.
-    at = tables.Column(verbose_name="At (UTC)", order_by=("at", "seq"))
+    # The time and, under it, the batch (the records of one submission), in one column: a column of its
+    # own would widen the log past a 1024 px window.
+    at = tables.Column(verbose_name="At (UTC) · batch", order_by=("at", "seq"))
     actor = tables.Column(order_by=("actor", "seq"))
     action = tables.Column(order_by=("action", "seq"))
     host = tables.Column(order_by=("host", "seq"))
@@ -96,30 +98,29 @@ class DecisionTable(tables.Table):
     reason = tables.Column(empty_values=(), orderable=False)
     evidence = tables.Column(empty_values=(), orderable=False)
     status = tables.Column(empty_values=(), orderable=False, verbose_name="Host status")
-    batch = tables.Column(orderable=False, verbose_name="Batch", attrs={"td": {"class": "batch"}})
 
     class Meta:
         model = Decision
         fields = ("seq", "at", "actor", "action", "host")
-        sequence = ("seq", "at", "actor", "action", "host", "target", "reason", "evidence", "status", "batch")
+        sequence = ("seq", "at", "actor", "action", "host", "target", "reason", "evidence", "status")
         order_by = ("-seq",)
         attrs = {"class": "data decision-log"}
         row_attrs = {"id": lambda record: f"decision-{record.seq}", "data-seq": lambda record: record.seq}
         empty_text = "No decisions match these filters."
 
-    def render_batch(self, value):
-        """The first 8 characters of the batch id, linked to the log of that batch alone (issue 12, 10)."""
-        href = reverse("review:decisions") + "?" + urlencode({"batch": value})
+    def render_at(self, value, record: Decision):
+        """The UTC time, then the first 8 characters of the batch id linked to the log of that batch
+        alone (issue 12, finding 10)."""
+        href = reverse("review:decisions") + "?" + urlencode({"batch": record.batch})
         return format_html(
-            '<a class="mono" href="{}" title="batch {}" aria-label="Decisions of batch {}">{}</a>',
+            '{}<br><a class="batch mono small" href="{}" title="batch {}" aria-label="Decisions of batch {}">'
+            "batch {}</a>",
+            _stamp(value),
             href,
-            value,
-            value[:8],
-            value[:8],
+            record.batch,
+            record.batch[:8],
+            record.batch[:8],
         )
-
-    def render_at(self, value):
-        return _stamp(value)
 
     def render_action(self, value, record):
         return _break_after(record.action, "_")

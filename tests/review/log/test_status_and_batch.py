@@ -69,13 +69,13 @@ def test_each_row_shows_its_batch_linked_to_that_batch_alone(client, viewer, bat
     retire_batch, budget_batch = batches
     html = parse(page(client, viewer))
     links = {
-        int(tr.attrs["data-seq"]): tr.find("td", cls="batch").find("a")
+        int(tr.attrs["data-seq"]): tr.find("a", cls="batch")
         for tr in html.find("table", cls="decision-log").find("tbody").find_all("tr")
     }
     assert {seq: a.text for seq, a in links.items()} == {
-        1: retire_batch[:8],
-        2: retire_batch[:8],
-        3: budget_batch[:8],
+        1: f"batch {retire_batch[:8]}",
+        2: f"batch {retire_batch[:8]}",
+        3: f"batch {budget_batch[:8]}",
     }
     assert links[1].attrs["href"] == f"/decisions/?batch={retire_batch}"
     batch_page = page(client, viewer, f"batch={retire_batch}")
