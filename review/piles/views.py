@@ -23,7 +23,7 @@ from review.piles import selectors
 from review.piles.forms import ClaimForm, QueueFilterForm, RestoreManyForm, RetireForm
 from review.piles.tables import QUEUE_PER_PAGE, QueueTable
 from review.roles import PERM_CLAIM, PERM_DECIDE, PERM_VIEW
-from review.services.claims import pile_claim, pile_claim_release, pile_claim_renew
+from review.services.claims import CLAIM_MINUTES, pile_claim, pile_claim_release, pile_claim_renew
 from review.services.common import DecisionRefused, NotAllowed, StalePile
 from review.services.decisions import lesson_retire, lessons_restore
 from review.web.forms import undo_offer
@@ -50,8 +50,8 @@ EMPTY_TEXTS = {
 RETIRED_NOTICE = "Retired {n} lesson{s} with one reason: decision{s} {seqs}."
 RESTORED_NOTICE = "Restored {n} lesson{s} with one reason: decision{s} {seqs}."
 CLAIM_NOTICES = {
-    "claim": "You have claimed this pile for 15 minutes.",
-    "renew": "Your claim is renewed for 15 minutes.",
+    "claim": f"You have claimed this pile for {CLAIM_MINUTES} minutes.",
+    "renew": f"Your claim is renewed for {CLAIM_MINUTES} minutes.",
     "release": "You released your claim on this pile.",
 }
 CLAIM_TEMPLATE = "review/piles/_claim.html"
@@ -116,6 +116,7 @@ def _claim_context(request: HttpRequest, detail: selectors.PileDetail, **extra) 
         "claim": claim,
         "claim_mine": bool(claim) and claim.held_by(request.user),
         "can_claim": request.user.has_perm(PERM_CLAIM),
+        "claim_minutes": CLAIM_MINUTES,
         "entity_qs": _entity_qs(detail),
         "claim_notice": "",
         "claim_refusal": "",
