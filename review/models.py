@@ -1,4 +1,4 @@
-"""Decisions, their hash chain, host acknowledgements and API tokens. spec: decisions.md.
+"""Decisions, their hash chain, host acknowledgements, API tokens and pile claims. spec: decisions.md.
 
 A ``Decision`` row is written once, in the same transaction as the change it records, and never
 updated or deleted (the admin shows it read-only). A host's acknowledgement is a separate row so
@@ -79,6 +79,8 @@ class Decision(models.Model):
             models.Index(fields=["action", "seq"], name="decision_action_seq"),
             models.Index(fields=["host", "lesson_hash"], name="decision_lesson"),
             models.Index(fields=["host", "draft_id"], name="decision_draft"),
+            # The log's batch filter and its links (issue 12, finding 10).
+            models.Index(fields=["batch", "seq"], name="decision_batch_seq"),
         ]
 
     def __str__(self) -> str:
@@ -110,6 +112,8 @@ class DecisionAck(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(status__in=["applied", "failed"]), name="ack_status_valid")
         ]
+        # The log's host-status filter (applied / failed) reads acks by status.
+        indexes = [models.Index(fields=["status", "decision"], name="ack_status_decision")]
 
 
 class ApiToken(models.Model):
@@ -131,3 +135,28 @@ class ApiToken(models.Model):
     def __str__(self) -> str:
         scope = self.host.name if self.host_id else "all hosts"
         return f"{self.name} ({self.prefix}…, {scope})"
+
+
+class PileClaim(models.Model):
+    """A reviewer's claim on one entity's pile: "I am on it" until ``expires_at`` (UTC).
+
+    One row per entity at most. A claim whose ``expires_at`` has passed is treated as absent everywhere
+    (no job deletes it; the next claim replaces it). A claim never stops anyone from deciding: the pile
+    version check stays the guarantee (decisions.md, "Stale views are refused"). Issue 12, Build 3.
+    """
+
+    host = models.ForeignKey("lessons.Host", on_delete=models.CASCADE, related_name="claims")
+    namespace = models.CharField(max_length=200, blank=True)
+    subject = models.CharField(max_length=200)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pile_claims")
+    claimed_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        permissions = [("claim_pile", "Can claim a pile for a while")]
+        constraints = [
+            models.UniqueConstraint(fields=["host", "namespace", "subject"], name="pileclaim_one_per_entity")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.host_id}:{self.namespace}/{self.subject} until {self.expires_at}"

@@ -1,7 +1,7 @@
 """The three roles and the permissions each holds. spec: cli.md ("Roles are the Django groups
 viewer, reviewer and admin, created by a migration"); decisions.md ("who").
 
-A viewer reads; a reviewer also decides (retire, restore, consolidations); an admin also sets
+A viewer reads; a reviewer also decides (retire, restore, consolidations) and claims piles; an admin also sets
 budgets, manages hosts, users and API tokens.
 """
 
@@ -15,6 +15,7 @@ PERM_VIEW = "lessons.view_lesson"
 PERM_VIEW_DRAFT = "lessons.view_draft"
 PERM_VIEW_DECISIONS = "review.view_decision"
 PERM_DECIDE = "review.decide"
+PERM_CLAIM = "review.claim_pile"  # claim a pile for a while (issue 12, Build 3): reviewers and admins
 PERM_SET_BUDGET = "review.set_budget"
 PERM_MANAGE_TOKENS = "review.manage_tokens"
 PERM_IMPORT = "lessons.add_host"  # importing may create hosts (the base template's Import link checks it too)
@@ -30,7 +31,7 @@ _VIEW = [
     ("review", "view_decision"),
     ("review", "view_decisionack"),
 ]
-_DECIDE = [("review", "decide")]
+_DECIDE = [("review", "decide"), ("review", "claim_pile")]
 _ADMIN = [
     ("review", "set_budget"),
     ("review", "manage_tokens"),

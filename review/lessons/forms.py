@@ -1,4 +1,5 @@
-"""The lesson page's form: restoring a lesson a ``retire`` retracted. spec: decisions.md, "Actions"."""
+"""The lesson page's forms: retiring a live lesson, restoring one a ``retire`` retracted. spec: decisions.md,
+"Actions"; issue 12, finding 7."""
 
 from __future__ import annotations
 
@@ -13,3 +14,8 @@ class RestoreForm(ReasonForm):
     pile_version = forms.CharField(
         widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64
     )
+
+
+class RetireLessonForm(RestoreForm):
+    """Retire this live lesson (the same fields: a reason, its code, the pile version seen); the same
+    service as the pile's retire (``lesson_retire``)."""

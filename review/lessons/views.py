@@ -1,4 +1,5 @@
-"""One lesson version: its text, counters, other versions, verdict history, recurrence, decisions; restore.
+"""One lesson version: its text, counters, other versions, verdict history, recurrence, decisions; retire
+(a live lesson, with an Undo after it) and restore.
 
 spec: interchange.md ("lesson", "latest verdict"), recurrence.md (counts), decisions.md (``restore``).
 """
@@ -9,34 +10,65 @@ from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from lessons.recurrence.lesson import lesson_recurrence
 from review.lessons import selectors
-from review.lessons.forms import RestoreForm
+from review.lessons.forms import RestoreForm, RetireLessonForm
+from review.models import Action
 from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services.common import DecisionRefused, NotAllowed, StalePile
-from review.services.decisions import lesson_restore
+from review.services.decisions import lesson_restore, lesson_retire
+from review.web.forms import undo_offer
 from review.web.htmx import render_problem, render_region
 from review.web.lookups import get_lesson_or_404, shows_not_found
 
 TEMPLATE = "review/lessons/lesson.html"
 RESTORED_NOTICE = "Restored lesson {short}…: decision #{seq}."
+RETIRED_NOTICE = "Retired lesson {short}…: decision #{seq}."
 
 
 def _context(
-    request: HttpRequest, detail: selectors.LessonDetail, form: RestoreForm | None, refusal: str = ""
+    request: HttpRequest,
+    detail: selectors.LessonDetail,
+    form: RestoreForm | None,
+    refusal: str = "",
+    retire_form: RetireLessonForm | None = None,
 ):
-    can_restore = detail.retracted_by_retire and request.user.has_perm(PERM_DECIDE)
+    can_decide = request.user.has_perm(PERM_DECIDE)
+    can_restore = detail.retracted_by_retire and can_decide
     if can_restore and form is None:
         form = RestoreForm(initial={"pile_version": detail.version})
+    can_retire = detail.lesson.status == detail.lesson.Status.LIVE and can_decide
+    if can_retire and retire_form is None:
+        retire_form = RetireLessonForm(initial={"pile_version": detail.version})
     return {
         "detail": detail,
         "lesson": detail.lesson,
         "form": form if can_restore else None,
+        "retire_form": retire_form if can_retire else None,
         "refusal": refusal,
         "rec": lesson_recurrence(lesson=detail.lesson, verdicts=detail.lesson.history),
+        **_retired_notice(request, detail, can_restore),
     }
+
+
+def _retired_notice(request: HttpRequest, detail: selectors.LessonDetail, can_restore: bool) -> dict:
+    """After a retire from this page (``?retired=<seq>``): its notice, and an Undo while that retire is
+    still the latest decision on the lesson. No query: the page's decisions are already read."""
+    seq = request.GET.get("retired", "")
+    latest = detail.decisions[-1] if detail.decisions else None
+    if not (can_restore and latest and latest.action == Action.RETIRE and str(latest.seq) == seq):
+        return {"notice": "", "undo": None}
+    lesson = detail.lesson
+    undo = undo_offer(
+        action=reverse("review:lesson_restore", args=[lesson.host.name, lesson.hash]),
+        hashes=[lesson.hash],
+        reason=latest.reason,
+        version=detail.version,
+    )
+    return {"notice": RETIRED_NOTICE.format(short=lesson.hash[:8], seq=latest.seq), "undo": undo}
 
 
 @require_GET
@@ -80,3 +112,43 @@ def lesson_restore_view(request: HttpRequest, host: str, lesson_hash: str) -> Ht
         return render_region(request, TEMPLATE, "lesson", context, status=status)
     messages.success(request, RESTORED_NOTICE.format(short=lesson_hash[:8], seq=decision.seq))
     return redirect("review:lesson", host=host, lesson_hash=lesson_hash)
+
+
+@require_POST
+@permission_required(PERM_DECIDE, raise_exception=True)
+@shows_not_found
+def lesson_retire_view(request: HttpRequest, host: str, lesson_hash: str) -> HttpResponse:
+    """POST ``/lessons/<host>/<hash>/retire/``: retire this live lesson with a reason (the pile's service).
+
+    Success redirects to the lesson with ``?retired=<seq>``: the page then shows the notice and an Undo.
+    A refusal re-renders the page with it (422, or 409 when the entity changed), nothing written.
+    Issue 12, finding 7; spec: decisions.md, "Actions" (``retire``).
+    """
+    detail = get_lesson_or_404(host, lesson_hash)
+    form = RetireLessonForm(request.POST)
+    if not form.is_valid():
+        context = _context(request, detail, None, retire_form=form)
+        return render_region(request, TEMPLATE, "lesson", context, status=422)
+    lesson = detail.lesson
+    try:
+        (decision,) = lesson_retire(
+            host=lesson.host,
+            namespace=lesson.namespace,
+            subject=lesson.subject,
+            hashes=[lesson.hash],
+            actor=request.user,
+            reason=form.cleaned_data["reason"],
+            reason_code=form.cleaned_data["reason_code"],
+            pile_version=form.cleaned_data["pile_version"],
+        )
+    except NotAllowed as exc:
+        return render_problem(request, title="Not allowed", message=str(exc), status=403)
+    except DecisionRefused as exc:
+        fresh = get_lesson_or_404(host, lesson_hash)
+        kept = {k: form.cleaned_data[k] or "" for k in ("reason", "reason_code")}
+        fresh_form = RetireLessonForm(initial={**kept, "pile_version": fresh.version})
+        status = 409 if isinstance(exc, StalePile) else 422
+        context = _context(request, fresh, None, refusal=str(exc), retire_form=fresh_form)
+        return render_region(request, TEMPLATE, "lesson", context, status=status)
+    url = reverse("review:lesson", args=[host, lesson_hash])
+    return redirect(f"{url}?retired={decision.seq}")

@@ -1,7 +1,9 @@
 """The decision log's filters (django-filter), shared by the page and its exports. spec: decisions.md.
 
-URL parameters: ``seq`` (one decision: the target of the "decision #N" links), ``host``, ``actor``,
-``action``, ``reason_code``, ``from`` and ``to`` (dates, ``YYYY-MM-DD``, UTC, both inclusive). ``from``
+URL parameters: ``seq`` (one decision: the target of the "decision #N" links), ``batch`` (the records of
+one submission: the target of the log's batch links), ``host``, ``actor``, ``action``, ``reason_code``,
+``status`` (the host's: ``awaiting``, ``applied``, ``failed``), ``from`` and ``to`` (dates,
+``YYYY-MM-DD``, UTC, both inclusive). ``from``
 and ``to`` are Python keywords, hence they are added to ``base_filters`` after the class body.
 """
 
@@ -13,7 +15,13 @@ import django_filters
 from django import forms
 from django.db.models import QuerySet
 
-from review.log.selectors import log_actor_names, log_host_names
+from review.log.selectors import (
+    STATUS_APPLIED,
+    STATUS_AWAITING,
+    STATUS_FAILED,
+    log_actor_names,
+    log_host_names,
+)
 from review.models import Action, Decision, ReasonCode
 
 DATE_RANGE_BACKWARDS = "The date range ends before it starts: 'to' must be on or after 'from'."
@@ -40,6 +48,7 @@ class DecisionFilterForm(forms.Form):
         return data
 
 
+HOST_STATUS_CHOICES = [("awaiting", STATUS_AWAITING), ("applied", STATUS_APPLIED), ("failed", STATUS_FAILED)]
 SEQ_MAX = 2**63 - 1  # the largest seq a database column holds
 
 
@@ -60,6 +69,14 @@ class DecisionFilter(django_filters.FilterSet):
     # labels ("restates another"), as every form shows them; the URL carries the value.
     action = django_filters.ChoiceFilter(choices=[(a, a) for a in Action.values], empty_label="every action")
     reason_code = django_filters.ChoiceFilter(choices=ReasonCode.choices, empty_label="any reason code")
+    # The host's acknowledgement (decisions.md, "Hosts apply decisions"): none yet, applied, failed.
+    status = django_filters.ChoiceFilter(
+        choices=HOST_STATUS_CHOICES,
+        empty_label="any host status",
+        label="Host status",
+        method="filter_status",
+    )
+    batch = django_filters.CharFilter(label="Batch", max_length=64)
 
     class Meta:
         model = Decision
@@ -71,6 +88,12 @@ class DecisionFilter(django_filters.FilterSet):
         # Lists, not callables: a callable's choices are read again each time the form iterates them.
         self.filters["host"].extra["choices"] = _host_choices()
         self.filters["actor"].extra["choices"] = _actor_choices()
+
+    def filter_status(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        """``awaiting``: no acknowledgement yet; ``applied`` / ``failed``: the latest ack says so."""
+        if value == "awaiting":
+            return queryset.filter(ack__isnull=True)
+        return queryset.filter(ack__status=value)
 
     def filter_from(self, queryset: QuerySet, name: str, value) -> QuerySet:
         return queryset.filter(at__gte=_day_start(value))

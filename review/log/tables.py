@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+from urllib.parse import urlencode
 
 import django_tables2 as tables
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from lessons.core.piles import pile_target
@@ -86,7 +88,9 @@ class DecisionTable(tables.Table):
 
     seq = tables.Column(verbose_name="#")
     # Every sort ends in seq (unique), so equal values keep a stable order.
-    at = tables.Column(verbose_name="At (UTC)", order_by=("at", "seq"))
+    # The time and, under it, the batch (the records of one submission), in one column: a column of its
+    # own would widen the log past a 1024 px window.
+    at = tables.Column(verbose_name="At (UTC) · batch", order_by=("at", "seq"))
     actor = tables.Column(order_by=("actor", "seq"))
     action = tables.Column(order_by=("action", "seq"))
     host = tables.Column(order_by=("host", "seq"))
@@ -104,8 +108,19 @@ class DecisionTable(tables.Table):
         row_attrs = {"id": lambda record: f"decision-{record.seq}", "data-seq": lambda record: record.seq}
         empty_text = "No decisions match these filters."
 
-    def render_at(self, value):
-        return _stamp(value)
+    def render_at(self, value, record: Decision):
+        """The UTC time, then the first 8 characters of the batch id linked to the log of that batch
+        alone (issue 12, finding 10)."""
+        href = reverse("review:decisions") + "?" + urlencode({"batch": record.batch})
+        return format_html(
+            '{}<br><a class="batch mono small" href="{}" title="batch {}" aria-label="Decisions of batch {}">'
+            "batch {}</a>",
+            _stamp(value),
+            href,
+            record.batch,
+            record.batch[:8],
+            record.batch[:8],
+        )
 
     def render_action(self, value, record):
         return _break_after(record.action, "_")

@@ -2,8 +2,9 @@
 
 spec: decisions.md, "The record", "Exports", "Hosts apply decisions".
 
-The page and the exports share one ``DecisionFilter`` (URL parameters ``seq``, ``host``, ``actor``,
-``action``, ``reason_code``, ``from``, ``to``), so an export link carries exactly the rows the page shows.
+The page and the exports share one ``DecisionFilter`` (URL parameters ``seq``, ``batch``, ``host``,
+``actor``, ``action``, ``reason_code``, ``status``, ``from``, ``to``), so an export link carries exactly
+the rows the page shows.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from review.web.paging import PageSizeConfig
 
 PER_PAGE = 50
 EXPORT_FILTERS_INVALID = "These filters are not valid: {errors}"
-FILTER_PARAMS = ("seq", "host", "actor", "action", "reason_code", "from", "to")
+FILTER_PARAMS = ("seq", "batch", "host", "actor", "action", "reason_code", "status", "from", "to")
 # What the table says when it has no row: the log is empty, or the filters leave nothing.
 EMPTY_LOG = "No decisions yet. Every retire, restore, consolidation and budget change will be recorded here."
 EMPTY_FILTERED = "No decisions match these filters."
@@ -56,6 +57,7 @@ def decision_log(request: HttpRequest) -> HttpResponse:
         "filter": log_filter,
         "filtered": filtered,
         "seq": log_filter.form.cleaned_data.get("seq") if log_filter.is_valid() else None,
+        "batch": log_filter.form.cleaned_data.get("batch") if log_filter.is_valid() else None,
         "table": table,
         "chart": log_chart(reason_codes_by_week(decisions)),
         "export_query": _filter_query(request),

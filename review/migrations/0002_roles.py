@@ -15,7 +15,13 @@ def create_roles(apps, schema_editor):
     Permission = apps.get_model("auth", "Permission")
     for role, perms in ROLE_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=role)
-        wanted = [Permission.objects.get(content_type__app_label=app, codename=code) for app, code in perms]
+        # A permission of a model a later migration adds does not exist yet here; that migration runs
+        # create_roles again (0004 for review.claim_pile).
+        wanted = [
+            p
+            for app, code in perms
+            for p in Permission.objects.filter(content_type__app_label=app, codename=code)
+        ]
         group.permissions.set(wanted)
 
 

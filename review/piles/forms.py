@@ -11,6 +11,10 @@ from review.web.forms import PILE_VERSION_MISSING, ReasonForm
 # Error texts the page tests assert.
 MEMBERS_REQUIRED = "Select at least one lesson of this pile to retire."
 MEMBER_NOT_ON_ENTITY = "A selected lesson is not on this entity; reload the pile and select again."
+RESTORE_REQUIRED = "Select at least one retired lesson to restore."
+RESTORE_NOT_RESTORABLE = (
+    "A selected lesson is no longer one a retire retracted on this entity; reload the pile and select again."
+)
 
 
 class QueueFilterForm(forms.Form):
@@ -56,3 +60,30 @@ class RetireForm(ReasonForm):
     def __init__(self, *args, hashes: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["members"].choices = [(h, h) for h in hashes]
+
+
+class RestoreManyForm(ReasonForm):
+    """Restore one or more retired lessons of a pile with one reason (issue 12, finding 7). ``hashes`` are
+    the entity's lessons a retire decision retracted (``PileDetail.restorable``). Its fields' ids start
+    with ``restore_`` so they do not clash with the retire form's on the same page."""
+
+    lessons = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": RESTORE_REQUIRED, "invalid_choice": RESTORE_NOT_RESTORABLE},
+    )
+    pile_version = forms.CharField(
+        widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64
+    )
+
+    field_order = ["lessons", "reason", "reason_code", "pile_version"]
+
+    def __init__(self, *args, hashes: list[str], **kwargs):
+        kwargs.setdefault("auto_id", "restore_%s")
+        super().__init__(*args, **kwargs)
+        self.fields["lessons"].choices = [(h, h) for h in hashes]
+
+
+class ClaimForm(forms.Form):
+    """The claim box's buttons: ``do`` is ``claim``, ``renew`` or ``release`` (issue 12, Build 3)."""
+
+    do = forms.ChoiceField(choices=[("claim", "claim"), ("renew", "renew"), ("release", "release")])

@@ -9,8 +9,9 @@ so the pages, the JSON and the decision services agree. spec: piles.md, decision
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 
 from lessons.core.groups import RestatementGroup, marked_pieces, restatement_groups
 from lessons.core.piles import PENDING, SEVERITY, is_over_budget, pile_summary, pile_target
@@ -24,7 +25,8 @@ from lessons.selectors.piles import (
 )
 from lessons.selectors.verdicts import latest_verdict_order
 from lessons.serializers import recurrence_dict
-from review.models import Action, Decision
+from review.models import Action, Decision, PileClaim
+from review.services.common import decision_now
 
 
 def host_names() -> list[str]:
@@ -147,6 +149,12 @@ class PileDetail:
         return pile_target(self.namespace, self.subject)
 
     @property
+    def restorable(self) -> tuple[Lesson, ...]:
+        """The not-live lessons a ``retire`` retracted (the latest decision naming each is a retire): the
+        ones the pile page offers to restore (decisions.md, ``restore``; issue 12, finding 7)."""
+        return tuple(x for x in self.not_live if x.restorable)
+
+    @property
     def count(self) -> int:
         return len(self.members)
 
@@ -208,13 +216,23 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
     no lesson at all. Three queries: lessons (recurrence joined), their verdicts, the drafts (each with
     whether a rollback decision names it).
     """
+    # The latest decision naming each lesson, in the lessons' query: a retracted lesson whose latest is a
+    # retire can be restored from the pile page, at no extra query.
+    latest_action = (
+        Decision.objects.filter(host=host.name, lesson_hash=OuterRef("hash"))
+        .order_by("-seq")
+        .values("action")
+    )
     lessons = list(
-        entity_lessons(host=host, namespace=namespace, subject=subject).prefetch_related(verdict_history())
+        entity_lessons(host=host, namespace=namespace, subject=subject)
+        .annotate(latest_action=Subquery(latest_action[:1]))
+        .prefetch_related(verdict_history())
     )
     if not lessons:
         return None
     for lesson in lessons:
         lesson.counts = recurrence_dict(lesson)
+        lesson.restorable = lesson.status == Lesson.Status.RETRACTED and lesson.latest_action == Action.RETIRE
     members = tuple(x for x in lessons if x.status == Lesson.Status.LIVE)
     live = {m.hash for m in members}
     by_hash = {m.hash: m for m in members}
@@ -247,3 +265,67 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
     for member in members:
         member.pending_drafts = superseding.get(member.hash, [])
     return detail
+
+
+# --- claims (issue 12, Build 3) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClaimShown:
+    """A live claim as the pages show it: who (``username``), since and until when (UTC datetimes) and
+    ``minutes_ago`` (whole minutes since ``claimed_at`` at the moment it was read)."""
+
+    username: str
+    claimed_at: datetime
+    expires_at: datetime
+    minutes_ago: int
+
+    def held_by(self, user) -> bool:
+        return self.username == user.get_username()
+
+
+def _shown(claim: PileClaim, username: str, now: datetime) -> ClaimShown:
+    return ClaimShown(
+        username=username,
+        claimed_at=claim.claimed_at,
+        expires_at=claim.expires_at,
+        minutes_ago=max(int((now - claim.claimed_at).total_seconds() // 60), 0),
+    )
+
+
+def claim_shown(
+    *, host: Host, namespace: str, subject: str, now: datetime | None = None
+) -> ClaimShown | None:
+    """The live claim on one entity, or ``None`` (none, or expired). One query."""
+    at = decision_now(now)
+    row = (
+        PileClaim.objects.filter(host=host, namespace=namespace, subject=subject, expires_at__gt=at)
+        .select_related("user")
+        .first()
+    )
+    return _shown(row, row.user.get_username(), at) if row else None
+
+
+def claims_for_rows(
+    rows: list[dict], *, now: datetime | None = None
+) -> dict[tuple[int, str, str], ClaimShown]:
+    """The live claims of the queue's rows (dicts with ``host_id``, ``namespace``, ``subject``), keyed by
+    ``(host_id, namespace, subject)``. One query for the whole page, none when ``rows`` is empty."""
+    if not rows:
+        return {}
+    at = decision_now(now)
+    hosts = {row["host_id"] for row in rows}
+    subjects = {row["subject"] for row in rows}
+    wanted = {(row["host_id"], row["namespace"], row["subject"]) for row in rows}
+    found = (
+        PileClaim.objects.filter(host_id__in=hosts, subject__in=subjects, expires_at__gt=at)
+        .values_list("host_id", "namespace", "subject", "user__username", "claimed_at", "expires_at")
+        .order_by()
+    )
+    shown = {}
+    for host_id, namespace, subject, username, claimed_at, expires_at in found:
+        key = (host_id, namespace, subject)
+        if key in wanted:
+            claim = PileClaim(claimed_at=claimed_at, expires_at=expires_at)
+            shown[key] = _shown(claim, username, at)
+    return shown

@@ -76,8 +76,20 @@ class QueueTable(tables.Table):
         orderable = True
         empty_text = ""
 
+    # The page's live claims keyed by (host_id, namespace, subject); the view fills it with one query.
+    claims: dict = {}
+
     def render_target(self, record):
-        return target_link(record["host_name"], record["namespace"], record["subject"])
+        link = target_link(record["host_name"], record["namespace"], record["subject"])
+        claim = self.claims.get((record["host_id"], record["namespace"], record["subject"]))
+        if claim is None:
+            return link
+        return format_html(
+            '{} <span class="claim-mark" data-testid="claim-mark">claimed by {}, {} min ago</span>',
+            link,
+            claim.username,
+            claim.minutes_ago,
+        )
 
     def render_count(self, record):
         return budget_gauge(record["count"], record["max_active"])

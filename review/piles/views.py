@@ -20,11 +20,13 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap
 
 from review.piles import selectors
-from review.piles.forms import QueueFilterForm, RetireForm
+from review.piles.forms import ClaimForm, QueueFilterForm, RestoreManyForm, RetireForm
 from review.piles.tables import QUEUE_PER_PAGE, QueueTable
-from review.roles import PERM_DECIDE, PERM_VIEW
+from review.roles import PERM_CLAIM, PERM_DECIDE, PERM_VIEW
+from review.services.claims import CLAIM_MINUTES, pile_claim, pile_claim_release, pile_claim_renew
 from review.services.common import DecisionRefused, NotAllowed, StalePile
-from review.services.decisions import lesson_retire
+from review.services.decisions import lesson_retire, lessons_restore
+from review.web.forms import undo_offer
 from review.web.htmx import render_problem, render_region, wants_region
 from review.web.links import pile_href
 from review.web.lookups import get_entity_or_404, shows_not_found
@@ -46,6 +48,14 @@ EMPTY_TEXTS = {
     selectors.QUEUE_NO_MATCH: EMPTY_NO_MATCH,
 }
 RETIRED_NOTICE = "Retired {n} lesson{s} with one reason: decision{s} {seqs}."
+RESTORED_NOTICE = "Restored {n} lesson{s} with one reason: decision{s} {seqs}."
+CLAIM_NOTICES = {
+    "claim": f"You have claimed this pile for {CLAIM_MINUTES} minutes.",
+    "renew": f"Your claim is renewed for {CLAIM_MINUTES} minutes.",
+    "release": "You released your claim on this pile.",
+}
+CLAIM_TEMPLATE = "review/piles/_claim.html"
+CLAIM_ACTION_UNKNOWN = "Choose claim, renew or release."
 # Finding 1: retiring a lesson a pending draft supersedes makes the draft stale; the notice says which.
 STALE_NOTICE = (
     " Draft{s} {drafts} became stale: {it} supersede{verb} a lesson retired now, and cannot be approved"
@@ -68,6 +78,9 @@ def queue(request: HttpRequest) -> HttpResponse:
     filters = form.filters()
     table = QueueTable(selectors.queue_rows(**filters))
     PageSizeConfig(request, paginate={"per_page": QUEUE_PER_PAGE}).configure(table)
+    # The page's rows are read once here (the template iterates the same evaluated slice), then their
+    # claims in one query: the marker costs no query per row.
+    table.claims = selectors.claims_for_rows([row.record for row in table.paginated_rows])
     empty_reason = None
     if table.paginator.count == 0:
         empty_reason = selectors.queue_empty_reason(filtered=any(filters.values()), host=filters["host"])
@@ -91,17 +104,48 @@ def _all_hashes(detail: selectors.PileDetail) -> list[str]:
     return [x.hash for x in (*detail.members, *detail.not_live)]
 
 
-def _context(request: HttpRequest, detail: selectors.PileDetail, form: RetireForm | None, **extra) -> dict:
-    entity_qs = urlencode(
-        {"host": detail.host.name, "namespace": detail.namespace, "subject": detail.subject}
-    )
+def _entity_qs(detail: selectors.PileDetail) -> str:
+    return urlencode({"host": detail.host.name, "namespace": detail.namespace, "subject": detail.subject})
+
+
+def _claim_context(request: HttpRequest, detail: selectors.PileDetail, **extra) -> dict:
+    """What the claim box shows: the live claim (one query), whether it is the user's, whether they may
+    claim at all (viewers see the claim, without buttons)."""
+    claim = selectors.claim_shown(host=detail.host, namespace=detail.namespace, subject=detail.subject)
     return {
+        "claim": claim,
+        "claim_mine": bool(claim) and claim.held_by(request.user),
+        "can_claim": request.user.has_perm(PERM_CLAIM),
+        "claim_minutes": CLAIM_MINUTES,
+        "entity_qs": _entity_qs(detail),
+        "claim_notice": "",
+        "claim_refusal": "",
+        **extra,
+    }
+
+
+def _restore_form(detail: selectors.PileDetail, data=None, initial: dict | None = None) -> RestoreManyForm:
+    return RestoreManyForm(
+        data,
+        hashes=[x.hash for x in detail.restorable],
+        initial={**(initial or {}), "pile_version": detail.version},
+    )
+
+
+def _context(request: HttpRequest, detail: selectors.PileDetail, form: RetireForm | None, **extra) -> dict:
+    can_decide = request.user.has_perm(PERM_DECIDE)
+    restore_form = extra.pop("restore_form", None)
+    if restore_form is None and can_decide and detail.restorable:
+        restore_form = _restore_form(detail)
+    return {
+        **_claim_context(request, detail),
         "detail": detail,
         "form": form,
-        "entity_qs": entity_qs,
-        "can_decide": request.user.has_perm(PERM_DECIDE),
+        "restore_form": restore_form if can_decide else None,
+        "can_decide": can_decide,
         "notice": "",
         "refusal": "",
+        "undo": None,
         **extra,
     }
 
@@ -172,13 +216,104 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
     except DecisionRefused as exc:
         context = _context(request, detail, form, refusal=str(exc))
         return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=422), SHOW_PILE_TOP)
+    notice = _seqs_notice(RETIRED_NOTICE, decisions) + _stale_notice(detail.made_stale(data["members"]))
+    if not wants_region(request):
+        messages.success(request, notice)
+        return redirect(pile_href(host.name, detail.namespace, detail.subject))
+    _host, fresh = get_entity_or_404(request.GET)
+    undo = undo_offer(
+        action=reverse("review:pile_restore") + "?" + _entity_qs(fresh),
+        hashes=[d.lesson_hash for d in decisions],
+        reason=data["reason"],
+        version=fresh.version,
+        htmx_target="#pile",
+    )
+    context = _context(request, fresh, _fresh_form(fresh), notice=notice, undo=undo)
+    return reswap(render_region(request, PILE_TEMPLATE, "pile", context), SHOW_PILE_TOP)
+
+
+def _seqs_notice(template: str, decisions) -> str:
     n = len(decisions)
-    notice = RETIRED_NOTICE.format(
-        n=n, s="" if n == 1 else "s", seqs=", ".join(f"#{d.seq}" for d in decisions)
-    ) + _stale_notice(detail.made_stale(data["members"]))
+    return template.format(n=n, s="" if n == 1 else "s", seqs=", ".join(f"#{d.seq}" for d in decisions))
+
+
+@require_POST
+@permission_required(PERM_DECIDE, raise_exception=True)
+@shows_not_found
+def pile_restore(request: HttpRequest) -> HttpResponse:
+    """POST ``/pile/restore/?host=&namespace=&subject=``: restore the selected retired lessons of the pile
+    with one reason, in one transaction (the retire notice's Undo posts here too). Issue 12, finding 7.
+
+    Success: the fresh pile region (htmx) or a redirect with a message; 422 with the form's errors or the
+    service's refusal, 409 with the fresh pile when it changed (nothing written), 403 not allowed.
+    """
+    host, detail = get_entity_or_404(request.GET)
+    form = _restore_form(detail, request.POST)
+    if not form.is_valid():
+        context = _context(request, detail, _fresh_form(detail), restore_form=form)
+        return render_region(request, PILE_TEMPLATE, "pile", context, status=422)
+    data = form.cleaned_data
+    try:
+        decisions = lessons_restore(
+            host=host,
+            namespace=detail.namespace,
+            subject=detail.subject,
+            hashes=data["lessons"],
+            actor=request.user,
+            reason=data["reason"],
+            reason_code=data["reason_code"],
+            pile_version=data["pile_version"],
+        )
+    except NotAllowed as exc:
+        return render_problem(request, title="Not allowed", message=str(exc), status=403)
+    except DecisionRefused as exc:
+        _host, fresh = get_entity_or_404(request.GET)
+        kept = {"reason": data["reason"], "reason_code": data["reason_code"] or ""}
+        status = 409 if isinstance(exc, StalePile) else 422
+        context = _context(
+            request,
+            fresh,
+            _fresh_form(fresh),
+            refusal=str(exc),
+            restore_form=_restore_form(fresh, None, kept),
+        )
+        return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=status), SHOW_PILE_TOP)
+    notice = _seqs_notice(RESTORED_NOTICE, decisions)
     if not wants_region(request):
         messages.success(request, notice)
         return redirect(pile_href(host.name, detail.namespace, detail.subject))
     _host, fresh = get_entity_or_404(request.GET)
     context = _context(request, fresh, _fresh_form(fresh), notice=notice)
     return reswap(render_region(request, PILE_TEMPLATE, "pile", context), SHOW_PILE_TOP)
+
+
+@require_POST
+@permission_required(PERM_CLAIM, raise_exception=True)
+@shows_not_found
+def pile_claim_view(request: HttpRequest) -> HttpResponse:
+    """POST ``/pile/claim/?host=&namespace=&subject=`` with ``do`` = ``claim``, ``renew`` or ``release``:
+    the user's claim on the pile (15 minutes; no reason: a claim is not a decision). Issue 12, Build 3.
+
+    htmx: the claim box alone (``#claim``), 422 with the refusal in it; otherwise a redirect to the pile
+    with a message. Viewers get 403 (``review.claim_pile``).
+    """
+    host, detail = get_entity_or_404(request.GET)
+    form = ClaimForm(request.POST)
+    action = form.cleaned_data["do"] if form.is_valid() else ""
+    services = {"claim": pile_claim, "renew": pile_claim_renew, "release": pile_claim_release}
+    status, notice, refusal = 200, "", ""
+    if action not in services:
+        status, refusal = 422, CLAIM_ACTION_UNKNOWN
+    else:
+        try:
+            services[action](host=host, namespace=detail.namespace, subject=detail.subject, user=request.user)
+            notice = CLAIM_NOTICES[action]
+        except NotAllowed as exc:
+            return render_problem(request, title="Not allowed", message=str(exc), status=403)
+        except DecisionRefused as exc:
+            status, refusal = 422, str(exc)
+    if not wants_region(request):
+        (messages.success if notice else messages.error)(request, notice or refusal)
+        return redirect(pile_href(host.name, detail.namespace, detail.subject))
+    context = _claim_context(request, detail, claim_notice=notice, claim_refusal=refusal)
+    return render_region(request, CLAIM_TEMPLATE, "claim", context, status=status)

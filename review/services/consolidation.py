@@ -19,6 +19,7 @@ from lessons.services.principals import draft_names_user
 from lessons.services.status import lesson_status_set, recurrence_after_commit
 from review.models import Action, Decision
 from review.services.chain import decision_append
+from review.services.claims import claims_release_on_decision
 from review.services.common import (
     DecisionRefused,
     check_decision,
@@ -85,7 +86,7 @@ def _sync(target: Draft, source: Draft) -> None:
 def _record(
     locked: Draft,
     *,
-    actor: str,
+    actor: AbstractBaseUser,
     action: str,
     reason: str,
     reason_code: str | None,
@@ -94,9 +95,13 @@ def _record(
     **extra,
 ) -> Decision:
     """The one record of a decision on ``locked`` (the draft, its host and entity, a fresh batch);
-    ``extra`` adds ``lesson`` or ``created_hash``. spec: decisions.md, "The record"."""
+    ``extra`` adds ``lesson`` or ``created_hash``. The actor's claim on the pile ends with it (issue 12,
+    Build 3). spec: decisions.md, "The record"."""
+    claims_release_on_decision(
+        host=locked.host, namespace=locked.namespace, subject=locked.subject, actor=actor
+    )
     return decision_append(
-        actor=actor,
+        actor=actor.get_username(),
         action=action,
         host=locked.host.name,
         namespace=locked.namespace,
@@ -208,7 +213,7 @@ def draft_approve(
         locked.save(update_fields=["status", "created_lesson", "decided_at"])
         decision = _record(
             locked,
-            actor=username,
+            actor=actor,
             action=Action.APPROVE,
             reason=reason,
             reason_code=reason_code,
@@ -246,7 +251,7 @@ def draft_reject(
         locked.save(update_fields=["status", "decided_at"])
         decision = _record(
             locked,
-            actor=actor.get_username(),
+            actor=actor,
             action=Action.REJECT,
             reason=reason,
             reason_code=reason_code,
@@ -303,7 +308,7 @@ def consolidation_rollback(
         lesson_status_set(lessons=revived, status=Lesson.Status.LIVE, superseded_by=None, decided_at=at)
         decision = _record(
             locked,
-            actor=actor.get_username(),
+            actor=actor,
             action=Action.ROLLBACK,
             reason=reason,
             reason_code=reason_code,

@@ -21,7 +21,8 @@ from lessons.core.piles import entity_label
 from lessons.models import Host, Lesson
 from lessons.services.status import lesson_status_set
 from review.models import Action, Decision
-from review.services.chain import DecisionEntry, decision_append, decisions_append_many
+from review.services.chain import DecisionEntry, decisions_append_many
+from review.services.claims import claims_release_on_decision
 from review.services.common import (
     DecisionRefused,
     check_decision,
@@ -34,6 +35,7 @@ from review.services.common import (
 )
 
 RETIRE_NOTHING = "Choose at least one lesson to retire."
+RESTORE_NOTHING = "Choose at least one lesson to restore."
 LESSON_UNKNOWN = "No lesson {hash} on host {host}."
 LESSONS_NOT_ONE_ENTITY = "The lessons retired together must all be on one entity; these are on {entities}."
 LESSON_NOT_LIVE = "Lesson {short}… is {status}, not live; only a live lesson can be retired."
@@ -106,6 +108,7 @@ def lesson_retire(
         ]
         lesson_status_set(lessons=chosen, status=Lesson.Status.RETRACTED, decided_at=at)
         decisions = decisions_append_many(entries=entries)
+        claims_release_on_decision(host=host, namespace=namespace, subject=subject, actor=actor)
     return decisions
 
 
@@ -127,6 +130,77 @@ def _entity_of(host: Host, hashes: list[str]) -> tuple[str, str]:
     return entities[0]
 
 
+def lessons_restore(
+    *,
+    host: Host,
+    namespace: str,
+    subject: str,
+    hashes: list[str],
+    actor: AbstractBaseUser,
+    reason: str,
+    reason_code: str | None = None,
+    pile_version: str | None = None,
+    now: datetime | None = None,
+) -> list[Decision]:
+    """Make lessons of one entity that ``retire`` decisions retracted live again, with one reason: one
+    record each, one shared batch, all in one transaction (all restored, or none).
+
+    ``hashes`` are full hashes of lessons on the entity ``(host, namespace, subject)``. Each is checked
+    under the entity lock: it is ``retracted`` and the latest decision naming it is a ``retire`` (not a
+    source's retraction, not a consolidation rollback). One query reads the latest decisions of them all,
+    so the queries do not grow with the number of lessons. Returns the decisions in pile order.
+    Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused`` (reason, none chosen, unknown lesson, a
+    lesson not restorable). spec: decisions.md, "Actions" (``restore``); issue 12, finding 7.
+    """
+    reason, reason_code = check_decision(actor, reason, reason_code)
+    wanted = set(hashes)
+    if not wanted:
+        raise DecisionRefused(RESTORE_NOTHING)
+    at = decision_now(now)
+    with transaction.atomic():
+        lessons = lock_entity(host=host, namespace=namespace, subject=subject)
+        check_version(lessons, pile_version)
+        on_entity = {lesson.hash for lesson in lessons}
+        unknown = sorted(wanted - on_entity)
+        if unknown:
+            raise DecisionRefused(LESSON_UNKNOWN.format(hash=unknown[0], host=host.name))
+        chosen = [lesson for lesson in lessons if lesson.hash in wanted]
+        for lesson in chosen:
+            if lesson.status != Lesson.Status.RETRACTED:
+                raise DecisionRefused(
+                    RESTORE_NOT_RETRACTED.format(short=lesson.hash[:8], status=lesson.status)
+                )
+        latest: dict[str, str] = {}
+        naming = Decision.objects.filter(host=host.name, lesson_hash__in=sorted(wanted)).order_by("-seq")
+        for lesson_hash, action in naming.values_list("lesson_hash", "action"):
+            latest.setdefault(lesson_hash, action)
+        for lesson in chosen:
+            if latest.get(lesson.hash) != Action.RETIRE:
+                raise DecisionRefused(RESTORE_NOT_BY_RETIRE.format(short=lesson.hash[:8]))
+        count = live_count(lessons)
+        batch = new_batch()
+        entries = [
+            DecisionEntry(
+                actor=actor.get_username(),
+                action=Action.RESTORE,
+                host=host.name,
+                namespace=namespace,
+                subject=subject,
+                lesson=lesson,
+                batch=batch,
+                reason=reason,
+                reason_code=reason_code,
+                evidence=lesson_evidence(lesson=lesson, live_count=count, host=host),
+                at=at,
+            )
+            for lesson in chosen
+        ]
+        lesson_status_set(lessons=chosen, status=Lesson.Status.LIVE, decided_at=at)
+        decisions = decisions_append_many(entries=entries)
+        claims_release_on_decision(host=host, namespace=namespace, subject=subject, actor=actor)
+    return decisions
+
+
 def lesson_restore(
     *,
     lesson: Lesson,
@@ -136,46 +210,21 @@ def lesson_restore(
     pile_version: str | None = None,
     now: datetime | None = None,
 ) -> Decision:
-    """Make a lesson retracted by a ``retire`` decision live again; one record.
+    """Restore one lesson (``lessons_restore`` of just it); ``lesson`` shows its new status after.
 
-    The precondition is checked under the entity lock: the lesson is ``retracted`` and the latest
-    decision naming it is a ``retire`` (not a source's retraction, not a consolidation rollback).
     Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. spec: decisions.md, "Actions" (``restore``).
     """
-    reason, reason_code = check_decision(actor, reason, reason_code)
-    at = decision_now(now)
-    host = lesson.host
-    with transaction.atomic():
-        lessons = lock_entity(host=host, namespace=lesson.namespace, subject=lesson.subject)
-        check_version(lessons, pile_version)
-        current = next((x for x in lessons if x.hash == lesson.hash), None)
-        if current is None:
-            raise DecisionRefused(LESSON_UNKNOWN.format(hash=lesson.hash, host=host.name))
-        if current.status != Lesson.Status.RETRACTED:
-            raise DecisionRefused(RESTORE_NOT_RETRACTED.format(short=current.hash[:8], status=current.status))
-        latest = (
-            Decision.objects.filter(host=host.name, lesson_hash=current.hash)
-            .order_by("-seq")
-            .only("action")
-            .first()
-        )
-        if latest is None or latest.action != Action.RETIRE:
-            raise DecisionRefused(RESTORE_NOT_BY_RETIRE.format(short=current.hash[:8]))
-        evidence = lesson_evidence(lesson=current, live_count=live_count(lessons), host=host)
-        lesson_status_set(lessons=[current], status=Lesson.Status.LIVE, decided_at=at)
-        decision = decision_append(
-            actor=actor.get_username(),
-            action=Action.RESTORE,
-            host=host.name,
-            namespace=current.namespace,
-            subject=current.subject,
-            lesson=current,
-            batch=new_batch(),
-            reason=reason,
-            reason_code=reason_code,
-            evidence=evidence,
-            at=at,
-        )
-    lesson.status = current.status
-    lesson.decided_at = current.decided_at
+    (decision,) = lessons_restore(
+        host=lesson.host,
+        namespace=lesson.namespace,
+        subject=lesson.subject,
+        hashes=[lesson.hash],
+        actor=actor,
+        reason=reason,
+        reason_code=reason_code,
+        pile_version=pile_version,
+        now=now,
+    )
+    lesson.status = Lesson.Status.LIVE
+    lesson.decided_at = decision.at
     return decision

@@ -12,6 +12,10 @@ from django import forms
 from review.models import NO_REASON_CODE, ReasonCode
 from review.services.common import REASON_MAX, REASON_REQUIRED, REASON_TOO_LONG
 
+# Finding 7 (issue 12): a retire's Undo restores exactly the retired lessons with this reason, without
+# asking for one: the undo is its own decision on the record, and its reason names the one it undoes.
+UNDO_REASON = "undo: {reason}"
+
 # Error texts the page tests assert.
 # The service's text, left for Django to fill with the trimmed length (``show_value``), so both say the same.
 REASON_TOO_LONG_FIELD = REASON_TOO_LONG.format(length="%(show_value)d")
@@ -38,3 +42,14 @@ class ReasonForm(forms.Form):
 
     def clean_reason_code(self) -> str | None:
         return self.cleaned_data["reason_code"] or None
+
+
+def undo_offer(*, action: str, hashes: list[str], reason: str, version: str, htmx_target: str = "") -> dict:
+    """The Undo form of a retire's success notice (``review/piles/_undo.html``): it posts to ``action`` the
+    ``hashes`` just retired, the reason ``undo: <the original reason>`` (cut to the 500-character limit
+    with "…") and the entity's fresh pile ``version``; ``htmx_target`` is the region it swaps ("" for a
+    plain POST). Issue 12, finding 7."""
+    text = UNDO_REASON.format(reason=reason)
+    if len(text) > REASON_MAX:
+        text = text[: REASON_MAX - 1] + "\u2026"
+    return {"action": action, "hashes": hashes, "reason": text, "version": version, "target": htmx_target}

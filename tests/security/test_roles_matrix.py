@@ -110,7 +110,38 @@ MATRIX: dict[str, list[Cell]] = {
             data=lambda w: {"members": [w.hashes[5]], "reason": "restated", "pile_version": w.version()},
         )
     ],
+    "review:pile_restore": [
+        Cell(
+            "review:pile_restore",
+            DECIDE,
+            method="post",
+            query=lambda w: w.entity,
+            data=lambda w: {
+                "lessons": [w.hashes[4]],
+                "reason": "needed after all",
+                "pile_version": w.version(),
+            },
+        )
+    ],
+    "review:pile_claim": [
+        Cell(
+            "review:pile_claim",
+            DECIDE,
+            method="post",
+            query=lambda w: w.entity,
+            data=lambda w: {"do": "claim"},
+        )
+    ],
     "review:lesson": [Cell("review:lesson", READ, args=lambda w: ["acme", w.hashes[0]])],
+    "review:lesson_retire": [
+        Cell(
+            "review:lesson_retire",
+            DECIDE,
+            method="post",
+            args=lambda w: ["acme", w.hashes[6]],
+            data=lambda w: {"reason": "restated", "pile_version": w.version()},
+        )
+    ],
     "review:lesson_restore": [
         Cell(
             "review:lesson_restore",
