@@ -71,6 +71,22 @@ def budget_gauge(count: int, max_active: int, enabled: bool = True) -> str:
     )
 
 
+def retire_preview(count: int, max_active: int, enabled: bool, selected: int) -> str:
+    """The live count after retiring ``selected`` of ``count`` members, against the budget:
+    ``"After the retire: 9 → 7 of 6 (still over by 1)"``, ``"... (within budget)"`` or ``"... (budget off)"``.
+
+    static/js/keyboard.js writes the same sentence as the selection changes (finding 5 of issue 12).
+    """
+    after = int(count) - int(selected)
+    if not enabled:
+        verdict = "budget off"
+    elif after > max_active:
+        verdict = f"still over by {after - max_active}"
+    else:
+        verdict = "within budget"
+    return f"After the retire: {count} \u2192 {after} of {max_active} ({verdict})"
+
+
 def relative_age(moment: datetime, now: datetime) -> str:
     """How long ago ``moment`` was, coarsely: ``today``, ``3 days``, ``5 weeks``, ``4 months``, ``2 years``.
 
