@@ -180,12 +180,18 @@ def dash(value) -> str:
 NOT_SHOWN_YET = "not shown in any session yet"
 
 
+def counted(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless ``n`` is 1: ``counted(1, "session")`` is ``"1 session"``,
+    ``counted(3, "session")`` ``"3 sessions"`` (English plurals in ``s``; no "session(s)")."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def shown_in(sessions: int | None) -> str:
     """The one wording of a lesson's ``sessions_shown`` (recurrence.md, "Per-lesson counts") on every
     page: ``shown in 1 session``, ``shown in 12 sessions``, or ``not shown in any session yet`` for 0."""
     if not sessions:
         return NOT_SHOWN_YET
-    return f"shown in {sessions} session{'' if sessions == 1 else 's'}"
+    return f"shown in {counted(sessions, 'session')}"
 
 
 def horizon_days(ms: int | None) -> str:
