@@ -154,7 +154,7 @@
       head.click();
       return true;
     },
-    r: function () { return focusFirst("main textarea[name=reason]"); },
+    r: function () { return focusFirst('main textarea[name="reason"], main textarea[name$="-reason"]'); },
     "/": function () {
       return focusFirst('main form[role="search"] input[name="q"]') ||
         focusFirst('main form[role="search"] input:not([type="hidden"]):not([type="checkbox"]), main form[role="search"] select');
@@ -199,8 +199,8 @@
   // acted on, else the next row that is still there, else the region's notice or heading.
   var pending = null;
 
-  function describe(elt) {
-    var region = elt.closest && elt.closest("[data-region]");
+  function describe(elt, target) {
+    var region = (target && target.closest && target.closest("[data-region]")) || (elt.closest && elt.closest("[data-region]"));
     if (!region || !region.id) return null;
     var active = document.activeElement;
     var th = active && active.closest && active.closest("th");
@@ -215,8 +215,12 @@
   }
   function restore(note) {
     var region = document.getElementById(note.region);
+    var active = document.activeElement;
     if (!region) return;
-    if (region.contains(document.activeElement) && document.activeElement !== region) return;
+    // Focus survived the swap (it was outside the swapped part, or htmx kept it by id): leave it there,
+    // except after a decision, where htmx puts it back in the emptied form and the row acted on wins.
+    var kept = active && active !== document.body && active.isConnected;
+    if (kept && (!note.post || !region.contains(active))) return;
     var el = null;
     if (!note.post && note.id) el = document.getElementById(note.id);
     if (!el && !note.post && note.column >= 0) {
@@ -242,8 +246,10 @@
     var out = document.getElementById("announcer");
     var notice = (root || document).querySelector("[data-announce]");
     if (!out || !notice) return;
+    var text = notice.getAttribute("data-announce") || (notice.querySelector("span") || notice).textContent;
     out.textContent = "";
-    setTimeout(function () { out.textContent = notice.textContent.trim(); }, 50);
+    // a change after a pause is what screen readers announce; the same text twice in a row too
+    setTimeout(function () { out.textContent = text.replace(/\s+/g, " ").trim(); }, 50);
   }
 
   // Stacked rows at narrow widths (app.css, "small screens") print each cell's column name from data-label.
@@ -264,7 +270,7 @@
     });
   }
 
-  document.addEventListener("htmx:beforeRequest", function (event) { pending = describe(event.detail.elt); });
+  document.addEventListener("htmx:beforeRequest", function (event) { pending = describe(event.detail.elt, event.detail.target); });
   document.addEventListener("htmx:afterSettle", function (event) {
     var root = event.detail.target && event.detail.target.isConnected ? event.detail.target : document;
     labelTables(document);
