@@ -68,6 +68,18 @@ def group_pile(ingest):
     return [Lesson.objects.get(host__name=HOST, text=text).hash for text in TEXTS]
 
 
+def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    """WCAG 2 contrast ratio of two sRGB colours (0..255 each)."""
+
+    def luminance(rgb):
+        c = [x / 255 for x in rgb]
+        c = [x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4 for x in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
 def active(page, js: str = "el => el"):
     return page.evaluate(f"({js})(document.activeElement)")
 
@@ -154,6 +166,13 @@ def test_skip_link_comes_first_and_the_shortcut_list_opens_and_closes(corpora, r
     page = sign_in("rita", "rita-pass")
     page.keyboard.press("Tab")
     assert active(page, "el => el.textContent") == "Skip to content"
+    ring = active(
+        page,
+        "el => [getComputedStyle(el).outlineStyle, getComputedStyle(el).outlineWidth, "
+        "getComputedStyle(el).outlineColor, getComputedStyle(document.body).backgroundColor]",
+    )
+    assert ring == ["solid", "3px", "rgb(29, 78, 216)", "rgb(246, 246, 243)"]
+    assert round(contrast((29, 78, 216), (246, 246, 243)), 2) == 6.19  # at least 3:1 (docs/reviewing.md)
     page.keyboard.press("Enter")
     assert active(page, "el => el.id") == "content"
 
@@ -179,3 +198,31 @@ def test_a_viewer_is_told_why_a_pile_has_no_checkboxes(corpora, viewer, sign_in)
     )
     page.keyboard.press("j")  # j still walks the members, by their lesson links
     assert active(page, "el => el.closest('tr').dataset.row.length") == 64
+
+
+def test_x_g_and_a_select_a_member_its_group_and_every_member(group_pile, reviewer, sign_in):  # noqa: F811
+    first, second, kept, other = group_pile
+    page = sign_in("rita", "rita-pass")
+    page.goto(page.url + "pile/?host=kb-desk&namespace=kb&subject=intake")
+
+    def selected():
+        return [
+            page.eval_on_selector_all("input[name=members]:checked", "els => els.map(e => e.value)"),
+            page.inner_text("[data-selected-count]"),
+            page.inner_text("[data-retire-label]"),
+        ]
+
+    page.keyboard.press("j")
+    page.keyboard.press("g")  # the whole group of the first member
+    assert selected() == [[first, second, kept], "3 of 4 selected", "Retire 3 lessons"]
+    page.keyboard.press("g")  # again: none of it
+    assert selected() == [[], "0 of 4 selected", "Retire selected lessons"]
+    page.keyboard.press("k")  # already on the first row: stays
+    page.keyboard.press("x")
+    assert selected() == [[first], "1 of 4 selected", "Retire 1 lesson"]
+    page.keyboard.press("a")  # every member; the header box shows it
+    assert selected() == [[first, second, kept, other], "4 of 4 selected", "Retire 4 lessons"]
+    assert page.is_checked("#select-all")
+    page.keyboard.press("a")
+    assert selected() == [[], "0 of 4 selected", "Retire selected lessons"]
+    assert page.inner_text("[data-retire-preview]") == "After the retire: 4 \u2192 4 of 2 (still over by 2)"
