@@ -106,6 +106,19 @@ def test_every_page_fits_390_and_1440_with_no_axe_violation(world, browser, live
                 "els => els.map(a => [a.textContent, getComputedStyle(a).color])",
             )
             assert colours == [[text, "rgb(31, 35, 40)"] for text in ("Hosts", "Decisions", "Import")]
+        if name == "pile":  # stacked rows name each value by its column (keyboard.js's data-label)
+            labels = page.evaluate(
+                "[...document.querySelector('table.members tr[data-row]').children].map(td => td.dataset.label)"
+            )
+            assert labels == [
+                "Select",
+                "Lesson",
+                "Text",
+                "Created",
+                "Origin / kind",
+                "Latest verdict",
+                "Recurrence",
+            ]
         if name == "draft":  # finding 13: "decide ↓" keeps its arrow on its line
             assert page.evaluate("document.querySelector('a.jump').getClientRects().length") == 1
     assert page.locator("[data-testid=not-found]").count() == 1  # our 404 page, not Django's debug one
