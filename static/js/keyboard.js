@@ -235,7 +235,11 @@
         el = row && rowControl(row);
       }
     }
-    if (!el) el = region.querySelector(".notice[data-announce]") || region.querySelector("h1, h2");
+    if (!el) el = region.querySelector(".notice[data-announce]");
+    if (!el) {
+      var first = region.querySelector(ROWS); // a new page of the queue: its first row
+      el = (first && rowControl(first)) || region.querySelector("h1, h2");
+    }
     if (!el) el = region;
     if (!el.matches("a[href], input, select, textarea, button")) el.setAttribute("tabindex", "-1");
     el.focus();
