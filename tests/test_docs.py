@@ -332,3 +332,20 @@ def test_a_draft_without_an_id_is_named_as_the_page_says():
     documented = "auto-" + namespace["sha256_hex"](text + " " + " ".join(sorted(supersedes)))[:16]
 
     assert record.identity == documented
+
+
+def test_the_keyboard_table_of_reviewing_md_lists_the_keys_of_the_shortcuts_dialog():
+    """docs/reviewing.md's key table and the "?" dialog (templates/review/shared/_shortcuts.html) name the
+    same keys, in the same order."""
+    doc = (DOCS / "reviewing.md").read_text(encoding="utf-8")
+    table = re.search(r"^\| key \| what it does \|\n\|---\|---\|\n((?:\|.*\n)+)", doc, flags=re.MULTILINE)
+    documented = [re.findall(r"`([^`]+)`", row.split("|")[1]) for row in table.group(1).splitlines()]
+    dialog = (DOCS.parent / "templates/review/shared/_shortcuts.html").read_text(encoding="utf-8")
+    shown = [
+        ["+".join(re.findall(r"<kbd>([^<]+)</kbd>", dt))]
+        if "+" in dt
+        else re.findall(r"<kbd>([^<]+)</kbd>", dt)
+        for dt in re.findall(r"<dt>(.*?)</dt>", dialog)
+    ]
+    assert documented == shown
+    assert shown[0] == ["j", "k"] and shown[-1] == ["?"]

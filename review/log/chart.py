@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from review.models import NO_REASON_CODE, ReasonCode
+from review.web.format import counted
 
 NO_CODE = NO_REASON_CODE
 # Reason codes in the order of the model's choices (decisions.md, "Reason"), then decisions without one;
@@ -150,7 +151,7 @@ def host_chart(host: str, rows: list[tuple[date, str | None, int]]) -> HostChart
     total = sum(totals.values())
     legend = tuple((code, COLOURS[code], totals[code]) for code in CODE_ORDER if totals.get(code))
     span = f"the weeks of {weeks[0].isoformat()} to {weeks[-1].isoformat()}"
-    description = f"{total} decision(s) on {host} in {span}, stacked by reason code: " + ", ".join(
+    description = f"{counted(total, 'decision')} on {host} in {span}, stacked by reason code: " + ", ".join(
         f"{LABELS[code]} {n}" for code, _c, n in legend
     )
     table = tuple(

@@ -16,7 +16,7 @@ from lessons.core.piles import pile_target
 from lessons.core.text import format_datetime
 from review.log.selectors import STATUS_APPLIED, STATUS_AWAITING, decision_host_status
 from review.models import Action, Decision
-from review.web.format import reason_label
+from review.web.format import counted, reason_label
 from review.web.links import draft_url, host_url, lesson_url, pile_href
 
 LESSON_ACTIONS = {Action.RETIRE, Action.RESTORE}
@@ -68,7 +68,7 @@ def evidence_summary(evidence: dict) -> str:
         parts.append(str(evidence["verdict"]))
     recurrence = evidence.get("recurrence")
     if isinstance(recurrence, dict) and "recurred_sessions" in recurrence:
-        parts.append(f"recurred in {recurrence['recurred_sessions']} session(s)")
+        parts.append(f"recurred in {counted(recurrence['recurred_sessions'], 'session')}")
     return " · ".join(parts) or "see details"
 
 

@@ -72,7 +72,12 @@ class QueueTable(tables.Table):
     oldest = tables.Column(verbose_name="Oldest member", order_by=_then_tie("oldest"))
 
     class Meta:
-        attrs = {"class": "data queue-table"}
+        # data-rows / data-row: the rows j and k move between (static/js/keyboard.js), and the key focus
+        # returns to after a sort or filter swaps the table.
+        attrs = {"class": "data queue-table", "data-rows": ""}
+        row_attrs = {
+            "data-row": lambda record: f"{record['host_name']} {record['namespace']}/{record['subject']}"
+        }
         orderable = True
         empty_text = ""
 

@@ -19,6 +19,7 @@ from django.utils.safestring import SafeString
 
 from lessons.core.text import format_datetime
 from lessons.recurrence.lesson import OUTCOME_LABELS, LessonRecurrence
+from review.web.format import counted
 
 register = template.Library()
 
@@ -243,8 +244,9 @@ def recurrence_timeline(rec: LessonRecurrence) -> SafeString:
         )
     parts.append(_legend())
     summary = (
-        f"Recurrence timeline of lesson {rec.lesson.hash[:8]}: {rec.sessions_total} session(s) shown it, "
-        f"{rec.charged_total} correction(s) charged, {len(rec.verdicts)} verdict(s). Times in UTC."
+        f"Recurrence timeline of lesson {rec.lesson.hash[:8]}: {counted(rec.sessions_total, 'session')} "
+        f"shown it, {counted(rec.charged_total, 'correction')} charged, "
+        f"{counted(len(rec.verdicts), 'verdict')}. Times in UTC."
     )
     return format_html(
         '<svg class="recurrence-timeline" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {} {}" '

@@ -20,6 +20,7 @@ from review.web.format import (
     jargon_title,
     reason_label,
     recurring,
+    retire_preview,
     shown_in,
     utc_date,
     verdict_badge,
@@ -35,6 +36,7 @@ register.simple_tag(jargon)
 register.simple_tag(jargon_not_applied)
 register.simple_tag(verdict_badge)
 register.simple_tag(pile_href, name="pile_url")
+register.simple_tag(retire_preview)
 register.filter(corrected)
 register.filter(dash)
 register.filter(hash8)

@@ -71,6 +71,22 @@ def budget_gauge(count: int, max_active: int, enabled: bool = True) -> str:
     )
 
 
+def retire_preview(count: int, max_active: int, enabled: bool, selected: int) -> str:
+    """The live count after retiring ``selected`` of ``count`` members, against the budget:
+    ``"After the retire: 9 → 7 of 6 (still over by 1)"``, ``"... (within budget)"`` or ``"... (budget off)"``.
+
+    static/js/keyboard.js writes the same sentence as the selection changes (finding 5 of issue 12).
+    """
+    after = int(count) - int(selected)
+    if not enabled:
+        verdict = "budget off"
+    elif after > max_active:
+        verdict = f"still over by {after - max_active}"
+    else:
+        verdict = "within budget"
+    return f"After the retire: {count} \u2192 {after} of {max_active} ({verdict})"
+
+
 def relative_age(moment: datetime, now: datetime) -> str:
     """How long ago ``moment`` was, coarsely: ``today``, ``3 days``, ``5 weeks``, ``4 months``, ``2 years``.
 
@@ -164,12 +180,18 @@ def dash(value) -> str:
 NOT_SHOWN_YET = "not shown in any session yet"
 
 
+def counted(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless ``n`` is 1: ``counted(1, "session")`` is ``"1 session"``,
+    ``counted(3, "session")`` ``"3 sessions"`` (English plurals in ``s``; no "session(s)")."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def shown_in(sessions: int | None) -> str:
     """The one wording of a lesson's ``sessions_shown`` (recurrence.md, "Per-lesson counts") on every
     page: ``shown in 1 session``, ``shown in 12 sessions``, or ``not shown in any session yet`` for 0."""
     if not sessions:
         return NOT_SHOWN_YET
-    return f"shown in {sessions} session{'' if sessions == 1 else 's'}"
+    return f"shown in {counted(sessions, 'session')}"
 
 
 def horizon_days(ms: int | None) -> str:

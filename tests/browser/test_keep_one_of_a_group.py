@@ -30,7 +30,8 @@ def test_keep_one_of_a_group_ticks_the_others_and_retires_them(corpora, reviewer
     assert checked == [OLD]
     page.screenshot(path="/tmp/triage-groups.png", full_page=True)
     page.fill("textarea[name=reason]", "Restated by the newer member.")
-    page.click("text=Retire selected")
+    assert page.inner_text("[data-selected-count]") == "1 of 8 selected"
+    page.click("button:has-text('Retire 1 lesson')")
     page.wait_for_selector(".notice-success")
     assert page.inner_text("[data-testid=pile-count]") == "7 live lessons · budget 5"
     assert page.locator(".group-head").count() == 0

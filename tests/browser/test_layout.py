@@ -1,4 +1,4 @@
-"""In a browser at 1280 and 1024: the decision log fits the window with realistic decisions (retire,
+"""In a browser at 1280, 1024 and 390 (stacked rows): the decision log fits the window with realistic decisions (retire,
 restore, approve, roll back, budget), its table does not scroll in its box, no column is crushed and the
 targets break only at their "<wbr>" points. Screenshots go to artifacts/."""
 
@@ -38,7 +38,7 @@ def decided(corpora, reviewer, second_reviewer, admin_user):
     host_set_budget(host=adbuy, actor=admin_user, max_active=12, budget_enabled=True, reason="Room for now.")
 
 
-@pytest.mark.parametrize("width", [1280, 1024])
+@pytest.mark.parametrize("width", [1280, 1024, 390])
 def test_the_decision_log_fits_the_window(decided, sign_in, artifacts, width):  # noqa: F811
     page = sign_in("rita", "rita-pass", width=width)
     page.goto(page.url.rstrip("/") + "/decisions/")

@@ -41,7 +41,8 @@ def test_a_reviewer_retires_one_member_of_the_adbuy_pile(corpora, reviewer, sign
     page.fill("textarea[name=reason]", "Restated by the consolidation draft.")
     assert page.inner_text(".counter") == "36 / 500 characters"
     page.select_option("select[name=reason_code]", "restates_another")
-    page.click("text=Retire selected")
+    assert page.inner_text("[data-retire-preview]") == "After the retire: 10 \u2192 9 of 8 (still over by 1)"
+    page.click("button:has-text('Retire 1 lesson')")
 
     page.wait_for_selector(".notice-success")
     assert page.inner_text("[data-testid=pile-count]") == "9 live lessons · budget 8"

@@ -103,7 +103,7 @@ def test_sign_out_is_a_post_form_and_htmx_carries_the_csrf_token(corpora, client
 def test_htmx_is_served_by_the_project_not_a_cdn(corpora, client, viewer):
     client.force_login(viewer)
     scripts = [s.attrs["src"] for s in parse(client.get("/").content).find_all("script")]
-    assert scripts == ["/static/django_htmx/htmx-2.min.js", "/static/js/app.js"]
+    assert scripts == ["/static/django_htmx/htmx-2.min.js", "/static/js/app.js", "/static/js/keyboard.js"]
 
 
 def test_signing_out_ends_the_session(corpora, client, viewer):

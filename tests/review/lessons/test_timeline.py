@@ -90,5 +90,5 @@ def test_nothing_to_draw_still_renders_an_axis_around_the_creation_date(db, inge
     assert ingest([host(name=HOST), lesson(host=HOST, **ENTITY, text=TEXT, created_at=OCT_1)]).ok
     rec = lesson_recurrence(lesson=Lesson.objects.select_related("host").get(hash=hash_of(TEXT)))
     svg = render(rec)
-    assert "0 session(s) shown it, 0 correction(s) charged, 0 verdict(s)" in svg
+    assert "0 sessions shown it, 0 corrections charged, 0 verdicts" in svg
     assert ">created</text>" in svg

@@ -46,7 +46,7 @@ def test_the_description_names_the_span_and_the_counts():
     chart = host_chart("beta", [(MONDAY, "drifted", 2), (MONDAY + timedelta(weeks=1), None, 1)])
     assert chart.title == "Reason codes per week on beta"
     assert chart.description == (
-        "3 decision(s) on beta in the weeks of 2026-03-02 to 2026-03-09, stacked by reason code: "
+        "3 decisions on beta in the weeks of 2026-03-02 to 2026-03-09, stacked by reason code: "
         "drifted 2, (no code) 1"
     )
 

@@ -137,7 +137,7 @@ def test_rows_link_to_the_lesson_and_the_pile(client, viewer, log):
 def test_rows_show_reason_and_evidence(client, viewer, log):
     html = page(client, viewer, "actor=rita")
     assert '<span class="badge reason-code">duplicate</span> restates rule 1' in html
-    assert "<summary>3/2 · not applied by the loop · recurred in 0 session(s)</summary>" in html
+    assert "<summary>3/2 · not applied by the loop · recurred in 0 sessions</summary>" in html
     budget = page(client, viewer, "host=alpha&action=set_budget")
     assert "<summary>max_active 2 → 3 · budget on → on · piles 0 → 0</summary>" in budget
 
@@ -196,7 +196,7 @@ def test_the_chart_stacks_reason_codes_per_week_per_host(client, viewer, log):
     html = page(client, viewer)
     assert '<title id="chart-1-title">Reason codes per week on alpha</title>' in html
     assert (
-        '<desc id="chart-1-desc">3 decision(s) on alpha in the weeks of 2026-03-09 to 2026-03-16, stacked by '
+        '<desc id="chart-1-desc">3 decisions on alpha in the weeks of 2026-03-09 to 2026-03-16, stacked by '
         "reason code: duplicate 1, obsolete 1, other 1</desc>"
     ) in html
     assert '<title id="chart-2-title">Reason codes per week on beta</title>' in html

@@ -32,7 +32,7 @@ def test_filters_that_leave_nothing_say_so_and_offer_no_export(client, viewer, l
 
 def test_a_full_log_counts_its_rows_and_offers_both_exports(client, viewer, log):  # noqa: F811
     exports = parse(page(client, viewer)).find(cls="exports")
-    assert exports.text.startswith("5 decision(s). Export them: JSONL · CSV")
+    assert exports.text.startswith("5 decisions. Export them: JSONL · CSV")
 
 
 def test_seq_shows_that_one_decision(client, viewer, log):  # noqa: F811

@@ -1,0 +1,228 @@
+"""Keyboard-only triage in a real browser (static/js/keyboard.js), with every key press counted.
+
+Issue 12's target: from the queue's load to two members of one restatement group retired with a reason in
+at most 15 key presses (typing the reason counts as one). The flows below assert the exact count they need.
+Also: focus stays on the acted-on control after every htmx swap (sort, filter, retire), the skip link comes
+first, "?" opens the list and Esc closes it, no shortcut fires while typing, and only the notice is read out.
+Keys and figures: docs/reviewing.md ("Keyboard").
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from tests import builders as b
+from tests.fixtures.browser import browser, sign_in  # noqa: F401 - fixtures
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+HOST = "kb-desk"
+TEXTS = (
+    "Copy the `claim_id` from the first notice of loss exactly as issued.",
+    "Copy the `claim_id` from the first notice of loss exactly as it was issued.",
+    "Copy the `claim_id` from the first notice of loss, exactly as issued, never retyped.",
+    "Record the date of loss as YYYY-MM-DD from the claimant statement.",
+)
+REASON = "Three rules say one thing; the newest stays."
+
+
+class Keys:
+    """Presses keys on a page and counts them: ``type`` of a whole text is one press (the issue's rule)."""
+
+    def __init__(self, page):
+        self.page = page
+        self.count = 0
+
+    def press(self, key: str) -> None:
+        self.page.keyboard.press(key)
+        self.count += 1
+
+    def type(self, text: str) -> None:
+        self.page.keyboard.type(text)
+        self.count += 1
+
+
+@pytest.fixture(autouse=True)
+def roles(transactional_db):
+    from django.apps import apps
+
+    importlib.import_module("review.migrations.0002_roles").create_roles(apps, None)
+
+
+@pytest.fixture
+def group_pile(ingest):
+    """One pile on kb-desk (4 live lessons, budget 2) whose three oldest members restate one another."""
+    records = [b.host(name=HOST, max_active=2, budget_enabled=True)]
+    records += [
+        b.lesson(
+            host=HOST, namespace="kb", subject="intake", text=text, created_at=b.day_ms(i + 1), origin="llm"
+        )
+        for i, text in enumerate(TEXTS)
+    ]
+    report = ingest(records)
+    assert report.ok, report.error_lines()
+    from lessons.models import Lesson
+
+    return [Lesson.objects.get(host__name=HOST, text=text).hash for text in TEXTS]
+
+
+def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    """WCAG 2 contrast ratio of two sRGB colours (0..255 each)."""
+
+    def luminance(rgb):
+        c = [x / 255 for x in rgb]
+        c = [x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4 for x in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def active(page, js: str = "el => el"):
+    return page.evaluate(f"({js})(document.activeElement)")
+
+
+def test_queue_to_two_members_of_a_group_retired_takes_seven_key_presses(group_pile, reviewer, sign_in):  # noqa: F811
+    from review.models import Decision
+
+    first, second, kept, other = group_pile
+    page = sign_in("rita", "rita-pass")
+    keys = Keys(page)
+
+    keys.press("j")  # the first pile's link
+    assert active(page, "el => el.textContent") == "entity:kb/intake"
+    keys.press("Enter")
+    page.wait_for_url("**/pile/?host=kb-desk*")
+    keys.press("j")  # the first member: the oldest of the group
+    assert active(page, "el => el.value") == first
+    keys.press("o")  # keep one of this group: the newest is kept, the other two selected
+    page.wait_for_function(
+        "document.querySelector('[data-selected-count]').textContent === '2 of 4 selected'"
+    )
+    checked = page.eval_on_selector_all("input[name=members]:checked", "els => els.map(e => e.value)")
+    assert checked == [first, second]
+    assert page.inner_text("[data-retire-label]") == "Retire 2 lessons"
+    assert page.inner_text("[data-retire-preview]") == "After the retire: 4 \u2192 2 of 2 (within budget)"
+    keys.press("r")
+    assert active(page, "el => el.name") == "reason"
+    keys.type(REASON)
+    keys.press("Control+Enter")
+    page.wait_for_selector(".notice-success")
+
+    assert keys.count == 7
+    decisions = list(Decision.objects.order_by("seq").values_list("action", "lesson_hash", "actor", "reason"))
+    assert decisions == [("retire", first, "rita", REASON), ("retire", second, "rita", REASON)]
+    # focus is on the row that took the acted-on row's place, not on <body>
+    assert active(page, "el => el.value") == kept
+    notice = page.inner_text(".notice-success span")
+    page.wait_for_function("t => document.getElementById('announcer').textContent === t", arg=notice)
+    assert page.get_attribute("#pile", "aria-live") is None
+
+
+def test_draft_to_approved_takes_three_key_presses(corpora, reviewer, sign_in):  # noqa: F811
+    from review.models import Decision
+
+    page = sign_in("rita", "rita-pass")
+    page.goto(page.url + "drafts/adbuy-desk/rec-adbuy-consolidate-1/")
+    keys = Keys(page)
+    keys.press("r")  # the approve form's reason, the first on the page
+    assert active(page, "el => el.id") == "id_approve-reason"
+    keys.type("Ten rules restate five fields; one rule keeps them.")
+    keys.press("Control+Enter")
+    page.wait_for_selector("[data-testid=draft-status]:text-is('approved')")
+
+    assert keys.count == 3
+    assert list(Decision.objects.values_list("action", "actor")) == [("approve_consolidation", "rita")]
+    assert active(page, "el => el.className") == "notice notice-success"  # the notice, not <body>
+
+
+def test_sort_and_filter_swaps_keep_focus_and_typing_fires_no_shortcut(corpora, reviewer, sign_in):  # noqa: F811
+    page = sign_in("rita", "rita-pass")
+    page.focus("#queue th a.sort:text-is('Host')")
+    page.keyboard.press("Enter")  # sort by host: htmx swaps the whole queue region
+    page.wait_for_url("**/?sort=host_name")
+    page.wait_for_selector("#queue th[aria-sort]")
+    assert page.inner_text("#queue th[aria-sort] a") == "Host▲"
+    assert active(page, "el => [el.textContent, el.closest('th').getAttribute('aria-sort')]") == [
+        "Host▲",
+        "ascending",
+    ]
+
+    page.keyboard.press("/")
+    assert active(page, "el => el.id") == "id_q"
+    page.keyboard.type("jk")  # j and k are text here, not row moves
+    assert page.input_value("#id_q") == "jk"
+    page.keyboard.press("Control+a")
+    page.keyboard.type("invoice")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**q=invoice*")
+    page.wait_for_function("document.querySelectorAll('#queue tbody tr[data-row]').length === 1")
+    assert active(page, "el => [el.id, el.value]") == ["id_q", "invoice"]
+
+
+def test_skip_link_comes_first_and_the_shortcut_list_opens_and_closes(corpora, reviewer, sign_in):  # noqa: F811
+    page = sign_in("rita", "rita-pass")
+    page.keyboard.press("Tab")
+    assert active(page, "el => el.textContent") == "Skip to content"
+    ring = active(
+        page,
+        "el => [getComputedStyle(el).outlineStyle, getComputedStyle(el).outlineWidth, "
+        "getComputedStyle(el).outlineColor, getComputedStyle(document.body).backgroundColor]",
+    )
+    assert ring == ["solid", "3px", "rgb(29, 78, 216)", "rgb(246, 246, 243)"]
+    assert round(contrast((29, 78, 216), (246, 246, 243)), 2) == 6.19  # at least 3:1 (docs/reviewing.md)
+    page.keyboard.press("Enter")
+    assert active(page, "el => el.id") == "content"
+
+    page.keyboard.press("?")
+    assert page.evaluate("document.getElementById('shortcuts').open") is True
+    assert (
+        page.inner_text("#shortcuts dl div:first-child")
+        == "j / k\nnext / previous row: a pile in the queue, a member in a pile"
+    )
+    page.keyboard.press("j")  # inside the dialog a shortcut does nothing
+    assert page.evaluate("document.getElementById('shortcuts').open") is True
+    page.keyboard.press("Escape")
+    assert page.evaluate("document.getElementById('shortcuts').open") is False
+
+
+def test_a_viewer_is_told_why_a_pile_has_no_checkboxes(corpora, viewer, sign_in):  # noqa: F811
+    page = sign_in("vera", "vera-pass")
+    page.goto(page.url + "pile/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture")
+    assert page.locator("input[name=members]").count() == 0
+    assert page.inner_text("[data-testid=why-no-checkboxes]") == (
+        "No checkboxes: you are signed in as vera (role viewer), and selecting and retiring members needs "
+        "the reviewer role."
+    )
+    page.keyboard.press("j")  # j still walks the members, by their lesson links
+    assert active(page, "el => el.closest('tr').dataset.row.length") == 64
+
+
+def test_x_g_and_a_select_a_member_its_group_and_every_member(group_pile, reviewer, sign_in):  # noqa: F811
+    first, second, kept, other = group_pile
+    page = sign_in("rita", "rita-pass")
+    page.goto(page.url + "pile/?host=kb-desk&namespace=kb&subject=intake")
+
+    def selected():
+        return [
+            page.eval_on_selector_all("input[name=members]:checked", "els => els.map(e => e.value)"),
+            page.inner_text("[data-selected-count]"),
+            page.inner_text("[data-retire-label]"),
+        ]
+
+    page.keyboard.press("j")
+    page.keyboard.press("g")  # the whole group of the first member
+    assert selected() == [[first, second, kept], "3 of 4 selected", "Retire 3 lessons"]
+    page.keyboard.press("g")  # again: none of it
+    assert selected() == [[], "0 of 4 selected", "Retire selected lessons"]
+    page.keyboard.press("k")  # already on the first row: stays
+    page.keyboard.press("x")
+    assert selected() == [[first], "1 of 4 selected", "Retire 1 lesson"]
+    page.keyboard.press("a")  # every member; the header box shows it
+    assert selected() == [[first, second, kept, other], "4 of 4 selected", "Retire 4 lessons"]
+    assert page.is_checked("#select-all")
+    page.keyboard.press("a")
+    assert selected() == [[], "0 of 4 selected", "Retire selected lessons"]
+    assert page.inner_text("[data-retire-preview]") == "After the retire: 4 \u2192 4 of 2 (still over by 2)"
