@@ -41,7 +41,7 @@ def test_claim_then_another_retires_and_undoes_then_the_holders_retire_releases(
     for value in members[:2]:
         rob.check(f"input[name=members][value='{value}']")
     rob.fill("#retire-form textarea[name=reason]", "Said twice.")
-    rob.click("text=Retire selected")
+    rob.click("button:has-text('Retire 2 lessons')")
     rob.wait_for_selector("[data-testid=undo]")
     assert (
         list(Lesson.objects.filter(hash__in=members[:2]).values_list("status", flat=True))
@@ -60,7 +60,7 @@ def test_claim_then_another_retires_and_undoes_then_the_holders_retire_releases(
     rita.reload()
     rita.check(f"input[name=members][value='{members[0]}']")
     rita.fill("#retire-form textarea[name=reason]", "Restated by the newer member.")
-    rita.click("text=Retire selected")
+    rita.click("button:has-text('Retire 1 lesson')")
     rita.wait_for_selector("[data-testid=undo]")
     assert "Nobody has claimed this pile." in rita.inner_text("#claim")
     assert PileClaim.objects.count() == 0
