@@ -79,6 +79,8 @@ class Decision(models.Model):
             models.Index(fields=["action", "seq"], name="decision_action_seq"),
             models.Index(fields=["host", "lesson_hash"], name="decision_lesson"),
             models.Index(fields=["host", "draft_id"], name="decision_draft"),
+            # the log's chart: which hosts have decisions in its window, and their rows (issue 10, build 3)
+            models.Index(fields=["host", "at"], name="decision_host_at"),
         ]
 
     def __str__(self) -> str:
