@@ -79,8 +79,9 @@ class Decision(models.Model):
             models.Index(fields=["action", "seq"], name="decision_action_seq"),
             models.Index(fields=["host", "lesson_hash"], name="decision_lesson"),
             models.Index(fields=["host", "draft_id"], name="decision_draft"),
-            # the log's chart: which hosts have decisions in its window, and their rows (issue 10, build 3)
-            models.Index(fields=["host", "at"], name="decision_host_at"),
+            # the log's chart: which hosts have decisions in its window, and their rows, read from the index
+            # alone (reason_code included: no table lookup per decision; issue 10, build 3)
+            models.Index(fields=["host", "at", "reason_code"], name="decision_host_at"),
         ]
 
     def __str__(self) -> str:

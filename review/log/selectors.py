@@ -100,7 +100,8 @@ def reason_codes_by_week(decisions: QuerySet[Decision], *, max_hosts: int = MAX_
     The window ends with the week (Monday, UTC) of the newest decision of ``decisions`` (by ``seq``) and
     starts ``MAX_WEEKS - 1`` weeks before. The hosts come from the host table, each probed with an
     EXISTS on ``decision_host_at`` (in the window; before it); the counts group the window's rows of the
-    charted hosts by ``WeekStart`` (no per-row Python call, no whole-log aggregate).
+    charted hosts by ``WeekStart``, read from that covering index (no per-row Python call, no whole-log
+    aggregate).
     """
     decisions = decisions.order_by()
     newest = decisions.order_by("-seq").values_list("at", flat=True).first()
@@ -125,7 +126,7 @@ def reason_codes_by_week(decisions: QuerySet[Decision], *, max_hosts: int = MAX_
         window.filter(host__in=charted)
         .annotate(week=WeekStart("at"))
         .values("host", "week", "reason_code")
-        .annotate(n=Count("id"))
+        .annotate(n=Count("*"))  # not COUNT(id): PostgreSQL can then answer from the index alone
         .values_list("host", "week", "reason_code", "n")
     )
     return ReasonCodeWindow(

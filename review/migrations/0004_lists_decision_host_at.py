@@ -12,6 +12,6 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddIndex(
             model_name='decision',
-            index=models.Index(fields=['host', 'at'], name='decision_host_at'),
+            index=models.Index(fields=['host', 'at', 'reason_code'], name='decision_host_at'),
         ),
     ]
