@@ -160,13 +160,16 @@ def _queue_in_key_order(*, host: str | None, after: PileKey | None) -> QuerySet:
 
 def _entity_rows(model, chunk: list[dict]) -> QuerySet:
     """Rows of ``model`` (``Lesson`` or ``Draft``) that may belong to the entities of ``chunk``: per host,
-    its subjects (at most ``PILE_CHUNK`` conditions); the caller keeps the exact (namespace, subject)."""
+    its namespaces and subjects (one condition per host of the chunk, each an index seek on host,
+    namespace, subject); the caller keeps the exact (namespace, subject) pairs."""
+    namespaces: dict[int, set[str]] = defaultdict(set)
     subjects: dict[int, set[str]] = defaultdict(set)
     for row in chunk:
+        namespaces[row["host_id"]].add(row["namespace"])
         subjects[row["host_id"]].add(row["subject"])
     where = Q()
     for host_id, names in subjects.items():
-        where |= Q(host_id=host_id, subject__in=sorted(names))
+        where |= Q(host_id=host_id, namespace__in=sorted(namespaces[host_id]), subject__in=sorted(names))
     return model.objects.filter(where)
 
 

@@ -34,9 +34,7 @@ class DecisionsOut(Schema):
 
 
 class PilesOut(Schema):
-    piles: list[dict[str, Any]] = Field(
-        ..., description="piles in the shape of piles.md, sorted by host, namespace, subject"
-    )
+    piles: list[dict[str, Any]] = Field(..., description="this page's piles, by host, namespace, subject")
     next: str | None = Field(..., description="pass as ?cursor= for the next page; null on the last page")
 
 
