@@ -12,6 +12,10 @@ answers rather than times out. Our app runs on gunicorn (1 sync worker, DEBUG of
 signed in as the reviewer. Each round requests our ``/``, then Datasette's HTML page and its JSON, each
 on a fresh connection; after one warm-up round, ``--runs`` rounds are timed (client wall time, body
 read in full) and the medians compared.
+
+Also, in the same rounds: page ``--page`` (default 50) of each, ours reached by following the queue's
+``rel="next"`` link (whatever its pagination, found once before the rounds), Datasette's the same query
+with ``offset``; and our ``GET /api/v1/piles?limit=50`` (JSON, a read token) beside Datasette's JSON.
 """
 
 from __future__ import annotations
@@ -23,10 +27,25 @@ import statistics
 import subprocess
 import tempfile
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urljoin, urlparse
 
 from generate import setup_django
-from serve import UnixHTTPConnection, bin_path, gunicorn, sign_in, tcp, timed_get, wait_until
+from pages_bench import bench_token, next_link
+from serve import UnixHTTPConnection, bin_path, get_body, gunicorn, sign_in, tcp, timed_get, wait_until
+
+PER_PAGE = 50
+
+
+def our_page(cookie: dict, page: int) -> str:
+    """The URL of our queue's page ``page``, by following ``rel="next"`` from ``/`` over HTTP."""
+    url = "/"
+    for step in range(page - 1):
+        status, body = get_body(tcp, url, cookie)
+        href = next_link(body.decode()) if status == 200 else None
+        if href is None:
+            raise SystemExit(f"our queue ends at page {step + 1} (HTTP {status}); pass a smaller --page")
+        url = urljoin(url, href)
+    return url
 
 
 def natural_query() -> str:
@@ -51,20 +70,37 @@ limit 50
 """.strip()
 
 
+def natural_query_page() -> str:
+    """The same query at an offset (Datasette's ``:offset`` parameter): the page-N request."""
+    return natural_query() + " offset :offset"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--db", required=True, help="sqlite:///PATH (a file bench/generate.py filled)")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--page", type=int, default=50, help="the deep page compared (default 50)")
     args = parser.parse_args()
     path = urlparse(args.db).path[1:]
     setup_django(args.db)
     name = Path(path).stem
-    results: dict[str, list[float]] = {"ours": [], "datasette html": [], "datasette json": []}
+    results: dict[str, list[float]] = {}
     sizes: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         metadata = Path(tmp) / "metadata.json"
         metadata.write_text(
-            json.dumps({"databases": {name: {"queries": {"queue": {"sql": natural_query()}}}}})
+            json.dumps(
+                {
+                    "databases": {
+                        name: {
+                            "queries": {
+                                "queue": {"sql": natural_query()},
+                                "queue_page": {"sql": natural_query_page()},
+                            }
+                        }
+                    }
+                }
+            )
         )
         sock = str(Path(tmp) / "datasette.sock")
         datasette = subprocess.Popen(
@@ -77,6 +113,9 @@ def main() -> None:
             wait_until(lambda: os.path.exists(sock), what="datasette")
             with gunicorn(args.db, workers=1):
                 cookie = sign_in()
+                deep = our_page(cookie, args.page)
+                offset = (args.page - 1) * PER_PAGE
+                bearer = {"Authorization": f"Bearer {bench_token()}"}
                 targets = {
                     "ours": (tcp, "/", cookie),
                     "datasette html": (lambda: UnixHTTPConnection(sock), f"/{name}/queue", {}),
@@ -85,7 +124,15 @@ def main() -> None:
                         f"/{name}/queue.json?_shape=array",
                         {},
                     ),
+                    f"ours, page {args.page}": (tcp, deep, cookie),
+                    f"datasette html, page {args.page}": (
+                        lambda: UnixHTTPConnection(sock),
+                        f"/{name}/queue_page?offset={offset}",
+                        {},
+                    ),
+                    "ours, API piles limit=50 (JSON)": (tcp, f"/api/v1/piles?limit={PER_PAGE}", bearer),
                 }
+                results = {label: [] for label in targets}
                 load_start = os.getloadavg()[0]
                 for round_no in range(args.runs + 1):
                     for label, (connect, url, headers) in targets.items():
@@ -108,9 +155,14 @@ def main() -> None:
     for label, times in results.items():
         spread = f"{min(times):.0f}–{max(times):.0f}"
         print(f"| {label} | {statistics.median(times):.0f} | {spread} | {sizes[label]:,} |")
-    ratio = statistics.median(results["ours"]) / statistics.median(results["datasette html"])
     print()
-    print(f"ours / datasette (HTML): {ratio:.2f}× ({'slower' if ratio > 1 else 'faster'})")
+    for ours, theirs in (
+        ("ours", "datasette html"),
+        (f"ours, page {args.page}", f"datasette html, page {args.page}"),
+        ("ours, API piles limit=50 (JSON)", "datasette json"),
+    ):
+        ratio = statistics.median(results[ours]) / statistics.median(results[theirs])
+        print(f"{ours} / {theirs}: {ratio:.2f}× ({'slower' if ratio > 1 else 'faster'})")
 
 
 if __name__ == "__main__":

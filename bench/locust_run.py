@@ -9,7 +9,9 @@ Picks up to 200 piles and 200 of their live lessons from the database (``bench/l
 them) and makes one signed-in session per user (as a sign-in does, without the password hash), serves
 the app on 127.0.0.1:8110 with ``--workers`` gunicorn workers (DEBUG off), runs locust
 headless (users spawned 10 a second) and prints requests/s, median, p99 and failures per page and in
-all, with the load average before and after.
+all, with the load average before and after. ``--extra api,log,deep`` adds the API piles page (a read
+token made in the database), the decision log and the queue's page 50 (found by following its next
+links) to the mix, each with weight 1.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from generate import ROOT, setup_django
+from pages_bench import bench_token, follow_next
 from serve import REVIEWER, bin_path, gunicorn
 
 HERE = Path(__file__).resolve().parent
@@ -57,6 +60,21 @@ def pick_targets(limit: int = 200) -> dict[str, list[str]]:
     }
 
 
+def extra_targets(extra: list[str], *, deep_page: int = 50) -> dict:
+    """What the ``--extra`` pages need: their names, a read token, the URL of the queue's ``deep_page``."""
+    out: dict = {"extra": extra}
+    if "api" in extra:
+        out["token"] = bench_token()
+    if "deep" in extra:
+        from django.contrib.auth import get_user_model
+        from django.test import Client
+
+        client = Client()
+        client.force_login(get_user_model().objects.get(username=REVIEWER[0]))
+        out["deep"] = follow_next(client, "/", deep_page - 1)
+    return out
+
+
 def sessions(count: int) -> list[str]:
     """``count`` signed-in sessions of the reviewer (session ids), made in the database as a sign-in makes
     them: the run measures the pages, not the password hash each form sign-in costs (~1 s of CPU)."""
@@ -78,11 +96,26 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--extra", default="", help="comma-separated pages added to the mix: api,log,deep")
+    parser.add_argument("--deep-page", type=int, default=50, help="the queue page of --extra deep")
     args = parser.parse_args()
+    extra = [name for name in args.extra.split(",") if name]
+    unknown = set(extra) - {"api", "log", "deep"}
+    if unknown:
+        parser.error(f"unknown --extra page(s): {', '.join(sorted(unknown))}")
+    os.environ.setdefault("ALLOWED_HOSTS", "testserver,127.0.0.1,localhost")  # the test client finds page 50
     setup_django(args.db)
     with tempfile.TemporaryDirectory() as tmp:
         targets = Path(tmp) / "targets.json"
-        targets.write_text(json.dumps({**pick_targets(), "sessions": sessions(args.users)}))
+        targets.write_text(
+            json.dumps(
+                {
+                    **pick_targets(),
+                    "sessions": sessions(args.users),
+                    **extra_targets(extra, deep_page=args.deep_page),
+                }
+            )
+        )
         prefix = str(Path(tmp) / "run")
         with gunicorn(args.db, workers=args.workers) as base:
             load_start = os.getloadavg()[0]

@@ -8,9 +8,12 @@ Against a database ``bench/generate.py`` filled. Each page is requested through 
 test client (DEBUG off, signed in as the generated "reviewer"), so the benchmark does not depend on
 where the views live: one warm-up request, one request under ``CaptureQueriesContext`` for the query
 count, then ``--runs`` timed requests (median, min and max reported). Pages: the queue by default, each
-sort the queue's header offers (found in its HTML), the host filter, the text filter, page 50; the
-largest pile (200 members), one of its lessons; hosts; the biggest host's page; the decision log;
-``GET /api/v1/piles?host=<biggest host>`` with a read token created in the database; and
+sort the queue's header offers (found in its HTML), the host filter, the text filter, page 50 (reached
+by following the page's ``rel="next"`` link 49 times, whatever the queue's pagination is: page numbers
+or a cursor); the largest pile (200 members), one of its lessons; hosts; the biggest host's page; the
+decision log (first page, and filtered by the biggest host); the API's piles pages with a read token
+created in the database: ``GET /api/v1/piles`` (first page of 100, all hosts), the biggest host's first
+page, a page of the 500 maximum, and page 11 (reached by following ``next`` ten times); and
 ``manage.py piles --format json`` in a subprocess (wall time and that process's peak RSS).
 
 Prints a Markdown table; every row carries the 1-minute load average when it started, since the machine
@@ -28,13 +31,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import unquote, urlencode
+from html import unescape
+from urllib.parse import parse_qsl, unquote, urlencode, urljoin
 
 from generate import ROOT, TEXT_NEEDLE, _env, setup_django
 
 BENCH_TOKEN = "lpr_bench-read-token-for-the-pages-benchmark-000"
 SORT_LINK = re.compile(r"""[?&;]sort=([^&"'#]+)""")
+ANCHOR = re.compile(r"<a\s[^>]*>", re.IGNORECASE)
+HREF = re.compile(r"""\shref=["']([^"']+)["']""")
+NEXT_REL = re.compile(r"""\srel=["'][^"']*\bnext\b""")
 
 
 @dataclass
@@ -151,6 +159,55 @@ def queue_sorts(client) -> list[str]:
     return list(seen)
 
 
+def next_link(html: str) -> str | None:
+    """The href of the page's ``rel="next"`` link (HTML-unescaped), or None on the last page."""
+    for tag in ANCHOR.findall(html):
+        if NEXT_REL.search(tag):
+            found = HREF.search(tag)
+            if found:
+                return unescape(found.group(1))
+    return None
+
+
+def follow_next(client, url: str, times: int) -> str:
+    """The URL reached from ``url`` by following its ``rel="next"`` link ``times`` times (the queue's page
+    ``times + 1``); raises ``LookupError`` when the pages end first. Relative hrefs (``?page=2``) resolve
+    against the page they are on."""
+    for step in range(times):
+        response = client.get(url)
+        if response.status_code != 200:
+            raise LookupError(f"{url}: HTTP {response.status_code} after {step} next link(s)")
+        href = next_link(response.content.decode())
+        if href is None:
+            raise LookupError(f"the pages end at page {step + 1}")
+        url = urljoin(url, href)
+    return url
+
+
+def api_page_after(client, url: str, headers: dict, times: int) -> str:
+    """The API URL of the page reached from ``url`` by following its ``next`` cursor ``times`` times."""
+    for step in range(times):
+        body = client.get(url, headers=headers).json()
+        if not body.get("next"):
+            raise LookupError(f"the piles end at page {step + 1}")
+        base = url.split("?")[0]
+        params = dict(parse_qsl(url.split("?", 1)[1])) if "?" in url else {}
+        url = base + "?" + urlencode({**params, "cursor": body["next"]})
+    return url
+
+
+def decision_count() -> int:
+    from django.apps import apps
+
+    return apps.get_model("review", "Decision").objects.count()
+
+
+def pile_count() -> int:
+    from lessons.selectors.piles import pile_queue
+
+    return pile_queue().count()
+
+
 def piles_command(db_url: str, *, runs: int) -> Row:
     """``manage.py piles --format json`` in a child process: wall time, output size, the child's peak RSS."""
     load = load_average()
@@ -175,7 +232,7 @@ def piles_command(db_url: str, *, runs: int) -> Row:
             break
         times.append(elapsed)
         peak = max(peak, usage.ru_maxrss / 1024)
-    label = f"`manage.py piles --format json` (peak {peak:.0f} MiB)" if times else "`manage.py piles`"
+    label = f"`manage.py piles --format json` (peak RSS {peak:.0f} MiB)" if times else "`manage.py piles`"
     return Row(label, "manage.py piles --format json", times, None, status, size, load)
 
 
@@ -184,6 +241,9 @@ def main() -> None:
     parser.add_argument("--db", required=True)
     parser.add_argument("--runs", type=int, default=7, help="timed requests per page (default 7)")
     parser.add_argument("--cmd-runs", type=int, default=1, help="runs of manage.py piles (default 1)")
+    parser.add_argument("--queue-page", type=int, default=50, help="the queue page reached by next links")
+    parser.add_argument("--api-page", type=int, default=11, help="the API piles page reached by cursors")
+    parser.add_argument("--api-limit", type=int, default=100, help="limit of that API page (default 100)")
     parser.add_argument(
         "--only", default="", help="comma-separated groups: queue,sorts,pile,lesson,hosts,log,api,command"
     )
@@ -207,13 +267,18 @@ def main() -> None:
     client.force_login(get_user_model().objects.get(username="reviewer"))
     big = t["host"]
     pile_qs = urlencode({"host": t["pile_host"], "namespace": t["namespace"], "subject": t["subject"]})
-    plan: list[tuple[str, str, str, dict | None]] = []
+    plan: list[tuple[str, str, str | Callable[[], str], dict | None]] = []
     if wanted("queue"):
         plan += [
             ("queue", "queue, first page", "/", None),
             ("queue", "queue, host filter (biggest host)", "/?" + urlencode({"host": big}), None),
             ("queue", f"queue, text filter ({TEXT_NEEDLE!r})", "/?" + urlencode({"q": TEXT_NEEDLE}), None),
-            ("queue", "queue, page 50", "/?page=50", None),
+            (
+                "queue",
+                f"queue, page {args.queue_page} ({args.queue_page - 1} next links)",
+                lambda: follow_next(client, "/", args.queue_page - 1),
+                None,
+            ),
         ]
     if wanted("sorts"):
         for sort in queue_sorts(client):
@@ -226,10 +291,31 @@ def main() -> None:
         plan.append(("hosts", "hosts", "/hosts/", None))
         plan.append(("hosts", "biggest host's page", f"/hosts/{big}/", None))
     if wanted("log"):
-        plan.append(("log", "decision log", "/decisions/", None))
+        n = decision_count()
+        plan.append(("log", f"decision log ({n:,} decisions)", "/decisions/", None))
+        plan.append(
+            (
+                "log",
+                "decision log, host filter (biggest host)",
+                "/decisions/?" + urlencode({"host": big}),
+                None,
+            )
+        )
     if wanted("api"):
         auth = {"Authorization": f"Bearer {bench_token()}"}
-        plan.append(("api", "`GET /api/v1/piles?host=` (biggest host)", f"/api/v1/piles?host={big}", auth))
+        plan += [
+            ("api", f"`GET /api/v1/piles` first 100 (of {pile_count():,} piles)", "/api/v1/piles", auth),
+            ("api", "`GET /api/v1/piles?host=` (biggest host), first 100", f"/api/v1/piles?host={big}", auth),
+            ("api", "`GET /api/v1/piles?limit=500`", "/api/v1/piles?limit=500", auth),
+            (
+                "api",
+                f"`GET /api/v1/piles?limit={args.api_limit}` page {args.api_page} (by cursors)",
+                lambda: api_page_after(
+                    client, f"/api/v1/piles?limit={args.api_limit}", auth, args.api_page - 1
+                ),
+                auth,
+            ),
+        ]
 
     print(
         f"database: {connection.vendor} ({args.db}); biggest host {big}; "
@@ -241,6 +327,14 @@ def main() -> None:
     print("|" + "---|" * len(header), flush=True)
     # Each row as soon as it is measured: at 1M a full run takes long, and a cut-short run keeps its rows.
     for _, label, url, headers in plan:
+        if callable(url):  # a page reached by following links: found now, then measured as any other
+            try:
+                url = url()
+            except LookupError as exc:
+                print(
+                    f"| {label} | – | – | – | – | not reached: {exc} | – | {load_average():.1f} |", flush=True
+                )
+                continue
         print(
             "| " + " | ".join(measure(client, label, url, runs=args.runs, headers=headers).cells()) + " |",
             flush=True,

@@ -89,6 +89,16 @@ def timed_get(connect, path: str, headers: dict | None = None) -> tuple[int, int
     return response.status, len(body), elapsed
 
 
+def get_body(connect, path: str, headers: dict | None = None) -> tuple[int, bytes]:
+    """``(status, body)`` of one GET on a fresh connection (untimed: for finding the pages to time)."""
+    conn = connect()
+    conn.request("GET", path, headers=headers or {})
+    response = conn.getresponse()
+    body = response.read()
+    conn.close()
+    return response.status, body
+
+
 def _cookies(response: http.client.HTTPResponse) -> dict[str, str]:
     jar = {}
     for header in response.headers.get_all("Set-Cookie") or []:

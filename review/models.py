@@ -81,6 +81,9 @@ class Decision(models.Model):
             models.Index(fields=["host", "draft_id"], name="decision_draft"),
             # The log's batch filter and its links (issue 12, finding 10).
             models.Index(fields=["batch", "seq"], name="decision_batch_seq"),
+            # the log's chart: which hosts have decisions in its window, and their rows, read from the index
+            # alone (reason_code included: no table lookup per decision; issue 10, build 3)
+            models.Index(fields=["host", "at", "reason_code"], name="decision_host_at"),
         ]
 
     def __str__(self) -> str:

@@ -42,13 +42,23 @@ class RestatementGroup:
 
 def restate(*, a: str, b: str) -> bool:
     """Whether two lesson texts restate one another (the rule of this module's docstring)."""
-    ca, cb = content_tokens(a), content_tokens(b)
+    return _restate(_features(a), _features(b))
+
+
+_Features = tuple[frozenset[str], frozenset[str]]  # (content tokens, full anchors) of one text
+
+
+def _features(text: str) -> _Features:
+    return content_tokens(text), anchors(text)[0]
+
+
+def _restate(a: _Features, b: _Features) -> bool:
+    (ca, anchors_a), (cb, anchors_b) = a, b
     shared = ca & cb
     union = ca | cb
     if union and len(shared) * JACCARD_DENOMINATOR >= len(union) * JACCARD_NUMERATOR:
         return True
-    common_anchors = anchors(a)[0] & anchors(b)[0]
-    return any(shared - {anchor} for anchor in common_anchors)
+    return any(shared - {anchor} for anchor in anchors_a & anchors_b)
 
 
 def keep_choice(members: Sequence[PileMember]) -> str:
@@ -79,9 +89,11 @@ def restatement_groups(
             i = parent[i]
         return i
 
-    for i, left in enumerate(ordered):
+    # each text tokenized once: the pairs (n² / 2 of them) compare sets only
+    features = [_features(texts[m.hash]) for m in ordered]
+    for i in range(len(ordered)):
         for j in range(i + 1, len(ordered)):
-            if restate(a=texts[left.hash], b=texts[ordered[j].hash]):
+            if _restate(features[i], features[j]):
                 # The smaller index (older member) stays the root, so a group's root is its oldest.
                 ri, rj = root(i), root(j)
                 parent[max(ri, rj)] = min(ri, rj)

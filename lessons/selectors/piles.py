@@ -7,7 +7,9 @@ with one aggregate query and hand members to the rules, so the JSON and the page
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from django.db.models import Count, Exists, F, IntegerField, Min, OuterRef, Q, QuerySet, Subquery, Value
@@ -139,25 +141,58 @@ class EntityPile:
     live_hashes: frozenset[str]
 
 
-def piles_list(*, host: str | None = None) -> list[EntityPile]:
-    """Every pile, sorted by host, namespace, subject; members oldest first. Four queries in all."""
-    rows = list(pile_queue(host=host))
-    if not rows:
-        return []
-    entity_filter = Q()
-    for row in rows:
-        entity_filter |= Q(host_id=row["host_id"], namespace=row["namespace"], subject=row["subject"])
-    hosts = {h.id: h for h in Host.objects.filter(id__in={r["host_id"] for r in rows})}
+# Entities whose members and drafts are read with one query each: a bound on every query's size (the
+# old single OR-ed condition per pile broke SQLite from ~990 piles: "Expression tree is too large").
+PILE_CHUNK = 100
+PileKey = tuple[str, str, str]  # (host name, namespace, subject): the order of the JSON and the keyset
+
+
+def _queue_in_key_order(*, host: str | None, after: PileKey | None) -> QuerySet:
+    """``pile_queue`` rows sorted by host name, namespace, subject, starting after the key ``after``."""
+    rows = pile_queue(host=host).order_by("host_name", "namespace", "subject")
+    if after is not None:
+        h, n, s = after
+        rows = rows.filter(
+            Q(host_name__gt=h) | Q(host_name=h, namespace__gt=n) | Q(host_name=h, namespace=n, subject__gt=s)
+        )
+    return rows
+
+
+def _entity_rows(model, chunk: list[dict]) -> QuerySet:
+    """Rows of ``model`` (``Lesson`` or ``Draft``) that may belong to the entities of ``chunk``: per host,
+    its namespaces and subjects (one condition per host of the chunk, each an index seek on host,
+    namespace, subject); the caller keeps the exact (namespace, subject) pairs."""
+    namespaces: dict[int, set[str]] = defaultdict(set)
+    subjects: dict[int, set[str]] = defaultdict(set)
+    for row in chunk:
+        namespaces[row["host_id"]].add(row["namespace"])
+        subjects[row["host_id"]].add(row["subject"])
+    where = Q()
+    for host_id, names in subjects.items():
+        where |= Q(host_id=host_id, namespace__in=sorted(namespaces[host_id]), subject__in=sorted(names))
+    return model.objects.filter(where)
+
+
+def _chunk_piles(chunk: list[dict], hosts: dict[int, Host]) -> list[EntityPile]:
+    """The piles of one chunk of ``pile_queue`` rows, in the chunk's order: two queries (members, drafts),
+    plus one for hosts not met yet (``hosts`` is the cache, filled here)."""
+    missing = {r["host_id"] for r in chunk} - hosts.keys()
+    if missing:
+        hosts.update((h.id, h) for h in Host.objects.filter(id__in=missing))
+    wanted = {(r["host_id"], r["namespace"], r["subject"]) for r in chunk}
     members: dict[tuple, list[Lesson]] = defaultdict(list)
-    for lesson in (
-        live_lessons().filter(entity_filter).select_related("recurrence").order_by("created_at", "hash")
-    ):
-        members[(lesson.host_id, lesson.namespace, lesson.subject)].append(lesson)
+    lessons = _entity_rows(Lesson, chunk).filter(status=Lesson.Status.LIVE).select_related("recurrence")
+    for lesson in lessons.order_by("created_at", "hash"):
+        key = (lesson.host_id, lesson.namespace, lesson.subject)
+        if key in wanted:
+            members[key].append(lesson)
     drafts: dict[tuple, list[Draft]] = defaultdict(list)
-    for draft in Draft.objects.filter(entity_filter).order_by("created_at", "ext_id"):
-        drafts[(draft.host_id, draft.namespace, draft.subject)].append(draft)
+    for draft in _entity_rows(Draft, chunk).order_by("created_at", "ext_id"):
+        key = (draft.host_id, draft.namespace, draft.subject)
+        if key in wanted:
+            drafts[key].append(draft)
     result = []
-    for row in rows:
+    for row in chunk:
         key = (row["host_id"], row["namespace"], row["subject"])
         host_obj = hosts[row["host_id"]]
         pile = entity_pile(
@@ -181,6 +216,69 @@ def piles_list(*, host: str | None = None) -> list[EntityPile]:
     return result
 
 
+def _chunks(rows: Iterator[dict], size: int) -> Iterator[list[dict]]:
+    chunk: list[dict] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def iter_piles(*, host: str | None = None) -> Iterator[EntityPile]:
+    """Every pile, sorted by host, namespace, subject; members oldest first (piles.md, rule 5).
+
+    A generator with flat memory: the queue's rows are read with a database iterator, and members and
+    drafts for each ``PILE_CHUNK`` entities (no query grows with the number of piles). For a few piles:
+    four queries (queue rows, hosts, members, drafts); then two more per chunk and one per host first
+    met. spec: piles.md.
+    """
+    hosts: dict[int, Host] = {}
+    rows = _queue_in_key_order(host=host, after=None).iterator(chunk_size=PILE_CHUNK)
+    for chunk in _chunks(rows, PILE_CHUNK):
+        yield from _chunk_piles(chunk, hosts)
+
+
+def piles_list(*, host: str | None = None) -> list[EntityPile]:
+    """``iter_piles`` as a list (every pile held at once: for pages and tests, not for the whole set)."""
+    return list(iter_piles(host=host))
+
+
+def piles_page(
+    *, host: str | None = None, after: PileKey | None = None, limit: int
+) -> tuple[list[EntityPile], PileKey | None]:
+    """Up to ``limit`` piles after the key ``after`` (None: from the first), sorted as ``iter_piles``.
+
+    Returns ``(piles, next_key)``: ``next_key`` is the key of the last entity read when more follow, else
+    None. A keyset page: its cost does not grow with how far it is, and a pile written or retired meanwhile
+    never shifts the next page. ``limit`` is 1.. (the API bounds it). spec: piles.md ("JSON output").
+    """
+    rows = list(_queue_in_key_order(host=host, after=after)[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    hosts: dict[int, Host] = {}
+    piles = [p for chunk in _chunks(iter(rows), PILE_CHUNK) for p in _chunk_piles(chunk, hosts)]
+    last = rows[-1] if rows else None
+    next_key = (last["host_name"], last["namespace"], last["subject"]) if more and last else None
+    return piles, next_key
+
+
 def piles_json(*, host: str | None = None) -> dict:
-    """``{"piles": [...]}`` for ``manage.py piles --format json`` and ``GET /api/v1/piles``."""
-    return {"piles": [pile_as_json(p) for p in piles_list(host=host)]}
+    """``{"piles": [...]}``, every pile held at once (``manage.py piles --format json`` streams the same
+    bytes with ``write_piles_json``)."""
+    return {"piles": [pile_as_json(p) for p in iter_piles(host=host)]}
+
+
+def write_piles_json(write: Callable[[str], object], piles: Iterable[EntityPile]) -> int:
+    """Write ``{"piles": [...]}`` through ``write`` one pile at a time, byte for byte as
+    ``json.dumps(piles_json(...), indent=2, ensure_ascii=False)`` (no final newline); returns the number
+    of piles. Memory holds one pile's JSON at a time."""
+    n = 0
+    for entity in piles:
+        body = json.dumps(pile_as_json(entity), indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        write(('{\n  "piles": [\n    ' if n == 0 else ",\n    ") + body)
+        n += 1
+    write("\n  ]\n}" if n else '{\n  "piles": []\n}')
+    return n

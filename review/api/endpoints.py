@@ -25,6 +25,9 @@ Every error body is ``{"error": "...", "details": [...]}`` (ingest refusals add 
 ``GET /decisions?since=SEQ&limit=N[&host=NAME]`` pages through the log: ``{"decisions": [records with
 seq > SEQ in seq order, at most N (default 1000, at most 10000)], "next_since": the last seq returned (or
 SEQ), "has_more": bool}``. A host pulls with ``since=next_since`` until ``has_more`` is false.
+
+``GET /piles?limit=N&cursor=C[&host=NAME]`` pages the same way: ``{"piles": [at most N (default 100, at
+most 500)], "next": the cursor of the next page, or null on the last}``.
 """
 
 from __future__ import annotations
@@ -39,10 +42,11 @@ from lessons.core.interchange import HEX64, HOST_NAME
 from lessons.core.text import format_datetime
 from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
-from lessons.selectors.piles import piles_json
-from lessons.serializers import lesson_detail_json
+from lessons.selectors.piles import piles_page
+from lessons.serializers import lesson_detail_json, pile_as_json
 from review.api import errors
 from review.api.auth import TokenAuth, check_host_param, hosts_for, token_for
+from review.api.cursors import decode_pile_cursor, encode_pile_cursor
 from review.api.errors import (
     E_ACK,
     E_BAD_HASH,
@@ -56,7 +60,15 @@ from review.api.errors import (
     E_NOT_FOUND,
     ApiError,
 )
-from review.api.schemas import ERROR_RESPONSES, AckIn, AckOut, DecisionsOut, ErrorOut, IngestErrorOut
+from review.api.schemas import (
+    ERROR_RESPONSES,
+    AckIn,
+    AckOut,
+    DecisionsOut,
+    ErrorOut,
+    IngestErrorOut,
+    PilesOut,
+)
 from review.api.selectors import lesson_decisions, lessons_by_hash
 from review.log.selectors import decisions_since
 from review.models import Decision
@@ -69,6 +81,8 @@ DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
 MAX_SEQ = 2**63 - 1
 MAX_LISTED = 100
+PILES_DEFAULT_LIMIT = 100
+PILES_MAX_LIMIT = 500
 
 
 # What the docs page (/api/v1/docs) tells a host developer: how to call, what comes back, no internals.
@@ -197,16 +211,29 @@ def ingest(
 
 @api.get(
     "/piles",
-    response={200: dict[str, Any], **ERROR_RESPONSES},
-    summary="Over-budget entities (piles) and their members",
+    response={200: PilesOut, **ERROR_RESPONSES},
+    summary="Over-budget entities (piles) and their members, a page at a time",
 )
-def piles(request: HttpRequest, host: str | None = Query(None, description="only this host")):
-    """``{"piles": [...]}`` sorted by host, namespace, subject; limited to the token's host."""
+def piles(
+    request: HttpRequest,
+    host: str | None = Query(None, description="only this host"),
+    limit: int = Query(PILES_DEFAULT_LIMIT, ge=1, le=PILES_MAX_LIMIT, description="at most this many piles"),
+    cursor: str | None = Query(None, description="the `next` of the previous page; absent for the first"),
+):
+    """``{"piles": [...], "next": cursor or null}`` sorted by host, namespace, subject; limited to the
+    token's host. ``next`` continues after the last pile of this page (a keyset: piles written or retired
+    meanwhile never shift a page); null on the last page."""
     token = token_for(request, "read")
     hosts = hosts_for(token, host)
-    if hosts is None:
-        return piles_json()
-    return piles_json(host=hosts[0])
+    try:
+        after = decode_pile_cursor(cursor) if cursor is not None else None
+    except ValueError as exc:
+        raise ApiError(400, E_INVALID, [f"query.cursor: {exc}"]) from None
+    page, next_key = piles_page(host=hosts[0] if hosts else None, after=after, limit=limit)
+    return {
+        "piles": [pile_as_json(p) for p in page],
+        "next": encode_pile_cursor(next_key) if next_key else None,
+    }
 
 
 @api.get(

@@ -33,6 +33,11 @@ class DecisionsOut(Schema):
     head: ChainHeadOut
 
 
+class PilesOut(Schema):
+    piles: list[dict[str, Any]] = Field(..., description="this page's piles, by host, namespace, subject")
+    next: str | None = Field(..., description="pass as ?cursor= for the next page; null on the last page")
+
+
 class AckIn(Schema):
     status: str = Field(..., description='"applied" or "failed"', json_schema_extra={"enum": ACK_STATUSES})
     detail: str | None = Field(None, description="why it failed (at most 2000 characters)")

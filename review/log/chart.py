@@ -3,7 +3,9 @@
 The log page renders the result as inline SVG (server-side, no chart library, no outside service): one
 chart per host of the filtered decisions, one bar per ISO week (Monday, UTC), stacked by reason code.
 Input rows are ``(host, week_start, reason_code, count)`` as ``review.log.selectors.reason_codes_by_week``
-returns them. The codes, their order and their words come from ``review.models.ReasonCode``.
+returns them: the last ``MAX_WEEKS`` weeks of the log only (ending with the week of its newest decision),
+so a host whose decisions are all older is not charted. The codes, their order and their words come from
+``review.models.ReasonCode``.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class HostChart:
     weeks: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]  # the data as a table: week -> (code, n)
     total: int
     weeks_cut: int  # earlier weeks left out (only the last MAX_WEEKS are drawn)
+    earlier: bool = False  # decisions before the log's window (not read, so not counted in weeks_cut)
 
 
 @dataclass(frozen=True)
@@ -102,8 +105,9 @@ def _nice_max(value: int) -> int:
         step *= 10
 
 
-def host_chart(host: str, rows: list[tuple[date, str | None, int]]) -> HostChart:
-    """The chart of one host from ``(week_start, reason_code, count)`` rows (any order)."""
+def host_chart(host: str, rows: list[tuple[date, str | None, int]], *, earlier: bool = False) -> HostChart:
+    """The chart of one host from ``(week_start, reason_code, count)`` rows (any order); ``earlier``:
+    the host has decisions before the rows' window."""
     per_week: dict[date, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for week, code, n in rows:
         per_week[_as_date(week)][code or NO_CODE] += n
@@ -176,14 +180,25 @@ def host_chart(host: str, rows: list[tuple[date, str | None, int]]) -> HostChart
         weeks=table,
         total=total,
         weeks_cut=weeks_cut,
+        earlier=earlier,
     )
 
 
-def log_chart(rows: list[tuple[str, date | datetime, str | None, int]]) -> LogChart:
-    """One chart per host (the first ``MAX_HOSTS`` by name) from ``(host, week_start, code, count)`` rows."""
+def log_chart(
+    rows: list[tuple[str, date | datetime, str | None, int]],
+    *,
+    earlier: frozenset[str] = frozenset(),
+    host_count: int | None = None,
+) -> LogChart:
+    """One chart per host (the first ``MAX_HOSTS`` by name) from ``(host, week_start, code, count)`` rows.
+
+    ``earlier``: hosts with decisions before the rows' window; ``host_count``: how many hosts the window
+    has in all (when the rows hold the charted hosts only, as ``reason_codes_by_week`` reads them).
+    """
     by_host: dict[str, list[tuple[date, str | None, int]]] = defaultdict(list)
     for host, week, code, n in rows:
         by_host[host].append((week, code, n))
     hosts = sorted(by_host)
-    charts = tuple(host_chart(h, by_host[h]) for h in hosts[:MAX_HOSTS])
-    return LogChart(charts=charts, hosts_cut=max(0, len(hosts) - MAX_HOSTS))
+    charts = tuple(host_chart(h, by_host[h], earlier=h in earlier) for h in hosts[:MAX_HOSTS])
+    total = len(hosts) if host_count is None else host_count
+    return LogChart(charts=charts, hosts_cut=max(0, total - MAX_HOSTS))

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from lessons.core.piles import verdict_label
 from lessons.management.base import Command as BaseCommand
 from lessons.models import Host
-from lessons.selectors.piles import piles_json, piles_list
+from lessons.selectors.piles import iter_piles, write_piles_json
 
 TEXT_WIDTH = 70
 
@@ -29,16 +27,15 @@ class Command(BaseCommand):
         if host and not Host.objects.filter(name=host).exists():
             self.fail(f"unknown host {host!r}")
         if format == "json":
-            self.stdout.write(json.dumps(piles_json(host=host), indent=2, ensure_ascii=False))
+            # Streamed: one pile's JSON in memory at a time (issue 10, build 3); the same bytes as one dump.
+            write_piles_json(lambda text: self.stdout.write(text, ending=""), iter_piles(host=host))
+            self.stdout.write("")
             return
-        piles = piles_list(host=host)
-        if not piles:
-            enabled = Host.objects.filter(budget_enabled=True).exists()
-            why = "nothing is over budget" if enabled else "no host has a budget enabled"
-            self.stdout.write(f"no piles: {why}")
-            return
-        self.stdout.write(f"{'HOST':<20} {'ENTITY':<45} {'LIVE / BUDGET':>13} SEVERITY")
-        for entity in piles:
+        n = 0
+        for entity in iter_piles(host=host):
+            if n == 0:
+                self.stdout.write(f"{'HOST':<20} {'ENTITY':<45} {'LIVE / BUDGET':>13} SEVERITY")
+            n += 1
             p = entity.pile
             live = f"{p.count} / {p.max_active}"
             host, target = cut(entity.host.name, 20), cut(p.target, 45)
@@ -47,4 +44,9 @@ class Command(BaseCommand):
                 verdict = verdict_label(member.verdict)
                 text = cut(lesson.text, TEXT_WIDTH)
                 self.stdout.write(f"    {lesson.hash[:8]}  {cut(verdict, 24):<24} {text}")
-        self.stdout.write(f"{len(piles)} pile(s)")
+        if not n:
+            enabled = Host.objects.filter(budget_enabled=True).exists()
+            why = "nothing is over budget" if enabled else "no host has a budget enabled"
+            self.stdout.write(f"no piles: {why}")
+            return
+        self.stdout.write(f"{n} pile(s)")

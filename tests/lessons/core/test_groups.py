@@ -132,3 +132,16 @@ def test_marked_pieces_mark_whole_runs_case_insensitively_and_join_back():
         ("!", False),
     )
     assert "".join(p for p, _ in pieces) == text
+
+
+def test_each_text_is_tokenized_a_bounded_number_of_times_not_once_per_pair(monkeypatch):
+    # a pile of 200 took seconds: every pair tokenized both its texts again (n² tokenizations)
+    import lessons.core.groups as groups
+
+    calls = []
+    real = groups.content_tokens
+    monkeypatch.setattr(groups, "content_tokens", lambda text: calls.append(text) or real(text))
+    members = [_m(f"x{i:02d}", i, None) for i in range(30)]
+    texts = {m.hash: f"rule {i} about field_{i} and its value" for i, m in enumerate(members)}
+    groups.restatement_groups(members=members, texts=texts)
+    assert len(calls) == 2 * 30  # once for the pairs, once for each group's shared words

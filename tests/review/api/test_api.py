@@ -14,6 +14,7 @@ from lessons.ingest.reading import bytes_source
 from lessons.models import Host, Lesson
 from lessons.selectors.piles import piles_json
 from review.api import errors as A
+from review.api.cursors import E_CURSOR as CURSOR_REFUSED
 from review.api.endpoints import api
 from review.models import ApiToken, Decision, DecisionAck
 from review.services.budget import host_set_budget
@@ -228,7 +229,7 @@ def test_piles_returns_piles_json(hosts, call, make_token):
     ingest_body(three_lessons("alpha") + b"\n" + three_lessons("beta"))
     response = call("get", "/piles", token=make_token())
     assert response.status_code == 200
-    assert response.json() == json.loads(json.dumps(piles_json()))
+    assert response.json() == {**json.loads(json.dumps(piles_json())), "next": None}
     assert [p["host"] for p in response.json()["piles"]] == ["alpha", "beta"]
 
 
@@ -241,13 +242,59 @@ def test_piles_of_one_host(hosts, call, make_token):
 def test_a_host_token_sees_only_its_host_piles(hosts, call, make_token):
     ingest_body(three_lessons("alpha") + b"\n" + three_lessons("beta"))
     response = call("get", "/piles", token=make_token(hosts["beta"]))
-    assert response.json() == json.loads(json.dumps(piles_json(host="beta")))
+    assert response.json() == {**json.loads(json.dumps(piles_json(host="beta"))), "next": None}
 
 
 def test_a_bad_host_parameter_is_400(hosts, call, make_token):
     response = call("get", "/piles?host=Not%20a%20host", token=make_token())
     assert response.status_code == 400
     assert response.json() == {"error": A.E_INVALID, "details": [A.E_BAD_HOST]}
+
+
+def _pile_keys(body: dict) -> list[str]:
+    return [p["host"] + "/" + p["subject"] for p in body["piles"]]
+
+
+def test_piles_page_with_limit_and_cursor(hosts, call, make_token):
+    ingest_body(b"\n".join(three_lessons(h, subject=s) for h in ("alpha", "beta") for s in ("s1", "s2")))
+    token = make_token()
+    first = call("get", "/piles?limit=3", token=token).json()
+    assert _pile_keys(first) == ["alpha/s1", "alpha/s2", "beta/s1"]
+    assert first["next"] is not None
+    second = call("get", f"/piles?limit=3&cursor={first['next']}", token=token).json()
+    assert (_pile_keys(second), second["next"]) == (["beta/s2"], None)
+    exact = call("get", "/piles?limit=4", token=token).json()  # a full last page says no more
+    assert (len(exact["piles"]), exact["next"]) == (4, None)
+
+
+def test_a_pile_retired_below_budget_does_not_shift_the_next_page(hosts, call, make_token, reviewer):
+    ingest_body(b"\n".join(three_lessons(h, subject=s) for h in ("alpha", "beta") for s in ("s1", "s2")))
+    token = make_token()
+    first = call("get", "/piles?limit=2", token=token).json()
+    assert _pile_keys(first) == ["alpha/s1", "alpha/s2"]
+    # alpha/s1 leaves the queue (2 live = the budget) and a new pile lands before the cursor
+    gone = lesson_hash("ns", "s1", "rule 0")
+    lesson_retire(host=hosts["alpha"], hashes=[gone], actor=reviewer, reason="duplicate of rule 1")
+    ingest_body(three_lessons("alpha", subject="s0"))
+    second = call("get", f"/piles?limit=2&cursor={first['next']}", token=token).json()
+    assert (_pile_keys(second), second["next"]) == (["beta/s1", "beta/s2"], None)
+
+
+@pytest.mark.parametrize(
+    "query,detail",
+    [
+        ("limit=0", "query.limit: Input should be greater than or equal to 1"),
+        ("limit=501", "query.limit: Input should be less than or equal to 500"),
+        ("limit=ten", "query.limit: Input should be a valid integer, unable to parse string as an integer"),
+        ("cursor=%25%25", "query.cursor: " + CURSOR_REFUSED),
+        ("cursor=bm90IGpzb24", "query.cursor: " + CURSOR_REFUSED),  # base64 of "not json"
+        ("cursor=WyJhIiwiYiJd", "query.cursor: " + CURSOR_REFUSED),  # ["a","b"]: two parts, not three
+        ("cursor=", "query.cursor: " + CURSOR_REFUSED),
+    ],
+)
+def test_a_bad_limit_or_cursor_is_400_naming_the_parameter(hosts, call, make_token, query, detail):
+    response = call("get", f"/piles?{query}", token=make_token())
+    assert (response.status_code, response.json()) == (400, {"error": A.E_INVALID, "details": [detail]})
 
 
 # --- one lesson ----------------------------------------------------------------------------------

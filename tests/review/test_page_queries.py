@@ -1,0 +1,113 @@
+"""Pile, lesson, host and log pages run the same number of queries at two data sizes (issue 10, build 3:
+"constant query counts"). Each test measures a page, grows its data several-fold, measures again and
+asserts both counts are equal to the exact number. spec: style.md ("Views and templates")."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from lessons.models import Host
+from review.services.decisions import lesson_retire
+from tests.builders import JAN_1_MS, day_ms
+
+WEEK = timedelta(weeks=1)
+# The exact counts; four of each are the session, the user and the user's and groups' permissions.
+PILE_QUERIES = 8
+LESSON_QUERIES = 14
+HOST_QUERIES = 7
+HOSTS_QUERIES = 5
+LOG_QUERIES = 11  # host and actor choices, the page, the bounded count, three for the chart
+PILE = "/pile/?host=qa-host&namespace=qa&subject=orders"
+
+
+def queries_of(client, url: str) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(url)
+    assert response.status_code == 200, url
+    return len(captured)
+
+
+def draft(ingest, *, n: int, supersedes: list[str]):
+    """``n`` pending drafts on qa-host's qa/orders, each superseding ``supersedes``."""
+    records = [
+        {
+            "type": "draft",
+            "host": "qa-host",
+            "id": f"d-{i}",
+            "namespace": "qa",
+            "subject": "orders",
+            "text": f"Check every field twice ({i}).",
+            "supersedes": supersedes,
+            "drafted_by": "llm:x",
+            "gates": {"ground": "pass", "verify": "pass"},
+            "created_at": day_ms(70 + i, start=JAN_1_MS),
+        }
+        for i in range(n)
+    ]
+    report = ingest(records)
+    assert report.ok, report.error_lines()
+
+
+def test_a_pile_of_9_and_of_60_members_take_the_same_queries(entity, ingest, as_reviewer, reviewer):
+    hashes = entity(9)
+    draft(ingest, n=1, supersedes=hashes[:2])
+    lesson_retire(host=Host.objects.get(name="qa-host"), hashes=[hashes[8]], actor=reviewer, reason="dup")
+    small = queries_of(as_reviewer, PILE)
+    hashes = entity(60)
+    draft(ingest, n=6, supersedes=hashes[:9])
+    lesson_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[20:30], actor=reviewer, reason="dup")
+    assert (small, queries_of(as_reviewer, PILE)) == (PILE_QUERIES, PILE_QUERIES)
+
+
+def test_a_lesson_with_few_and_many_versions_and_decisions_takes_the_same_queries(
+    entity, as_reviewer, reviewer
+):
+    host = Host.objects.get_or_create(name="qa-host")[0]
+    hashes = entity(3, lesson_ids=True)
+    lesson_retire(host=host, hashes=hashes[1:2], actor=reviewer, reason="dup")
+    url = f"/lessons/qa-host/{hashes[0]}/"
+    small = queries_of(as_reviewer, url)
+    hashes = entity(40, lesson_ids=True)
+    lesson_retire(host=host, hashes=hashes[2:30], actor=reviewer, reason="dup")
+    assert (small, queries_of(as_reviewer, url)) == (LESSON_QUERIES, LESSON_QUERIES)
+
+
+def test_a_host_with_2_and_with_40_entities_takes_the_same_queries(entity, client, viewer):
+    client.force_login(viewer)
+    for i in range(2):
+        entity(3 + i, subject=f"s{i}")
+    small = queries_of(client, "/hosts/qa-host/")
+    for i in range(2, 40):
+        entity(1 + i % 5, subject=f"s{i}")
+    assert (small, queries_of(client, "/hosts/qa-host/")) == (HOST_QUERIES, HOST_QUERIES)
+
+
+def test_the_hosts_page_takes_the_same_queries_for_2_and_12_hosts(entity, client, viewer):
+    client.force_login(viewer)
+    for i in range(2):
+        entity(3, host=f"h{i}")
+    small = queries_of(client, "/hosts/")
+    for i in range(2, 12):
+        entity(3 + i, host=f"h{i}")
+    assert (small, queries_of(client, "/hosts/")) == (HOSTS_QUERIES, HOSTS_QUERIES)
+
+
+@pytest.mark.parametrize("query", ["", "host=beta", "page=2&per_page=5&sort=actor", "reason_code=other&from=2026-01-01"])
+def test_a_log_of_10_and_of_300_decisions_takes_the_same_queries(
+    client, viewer, two_hosts, budget_steps, query
+):
+    from tests.fixtures.log import at
+
+    alpha, beta = two_hosts
+    client.force_login(viewer)
+    url = "/decisions/" + (f"?{query}" if query else "")
+    budget_steps(beta, 5, now=at("2026-03-02"), code="other")
+    budget_steps(alpha, 5, now=at("2026-03-10"))
+    small = queries_of(client, url)
+    for week in range(30):  # 30 weeks: the chart's window cuts the oldest
+        budget_steps(beta if week % 3 else alpha, 10, now=at("2026-03-16") + week * WEEK, code="other")
+    assert (small, queries_of(client, url)) == (LOG_QUERIES, LOG_QUERIES)
