@@ -50,7 +50,7 @@ def test_the_page_says_earlier_decisions_are_not_drawn(client, viewer, spread):
     html = page(client, viewer)
     assert "Reason codes per week on alpha" not in html  # all its decisions precede the window
     assert (
-        '<desc id="chart-1-desc">2 decision(s) on beta in the weeks of 2026-03-23 to 2026-09-14, stacked by '
+        '<desc id="chart-1-desc">2 decisions on beta in the weeks of 2026-03-23 to 2026-09-14, stacked by '
         "reason code: obsolete 1, (no code) 1</desc>"
     ) in html
     assert "(the last 26 weeks of the log; earlier decisions not drawn)" in html
@@ -58,7 +58,7 @@ def test_the_page_says_earlier_decisions_are_not_drawn(client, viewer, spread):
 
 def test_a_filter_moves_the_window_to_its_own_newest_decision(client, viewer, spread):
     html = page(client, viewer, "host=alpha")
-    assert '<desc id="chart-1-desc">1 decision(s) on alpha in the weeks of 2026-01-05 to 2026-01-05' in html
+    assert '<desc id="chart-1-desc">1 decision on alpha in the weeks of 2026-01-05 to 2026-01-05' in html
     assert "earlier decisions not drawn" not in html
 
 
@@ -99,13 +99,13 @@ def test_the_table_counts_at_most_the_cap_and_pages_on(client, viewer, two_hosts
     budget_steps(beta, 23)
     monkeypatch.setattr(BoundedPaginator, "cap", 10)  # the same code path as 10,000 of a million rows
     html = page(client, viewer, "per_page=5")
-    assert "More than 10 decision(s). Export them" in html
+    assert "More than 10 decisions. Export them" in html
     assert "Page 1 · more than 10 rows" in html
     assert row_seqs(page(client, viewer, "per_page=5&page=5")) == [3, 2, 1]
     assert row_seqs(page(client, viewer, "per_page=5&page=99")) == [23, 22, 21, 20, 19]  # past the end
     monkeypatch.setattr(BoundedPaginator, "cap", 23)  # exactly the cap: exact count and pages
     html = page(client, viewer, "per_page=5")
-    assert "23 decision(s). Export them" in html
+    assert "23 decisions. Export them" in html
     assert "Page 1 of 5 · 23 rows" in html
 
 
