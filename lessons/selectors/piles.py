@@ -31,6 +31,7 @@ QUEUE_FIELDS = (
     "host_id",
     "namespace",
     "subject",
+    "live",
     "overage",
     "held",
     "regressed",
@@ -50,8 +51,8 @@ def pile_queue(*, host: str | None = None, namespace: str | None = None, text: s
     """Every over-budget entity as one row, read from the stored counts (``EntityCount``; one query).
 
     Rows are dicts: ``host_name``, ``host_id``, ``namespace``, ``subject``, ``max_active``, ``count``
-    (live lessons), ``overage``, ``held``, ``regressed``, ``drifted``, ``other``, ``not_applied``,
-    ``oldest`` (datetime, UTC), ``recurring`` (members with recurred_sessions >=
+    (live lessons; also as ``live``), ``overage``, ``held``, ``regressed``, ``drifted``, ``other``,
+    ``not_applied``, ``oldest`` (datetime, UTC), ``recurring`` (members with recurred_sessions >=
     ``RECURRING_MIN_SESSIONS``), ``pending_drafts``, ``groups`` (restatement groups of the live members).
     ``namespace`` keeps the entities whose namespace contains it (case-insensitive); ``text`` keeps the
     entities whose host, namespace or subject contains it, or that have a live lesson whose text does
