@@ -388,6 +388,11 @@ class EntityCount(models.Model):
             models.Index(
                 fields=["host_name", "namespace", "subject"], condition=_OVER, name="entitycount_q_host"
             ),
+            models.Index(  # the host filter in the default order
+                fields=["host_name", "-overage", "-live", "namespace", "subject"],
+                condition=_OVER,
+                name="entitycount_q_host_worst",
+            ),
             models.Index(
                 fields=["namespace", "subject", "host_name"], condition=_OVER, name="entitycount_q_target"
             ),

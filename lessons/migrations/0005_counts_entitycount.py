@@ -76,6 +76,11 @@ class Migration(migrations.Migration):
                     ),
                     models.Index(
                         condition=models.Q(("over_budget", True)),
+                        fields=["host_name", "-overage", "-live", "namespace", "subject"],
+                        name="entitycount_q_host_worst",
+                    ),
+                    models.Index(
+                        condition=models.Q(("over_budget", True)),
                         fields=["namespace", "subject", "host_name"],
                         name="entitycount_q_target",
                     ),
