@@ -332,6 +332,7 @@ QUEUE_SORT_FIELDS = (
     "not_applied",
     "recurring",
     "pending_drafts",
+    "groups",
     "oldest",
 )
 _OVER = Q(over_budget=True)

@@ -136,6 +136,11 @@ class Migration(migrations.Migration):
                     ),
                     models.Index(
                         condition=models.Q(("over_budget", True)),
+                        fields=["groups", "host_name", "namespace", "subject"],
+                        name="entitycount_q_groups",
+                    ),
+                    models.Index(
+                        condition=models.Q(("over_budget", True)),
                         fields=["oldest", "host_name", "namespace", "subject"],
                         name="entitycount_q_oldest",
                     ),

@@ -26,22 +26,17 @@ def live_lessons() -> QuerySet[Lesson]:
     return Lesson.objects.filter(status=Lesson.Status.LIVE)
 
 
+# A queue row: the entity and its stored counts (lessons.models.EntityCount), without the search document.
 QUEUE_FIELDS = (
     "host_name",
     "host_id",
     "namespace",
     "subject",
-    "live",
-    "overage",
-    "held",
-    "regressed",
-    "drifted",
-    "other",
-    "not_applied",
-    "oldest",
-    "recurring",
-    "pending_drafts",
-    "groups",
+    *(
+        f.name
+        for f in EntityCount._meta.concrete_fields
+        if f.name not in ("id", "host", "host_name", "namespace", "subject", "over_budget", "document")
+    ),
 )
 # Text queries shorter than a trigram cannot use the text index: they scan the over-budget rows.
 TRIGRAM = 3

@@ -34,20 +34,11 @@ ENTITY_CHUNK = 400  # subjects per IN (...): well under SQLite's 999 parameters 
 WRITE_BATCH = 500
 EntityKey = tuple[str, str]  # (namespace, subject)
 MIX = ("held", "regressed", "drifted")
-COUNT_FIELDS = (
-    "live",
-    "held",
-    "regressed",
-    "drifted",
-    "other",
-    "not_applied",
-    "recurring",
-    "pending_drafts",
-    "oldest",
-    "over_budget",
-    "overage",
-    "groups",
-    "document",
+# The stored fields besides the entity's key, in the model's order (the recount's SELECT gives them so).
+COUNT_FIELDS = tuple(
+    f.name
+    for f in EntityCount._meta.concrete_fields
+    if f.name not in ("id", "host", "host_name", "namespace", "subject")
 )
 TOTAL_FIELDS = ("live_lessons", "entity_count", "pile_count")
 DIFFERENCE = "host {host} entity {namespace}/{subject}: {field} is {stored}, recounted {expected}"

@@ -16,9 +16,8 @@ from tests.html import parse, table_rows
 
 
 @pytest.fixture
-def signed_in(client, viewer):
-    client.force_login(viewer)
-    return client
+def signed_in(as_viewer):
+    return as_viewer
 
 
 @pytest.fixture
