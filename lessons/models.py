@@ -338,3 +338,116 @@ class AreevCursor(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["host", "memory_path"], name="areev_cursor_unique_memory"),
         ]
+
+
+# The queue's sorts, each served by a partial index over the over-budget rows (a few percent of the
+# entities). Every sort ends in the row's unique (host_name, namespace, subject), so one index serves a
+# column in both directions. ``live`` is the queue's "count" column.
+QUEUE_SORT_FIELDS = (
+    "live",
+    "overage",
+    "held",
+    "regressed",
+    "drifted",
+    "other",
+    "not_applied",
+    "recurring",
+    "pending_drafts",
+    "groups",
+    "oldest",
+)
+_OVER = Q(over_budget=True)
+# The SQLite FTS5 (trigram) table over ``EntityCount.document``, made by migration 0005 with its triggers.
+ENTITY_FTS_TABLE = "lessons_entitycount_fts"
+
+
+class EntityCount(models.Model):
+    """The counts of one entity (host, namespace, subject) that has or had a lesson, kept by the writers.
+
+    Derived data: ``lessons.services.entity_counts`` refreshes the rows a write touches in the writer's
+    transaction; ``manage.py piles --recount`` rebuilds them, ``--check`` compares. Only live lessons
+    count: ``live``; the verdict mix ``held``, ``regressed``, ``drifted``, ``other``, ``not_applied``
+    (no latest verdict); ``recurring`` (live members with ``recurred_sessions >= RECURRING_MIN_SESSIONS``);
+    ``oldest`` (the oldest live member's ``created_at``, UTC; null without one). ``pending_drafts``
+    counts the entity's pending drafts. ``over_budget`` when the host's budget is enabled and
+    ``live > max_active``; ``overage = live - max_active`` then, else 0. ``groups`` (restatement groups
+    of the live members, ``lessons.core.groups``) and ``document`` (host name, namespace, subject and the
+    live members' texts, one a line: what the queue's text filter searches) are filled only while over
+    budget, else 0 and "". ``host_name`` repeats the host's (immutable) name so that sorts by host and
+    the ties of every sort are served by one index. spec: piles.md, rules 2-5.
+    """
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="entity_counts")
+    host_name = models.CharField(max_length=64)
+    namespace = models.CharField(max_length=200, blank=True)
+    subject = models.CharField(max_length=200)
+    live = models.PositiveIntegerField(default=0)
+    held = models.PositiveIntegerField(default=0)
+    regressed = models.PositiveIntegerField(default=0)
+    drifted = models.PositiveIntegerField(default=0)
+    other = models.PositiveIntegerField(default=0)
+    not_applied = models.PositiveIntegerField(default=0)
+    recurring = models.PositiveIntegerField(default=0)
+    pending_drafts = models.PositiveIntegerField(default=0)
+    oldest = models.DateTimeField(null=True, blank=True)
+    over_budget = models.BooleanField(default=False)
+    overage = models.PositiveIntegerField(default=0)
+    groups = models.PositiveIntegerField(default=0)
+    document = models.TextField(blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["host", "namespace", "subject"], name="entitycount_unique_entity"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["-overage", "-live", "host_name", "namespace", "subject"],
+                condition=_OVER,
+                name="entitycount_q_worst",
+            ),
+            models.Index(
+                fields=["host_name", "namespace", "subject"], condition=_OVER, name="entitycount_q_host"
+            ),
+            models.Index(  # the host filter in the default order
+                fields=["host_name", "-overage", "-live", "namespace", "subject"],
+                condition=_OVER,
+                name="entitycount_q_host_worst",
+            ),
+            models.Index(
+                fields=["namespace", "subject", "host_name"], condition=_OVER, name="entitycount_q_target"
+            ),
+            models.Index(
+                fields=["-overage", "-live", "host_name", "namespace", "subject"],
+                condition=_OVER & Q(recurring__gt=0),
+                name="entitycount_q_recurring_only",
+            ),
+            *(
+                models.Index(
+                    fields=[f, "host_name", "namespace", "subject"],
+                    condition=_OVER,
+                    name=f"entitycount_q_{f}",
+                )
+                for f in QUEUE_SORT_FIELDS
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.host_name} {self.namespace}/{self.subject}: {self.live} live"
+
+
+class HostCount(models.Model):
+    """Per-host totals of ``EntityCount`` for the hosts page: ``live_lessons``, ``entity_count`` (entities
+    with a live lesson), ``pile_count`` (entities over budget).
+
+    A row of its own rather than fields on ``Host``: the admin saves whole ``Host`` rows, and a save from
+    a form read before a write would put old totals back. Kept by the same refresh as ``EntityCount``; its
+    row is also the lock every counts writer of the host takes (``SELECT … FOR UPDATE``), so a budget
+    change and a retire on the same host serialize. A host without a row has no counts yet (zeros).
+    """
+
+    host = models.OneToOneField(Host, on_delete=models.CASCADE, primary_key=True, related_name="counts")
+    live_lessons = models.PositiveIntegerField(default=0)
+    entity_count = models.PositiveIntegerField(default=0)
+    pile_count = models.PositiveIntegerField(default=0)

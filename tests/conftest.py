@@ -15,6 +15,7 @@ import pytest
 pytest_plugins = [
     "tests.fixtures.api",
     "tests.fixtures.browser",
+    "tests.fixtures.counts",
     "tests.fixtures.decisions",
     "tests.fixtures.drafts",
     "tests.fixtures.importers",

@@ -82,6 +82,8 @@ def test_the_capture_holds_every_table_the_corpora_fill(db, corpus_rows):
         "lessons.Draft": 2,
         "lessons.RecurrenceCount": 37,
         "lessons.CorrectionAttribution": 12,
+        "lessons.EntityCount": 7,
+        "lessons.HostCount": 3,
     }
     assert sizes(ADBUY_FILES) == {
         "lessons.Host": 1,
@@ -92,6 +94,8 @@ def test_the_capture_holds_every_table_the_corpora_fill(db, corpus_rows):
         "lessons.Draft": 2,
         "lessons.RecurrenceCount": 15,
         "lessons.CorrectionAttribution": 9,
+        "lessons.EntityCount": 4,
+        "lessons.HostCount": 1,
     }
 
 

@@ -40,6 +40,7 @@ from lessons.ingest.writer import RowKind, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
 from lessons.recurrence.versions import key_of
+from lessons.services.entity_counts import CountChanges, entity_counts_budget_changed
 from lessons.services.principals import draft_principals
 from lessons.services.status import lesson_status_set
 from lessons.services.verdicts import lesson_latest_verdict_refresh
@@ -75,6 +76,8 @@ class _State:
     # Sessions that gained exposures or corrections, and the lesson keys (recurrence.md) whose versions
     # were created or changed: only those need attributing again, not the whole host.
     changes: RecurrenceChanges = field(default_factory=RecurrenceChanges)
+    # The entities whose counts (EntityCount) the batch may have moved: refreshed once, at its end.
+    counts: CountChanges = field(default_factory=CountChanges)
 
 
 def ingest_sources(
@@ -110,11 +113,20 @@ def ingest_sources(
             )
             if (state.report.error_count and not skip_invalid) or dry_run:
                 raise _Rollback
-            recurrence_changes_refresh(changes=state.changes)
+            _refresh_derived(state)
             state.report.written = True
     except _Rollback:
         state.changes.clear()
+        state.counts.clear()
     return state.report
+
+
+def _refresh_derived(state: _State) -> None:
+    """The one refresh of what the batch's rows derive: recurrence, then the entity counts of every
+    entity the batch touched (lessons, statuses, verdicts, drafts) or whose recurring members moved.
+    Last in the transaction, after every row lock the batch takes."""
+    recurrence_changes_refresh(changes=state.changes, counts=state.counts)
+    state.counts.apply()
 
 
 def _peek_type(text: str) -> str | None:
@@ -229,6 +241,7 @@ def _apply_host(state: _State, record: HostRecord) -> None:
     existing = state.hosts.get(record.name) or Host.objects.filter(name=record.name).first()
     if existing is None or record.name in state.created_in_batch:
         host = existing or Host(name=record.name)
+        budget_before = (host.max_active, host.budget_enabled)
         if record.max_active is not None:
             host.max_active = record.max_active
         if record.budget_enabled is not None:
@@ -236,6 +249,8 @@ def _apply_host(state: _State, record: HostRecord) -> None:
         if record.description is not None:
             host.description = record.description
         host.save()
+        if existing is not None and (host.max_active, host.budget_enabled) != budget_before:
+            entity_counts_budget_changed(host=host)
         state.hosts[record.name] = host
         if existing is None:
             state.created_in_batch.add(record.name)
@@ -349,8 +364,9 @@ def _apply_lessons(state: _State, chunk: list[tuple[Source, int, int, Record]]) 
         Lesson.objects.bulk_create(new, batch_size=CHUNK)
         report.count("lesson", "created", len(new))
         state.changes.add_lessons(new)
+        state.counts.add_lessons(new)
         for status, lessons in status_changed.items():
-            lesson_status_set(lessons=lessons, status=status, changes=state.changes)
+            lesson_status_set(lessons=lessons, status=status, changes=state.changes, counts=state.counts)
 
 
 def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> bool:
@@ -556,7 +572,7 @@ CORRECTION_ROWS = RowKind(rtype="correction", model=Correction, scope="host_id",
 def _write_verdicts(state: _State, items: list[tuple[Lesson, str, VerdictRecord]]) -> None:
     rows = [(lesson.id, key, (lesson, key, record)) for lesson, key, record in items]
     new = insert_new_rows(report=state.report, kind=VERDICT_ROWS, items=rows, batch_size=CHUNK)
-    lesson_latest_verdict_refresh(lesson_ids=[lesson.id for lesson, _k, _r in new])
+    lesson_latest_verdict_refresh(lesson_ids=[lesson.id for lesson, _k, _r in new], counts=state.counts)
 
 
 def _write_exposures(state: _State, items: list) -> None:
@@ -601,6 +617,7 @@ def _apply_draft(
         "created_at": from_ms(record.created_at_ms),
     }
     draft = Draft.objects.filter(host=host, ext_id=record.identity).first()
+    state.counts.add(host.id, record.namespace, record.subject)
     if draft is None:
         Draft.objects.create(host=host, ext_id=record.identity, **values, **draft_principals(record=record))
         state.report.count("draft", "created")
@@ -614,6 +631,7 @@ def _apply_draft(
             f"draft {draft.ext_id} on {record.host}: kept as {draft.status} by a reviewer's decision"
         )
     else:
+        state.counts.add(host.id, draft.namespace, draft.subject)  # its entity before the update
         for f in changed:
             setattr(draft, f, values[f])
         draft.save(update_fields=changed)

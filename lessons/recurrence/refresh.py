@@ -53,6 +53,7 @@ from lessons.recurrence.versions import (
     key_versions,
     shown_versions,
 )
+from lessons.services.entity_counts import CountChanges
 
 SESSION_CHUNK = 500  # sessions per IN (...) query: well under SQLite's 999 parameters
 # Sessions per call of the pure attribute(): it rebuilds the token profiles of every version it is
@@ -65,12 +66,15 @@ FULL_REFRESH_SESSIONS = 20_000
 
 @dataclass
 class RecurrenceStats:
-    """What a refresh or recompute did: hosts rebuilt, sessions attributed, rows written."""
+    """What a refresh or recompute did: hosts rebuilt, sessions attributed, rows written; ``counts``: the
+    entities whose recurring members may have moved (``EntityCount``), refreshed by whoever made the
+    stats once its work is done (or handed to the caller's own refresh)."""
 
     hosts: int = 0
     sessions: int = 0
     attributions: int = 0
     lessons: int = 0
+    counts: CountChanges = field(default_factory=CountChanges)
 
 
 @dataclass
@@ -94,7 +98,9 @@ class RecurrenceChanges:
         self.keys.clear()
 
 
-def recurrence_changes_refresh(*, changes: RecurrenceChanges) -> RecurrenceStats:
+def recurrence_changes_refresh(
+    *, changes: RecurrenceChanges, counts: CountChanges | None = None
+) -> RecurrenceStats:
     """The one refresh of a transaction's ``changes``: the changed sessions are attributed again
     (``recurrence_refresh``), then each changed key's counts follow its current version
     (``recurrence_keys_changed``). Host locks are taken in id order. Returns ``RecurrenceStats``.
@@ -103,6 +109,9 @@ def recurrence_changes_refresh(*, changes: RecurrenceChanges) -> RecurrenceStats
     session moves the counts of every key it saw onto that key's current version, after which such a
     key would look unchanged, and the sessions outside the batch that saw it would keep attributions
     made against its old current text. The batch's own sessions are not attributed twice.
+
+    The entities whose counts moved go to ``counts`` when given (ingest's one refresh at its end), else
+    their ``EntityCount`` rows are refreshed here, after the host locks.
     """
     stats = RecurrenceStats()
     sessions: dict[int, set[str]] = defaultdict(set)
@@ -112,12 +121,12 @@ def recurrence_changes_refresh(*, changes: RecurrenceChanges) -> RecurrenceStats
     if not changes.sessions:  # each call takes its host lock, in id order
         for host_id in keyed:
             recurrence_keys_changed(host_id=host_id, keys=changes.keys[host_id], stats=stats)
-        return stats
+        return _counts_done(stats, counts)
     with transaction.atomic():
         for host_id in sorted(set(keyed) | set(sessions)):
             _lock_host(host_id)
         stale = {host_id: _stale_keys(host_id, changes.keys[host_id]) for host_id in keyed}
-        stats = recurrence_refresh(sessions=changes.sessions)
+        recurrence_refresh(sessions=changes.sessions, stats=stats)
         for host_id in keyed:
             recurrence_keys_changed(
                 host_id=host_id,
@@ -126,6 +135,16 @@ def recurrence_changes_refresh(*, changes: RecurrenceChanges) -> RecurrenceStats
                 stale=stale[host_id],
                 skip_sessions=sessions[host_id],
             )
+        return _counts_done(stats, counts)
+
+
+def _counts_done(stats: RecurrenceStats, counts: CountChanges | None) -> RecurrenceStats:
+    """Hand the entities ``stats`` noted to ``counts``, or refresh them now when there is none."""
+    if counts is not None:
+        counts.update(stats.counts)
+        stats.counts.clear()
+    else:
+        stats.counts.apply()
     return stats
 
 
@@ -143,11 +162,15 @@ def recurrence_recompute(*, host: Host | None = None) -> RecurrenceStats:
         for host_id in hosts:
             _lock_host(host_id)
             _recompute_host(host_id, stats)
+        stats.counts.apply()
     return stats
 
 
 def recurrence_refresh(
-    *, sessions: Iterable[tuple[int, str]] = (), host_ids: Iterable[int] = ()
+    *,
+    sessions: Iterable[tuple[int, str]] = (),
+    host_ids: Iterable[int] = (),
+    stats: RecurrenceStats | None = None,
 ) -> RecurrenceStats:
     """Bring attributions and counts up to date after new exposures, corrections or lessons.
 
@@ -155,9 +178,11 @@ def recurrence_refresh(
     attributions are rebuilt, then the counts of the lessons they touch. ``host_ids``: hosts whose
     lessons were created or changed (a new version can change a key's current text, which changes
     attributions in every session that saw the key), rebuilt in full. Runs in the caller's
-    transaction when there is one (ingest calls it inside its own). Returns ``RecurrenceStats``.
+    transaction when there is one (ingest calls it inside its own). Returns ``RecurrenceStats``; with
+    ``stats`` given, adds to it and leaves the entity counts to its owner.
     """
-    stats = RecurrenceStats()
+    owner = stats is None
+    stats = stats or RecurrenceStats()
     full = set(host_ids)
     by_host: dict[int, set[str]] = defaultdict(set)
     for host_id, session in sessions:
@@ -170,6 +195,8 @@ def recurrence_refresh(
                 _recompute_host(host_id, stats)
             else:
                 _refresh_sessions(host_id, sorted(by_host[host_id]), changed_keys=set(), stats=stats)
+        if owner:
+            stats.counts.apply()
     return stats
 
 
@@ -200,6 +227,7 @@ def recurrence_keys_changed(
     ``stale``: keys found off their current version before the caller refreshed ``skip_sessions``
     (those sessions are up to date): the other sessions that saw them are attributed again too.
     """
+    owner = stats is None
     stats = stats or RecurrenceStats()
     with transaction.atomic():
         _lock_host(host_id)
@@ -209,6 +237,8 @@ def recurrence_keys_changed(
             changed |= set(stale)
         if changed:
             _refresh_sessions(host_id, sorted(exposed), changed_keys=changed, stats=stats)
+        if owner:
+            stats.counts.apply()
     return stats
 
 
@@ -257,6 +287,7 @@ def _chunks(items: list, size: int) -> Iterable[list]:
 
 def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
     stats.hosts += 1
+    stats.counts.hosts.add(host_id)
     versions = list(host_versions(host_id=host_id))
     current = current_versions(versions)
     by_key: dict[LessonKey, list[Version]] = defaultdict(list)
@@ -308,6 +339,10 @@ def _refresh_sessions(
     stale = [v.id for v in versions if v.id not in current_ids]
     for chunk in _chunks(stale, KEY_CHUNK):
         RecurrenceCount.objects.filter(lesson_id__in=chunk).delete()
+    # Every version of these keys may have gained or lost a recurring count: their entities' counts move.
+    for chunk in _chunks(sorted(v.id for v in versions), KEY_CHUNK):
+        for namespace, subject in Lesson.objects.filter(id__in=chunk).values_list("namespace", "subject"):
+            stats.counts.add(host_id, namespace, subject)
 
 
 def _attribute_chunk(host_id, sessions, versions_of, current) -> tuple[list[tuple], set[LessonKey]]:

@@ -12,12 +12,13 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, F, IntegerField, Min, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db import connection
+from django.db.models import BooleanField, F, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from lessons.core.piles import Pile, PileMember, draft_state, entity_pile
-from lessons.core.recurrence import RECURRING_MIN_SESSIONS
-from lessons.models import Draft, Host, Lesson
+from lessons.models import ENTITY_FTS_TABLE as FTS_TABLE
+from lessons.models import Draft, EntityCount, Host, Lesson
 from lessons.serializers import pile_as_json
 
 KNOWN_MIX = ("held", "regressed", "drifted")
@@ -27,71 +28,63 @@ def live_lessons() -> QuerySet[Lesson]:
     return Lesson.objects.filter(status=Lesson.Status.LIVE)
 
 
-def pile_queue(*, host: str | None = None, namespace: str | None = None, text: str | None = None) -> QuerySet:
-    """Every over-budget entity as one row of aggregates, counted in SQL (one query).
+# A queue row: the entity and its stored counts (lessons.models.EntityCount), without the search document.
+QUEUE_FIELDS = (
+    "host_name",
+    "host_id",
+    "namespace",
+    "subject",
+    *(
+        f.name
+        for f in EntityCount._meta.concrete_fields
+        if f.name not in ("id", "host", "host_name", "namespace", "subject", "over_budget", "document")
+    ),
+)
+# Text queries shorter than a trigram cannot use the text index: they scan the over-budget rows.
+TRIGRAM = 3
 
-    Rows are dicts: ``host_name``, ``host_id``, ``namespace``, ``subject``, ``max_active``, ``count``,
-    ``overage``, ``held``, ``regressed``, ``drifted``, ``other``, ``not_applied``, ``oldest``
-    (datetime, UTC), ``recurring`` (members with recurred_sessions >= ``RECURRING_MIN_SESSIONS``),
-    ``pending_drafts``.
+
+def pile_queue(*, host: str | None = None, namespace: str | None = None, text: str | None = None) -> QuerySet:
+    """Every over-budget entity as one row, read from the stored counts (``EntityCount``; one query).
+
+    Rows are dicts: ``host_name``, ``host_id``, ``namespace``, ``subject``, ``max_active``, ``count``
+    (live lessons; also as ``live``), ``overage``, ``held``, ``regressed``, ``drifted``, ``other``,
+    ``not_applied``, ``oldest`` (datetime, UTC), ``recurring`` (members with recurred_sessions >=
+    ``RECURRING_MIN_SESSIONS``), ``pending_drafts``, ``groups`` (restatement groups of the live members).
     ``namespace`` keeps the entities whose namespace contains it (case-insensitive); ``text`` keeps the
-    entities whose host, namespace or subject contains it, or that have a live lesson whose text does.
+    entities whose host, namespace or subject contains it, or that have a live lesson whose text does
+    (through the database's trigram index, ``entity_text_filter``). Sorted by host, namespace, subject.
     spec: piles.md, rules 2-4.
     """
-    lessons = live_lessons().filter(host__budget_enabled=True)
+    rows = EntityCount.objects.filter(over_budget=True)
     if host:
-        lessons = lessons.filter(host__name=host)
+        rows = rows.filter(host_name=host)
     if namespace:
-        lessons = lessons.filter(namespace__icontains=namespace)
-    pending = (
-        Draft.objects.filter(
-            host_id=OuterRef("host_id"),
-            namespace=OuterRef("namespace"),
-            subject=OuterRef("subject"),
-            status=Draft.Status.PENDING,
-        )
-        .order_by()
-        .values("host_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    rows = (
-        lessons.values("host_id", "namespace", "subject")
-        .annotate(
-            host_name=F("host__name"),
-            max_active=F("host__max_active"),
-            count=Count("id"),
-            held=Count("id", filter=Q(latest_verdict="held")),
-            regressed=Count("id", filter=Q(latest_verdict="regressed")),
-            drifted=Count("id", filter=Q(latest_verdict="drifted")),
-            not_applied=Count("id", filter=Q(latest_verdict__isnull=True)),
-            oldest=Min("created_at"),
-            recurring=Count("id", filter=Q(recurrence__recurred_sessions__gte=RECURRING_MIN_SESSIONS)),
-            pending_drafts=Coalesce(Subquery(pending, output_field=IntegerField()), Value(0)),
-        )
-        .filter(count__gt=F("host__max_active"))
-        .annotate(
-            overage=F("count") - F("max_active"),
-            other=F("count") - F("held") - F("regressed") - F("drifted") - F("not_applied"),
-        )
-        .order_by("host_name", "namespace", "subject")
-    )
+        rows = rows.filter(namespace__icontains=namespace)
     if text:
-        # An entity-level EXISTS: filtering the counted lessons themselves would shrink the count
-        # and drop a matching pile below its budget.
-        matching = live_lessons().filter(
-            host_id=OuterRef("host_id"),
-            namespace=OuterRef("namespace"),
-            subject=OuterRef("subject"),
-            text__icontains=text,
-        )
-        rows = rows.filter(
-            Q(subject__icontains=text)
-            | Q(namespace__icontains=text)
-            | Q(host__name__icontains=text)
-            | Exists(matching)
-        )
-    return rows
+        rows = entity_text_filter(rows, text)
+    return rows.values(*QUEUE_FIELDS, count=F("live"), max_active=F("live") - F("overage")).order_by(
+        "host_name", "namespace", "subject"
+    )
+
+
+def entity_text_filter(rows: QuerySet[EntityCount], text: str) -> QuerySet[EntityCount]:
+    """``rows`` whose search ``document`` (host, namespace, subject, live members' texts) contains
+    ``text``, case-insensitively: SQLite's FTS5 trigram table, PostgreSQL's pg_trgm GIN index
+    (``ILIKE``); shorter than ``TRIGRAM`` characters, or on another database, a LIKE over ``rows``.
+    The document is filled only while over budget, so only piles match."""
+    vendor = connection.vendor
+    if len(text) < TRIGRAM or vendor not in ("sqlite", "postgresql"):
+        return rows.filter(document__icontains=text)
+    if vendor == "sqlite":
+        phrase = '"' + text.replace('"', '""') + '"'
+        matching = RawSQL(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [phrase])
+        return rows.filter(id__in=matching)
+    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    table = connection.ops.quote_name(EntityCount._meta.db_table)
+    return rows.alias(
+        matches=RawSQL(f"{table}.document ILIKE %s", [pattern], output_field=BooleanField())
+    ).filter(matches=True)
 
 
 def entity_lessons(*, host: Host, namespace: str, subject: str) -> QuerySet[Lesson]:

@@ -21,6 +21,7 @@ from django.utils import timezone
 from lessons.models import Lesson
 from lessons.recurrence import refresh
 from lessons.recurrence.refresh import RecurrenceChanges
+from lessons.services.entity_counts import CountChanges, entity_counts_for_lessons
 
 
 class _Keep:
@@ -39,13 +40,16 @@ def lesson_status_set(
     decided_at: datetime | None | _Keep = KEEP,
     superseded_by: str | None | _Keep = KEEP,
     changes: RecurrenceChanges | None = None,
+    counts: CountChanges | None = None,
 ) -> None:
     """Set ``status`` (and ``decided_at`` / ``superseded_by`` unless ``KEEP``) of ``lessons``.
 
     One UPDATE per ``UPDATE_CHUNK`` lessons, ``updated_at`` = now; the instances are updated to match.
     Their keys go to ``changes`` when given (the caller refreshes recurrence in its transaction), else
     to the one recurrence refresh run after the current transaction commits
-    (``recurrence_after_commit``). Must run inside the caller's transaction to be atomic with it.
+    (``recurrence_after_commit``). The entities' counts (``EntityCount``) are refreshed at once, in the
+    caller's transaction, unless ``counts`` collects them for the caller's one refresh (ingest). Must run
+    inside the caller's transaction to be atomic with it.
     """
     if not lessons:
         return
@@ -60,6 +64,10 @@ def lesson_status_set(
     for lesson in lessons:
         for name, value in values.items():
             setattr(lesson, name, value)
+    if counts is not None:
+        counts.add_lessons(lessons)
+    else:
+        entity_counts_for_lessons(lessons)
     if changes is not None:
         changes.add_lessons(lessons)
     else:

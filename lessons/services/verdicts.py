@@ -8,10 +8,15 @@ from collections.abc import Iterable
 
 from lessons.models import Lesson, Verdict
 from lessons.selectors.verdicts import latest_verdict_order
+from lessons.services.entity_counts import CountChanges
 
 
-def lesson_latest_verdict_refresh(*, lesson_ids: Iterable[int]) -> int:
-    """Recompute ``Lesson.latest_verdict`` for ``lesson_ids``; returns how many rows changed."""
+def lesson_latest_verdict_refresh(*, lesson_ids: Iterable[int], counts: CountChanges | None = None) -> int:
+    """Recompute ``Lesson.latest_verdict`` for ``lesson_ids``; returns how many rows changed.
+
+    The entities of the changed lessons go to ``counts`` when given (the caller's one refresh), else
+    their ``EntityCount`` rows (the verdict mix) are refreshed at once, in the caller's transaction.
+    """
     ids = list(set(lesson_ids))
     if not ids:
         return 0
@@ -23,10 +28,16 @@ def lesson_latest_verdict_refresh(*, lesson_ids: Iterable[int]) -> int:
     ):
         latest.setdefault(lesson_id, verdict)
     changed = []
-    for lesson in Lesson.objects.filter(id__in=ids).only("id", "latest_verdict"):
+    for lesson in Lesson.objects.filter(id__in=ids).only(
+        "id", "latest_verdict", "host_id", "namespace", "subject"
+    ):
         value = latest.get(lesson.id)
         if lesson.latest_verdict != value:
             lesson.latest_verdict = value
             changed.append(lesson)
     Lesson.objects.bulk_update(changed, ["latest_verdict"], batch_size=500)
+    pending = counts if counts is not None else CountChanges()
+    pending.add_lessons(changed)
+    if counts is None:
+        pending.apply()
     return len(changed)

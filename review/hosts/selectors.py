@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from django.db.models import Case, Count, F, IntegerField, Max, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Count, F, Q, QuerySet, Value
+from django.db.models.functions import Coalesce
 
 from lessons.core.piles import pile_target
 from lessons.models import Host, Lesson
 from lessons.selectors.piles import live_lessons
-
-
-class SubqueryCount(Subquery):
-    """``(SELECT COUNT(*) FROM (<subquery>))``: counts the rows of a grouped or distinct subquery in SQL."""
-
-    template = "(SELECT COUNT(*) FROM (%(subquery)s) _counted)"
-    output_field = IntegerField()
 
 
 def host_get(*, name: str) -> Host | None:
@@ -47,20 +41,13 @@ def host_entities(*, host: Host) -> QuerySet:
 
 def hosts_overview() -> QuerySet[Host]:
     """Every host with ``live_lessons``, ``entity_count`` (entities with a live lesson) and ``pile_count``
-    (entities over budget; 0 while the budget is off), counted in SQL in one query. spec: piles.md rules 2-4.
+    (entities over budget; 0 while the budget is off), read from the stored totals (``HostCount``, kept
+    by the writers; zeros for a host without a row) in one query. spec: piles.md rules 2-4.
     """
-    live_entities = live_lessons().filter(host=OuterRef("pk")).order_by().values("namespace", "subject")
-    # The budget is read inside the grouped subquery (Max over one host) rather than as an outer
-    # reference in HAVING, which SQLite cannot resolve from a derived table.
-    grouped = live_entities.annotate(n=Count("id"), cap=Max("host__max_active"))
     return Host.objects.annotate(
-        live_lessons=SubqueryCount(live_lessons().filter(host=OuterRef("pk")).order_by().values("id")),
-        entity_count=SubqueryCount(grouped.values("namespace")),
-        pile_count=Case(
-            When(budget_enabled=True, then=SubqueryCount(grouped.filter(n__gt=F("cap")).values("namespace"))),
-            default=Value(0),
-            output_field=IntegerField(),
-        ),
+        live_lessons=Coalesce(F("counts__live_lessons"), Value(0)),
+        entity_count=Coalesce(F("counts__entity_count"), Value(0)),
+        pile_count=Coalesce(F("counts__pile_count"), Value(0)),
     ).order_by("name")
 
 

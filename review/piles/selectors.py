@@ -27,6 +27,7 @@ from lessons.selectors.verdicts import latest_verdict_order
 from lessons.serializers import recurrence_dict
 from review.models import Action, Decision, PileClaim
 from review.services.common import decision_now
+from review.web.paging import KeysetPage, keyset_page
 
 
 def host_names() -> list[str]:
@@ -38,18 +39,68 @@ def host_names() -> list[str]:
 
 
 # The queue's default order: worst first (most over budget, then most live lessons), ties by entity.
-QUEUE_DEFAULT_ORDER = ("-overage", "-count", "host_name", "namespace", "subject")
+QUEUE_DEFAULT_ORDER = ("-overage", "-live", "host_name", "namespace", "subject")
+_TIE = ("host_name", "namespace", "subject")
+# The sorts the queue table offers (its column names, ``?sort=``): the stored fields each orders by, then
+# the tie. Each is served by an index over the over-budget rows (lessons.models.EntityCount).
+QUEUE_SORTS = {
+    "host_name": ("host_name",),
+    "target": ("namespace", "subject"),
+    "count": ("live",),
+    "overage": ("overage",),
+    "held": ("held",),
+    "regressed": ("regressed",),
+    "drifted": ("drifted",),
+    "other": ("other",),
+    "not_applied": ("not_applied",),
+    "recurring": ("recurring",),
+    "pending_drafts": ("pending_drafts",),
+    "groups": ("groups",),
+    "oldest": ("oldest",),
+}
+
+
+def queue_order(sort: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """``(alias, order)`` for a ``?sort=`` value: the column alias it names (``-`` for descending; None
+    when it names no sortable column) and the fields to order by, ending in the unique tie. An unknown
+    sort gives the default order (``QUEUE_DEFAULT_ORDER``)."""
+    bare = (sort or "").removeprefix("-")
+    if bare not in QUEUE_SORTS:
+        return None, QUEUE_DEFAULT_ORDER
+    fields = (*QUEUE_SORTS[bare], *(f for f in _TIE if f not in QUEUE_SORTS[bare]))
+    descending = (sort or "").startswith("-")
+    return sort, tuple(f"-{f}" for f in fields) if descending else fields
 
 
 def queue_rows(
     *, host: str | None, namespace: str | None, text: str | None, recurring: bool = False
 ) -> QuerySet:
-    """Over-budget entities as rows of aggregates, filtered (``lessons.selectors.piles.pile_queue``);
-    ``recurring``: only piles with at least one recurring member (recurrence.md, in SQL as a HAVING).
-    Ordered by ``QUEUE_DEFAULT_ORDER`` (worst first)."""
+    """Over-budget entities as rows of the stored counts, filtered (``lessons.selectors.piles.pile_queue``);
+    ``recurring``: only piles with at least one recurring member (recurrence.md). Ordered by
+    ``QUEUE_DEFAULT_ORDER`` (worst first)."""
     rows = pile_queue(host=host or None, namespace=namespace or None, text=text or None)
-    rows = rows.order_by(*QUEUE_DEFAULT_ORDER)  # the table's ?sort= replaces it
+    rows = rows.order_by(*QUEUE_DEFAULT_ORDER)
     return rows.filter(recurring__gt=0) if recurring else rows
+
+
+def queue_page(
+    *,
+    host: str | None,
+    namespace: str | None,
+    text: str | None,
+    recurring: bool = False,
+    sort: str | None = None,
+    per_page: int,
+    number: int = 1,
+    after: str | None = None,
+    before: str | None = None,
+) -> KeysetPage:
+    """One page of ``queue_rows`` in the order ``sort`` names (``queue_order``), read by keyset: the
+    ``after`` / ``before`` cursors of the page's links (``review.web.paging.keyset_page``). Two queries
+    (the COUNT over the over-budget rows, the page), whatever the page."""
+    _alias, order = queue_order(sort)
+    rows = queue_rows(host=host, namespace=namespace, text=text, recurring=recurring)
+    return keyset_page(rows, order=order, per_page=per_page, number=number, after=after, before=before)
 
 
 QUEUE_NO_BUDGET = "no_budget"

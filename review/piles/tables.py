@@ -1,21 +1,31 @@
 """The queue table (django-tables2). The project template ``tables/htmx_table.html`` adds the
 htmx attributes to sorting and paging links.
 
-The queue table renders rows of ``lessons.selectors.piles.pile_queue`` (dicts). Every column's sort
-ends in ``host_name, namespace, subject`` (unique per row) so equal counts keep a stable order
-(style.md, "Deterministic").
+The queue table renders one keyset page of ``lessons.selectors.piles.pile_queue`` rows (dicts), already
+ordered by the database (``review.piles.selectors.queue_page``); ``OrderedRows`` keeps that order. Every
+column's sort ends in ``host_name, namespace, subject`` (unique per row) so equal counts keep a stable
+order (style.md, "Deterministic").
 """
 
 from __future__ import annotations
 
 import django_tables2 as tables
 from django.utils.html import format_html
+from django_tables2.data import TableListData
 
 from review.web.format import age, budget_gauge
 from review.web.links import pile_href, target_link
 
 QUEUE_PER_PAGE = 25
 _TIE = ("host_name", "namespace", "subject")
+
+
+class OrderedRows(TableListData):
+    """A page of rows in the order the database sorted them: the table shows its sort in the header but
+    never re-sorts them (Python's string order is not the database's collation)."""
+
+    def order_by(self, aliases) -> None:
+        return None
 
 
 def _then_tie(*fields: str) -> tuple[str, ...]:
@@ -53,6 +63,12 @@ class QueueTable(tables.Table):
         verbose_name="Live / budget",
         order_by=_then_tie("count"),
         attrs={"td": {"class": "gauge-cell"}},
+        initial_sort_descending=True,
+    )
+    groups = tables.Column(
+        verbose_name="Lessons, groups",
+        order_by=_then_tie("groups"),
+        attrs={"th": {"class": "num"}, "td": {"class": "num groups"}},
         initial_sort_descending=True,
     )
     overage = _CountColumn(verbose_name="Over", order_by=_then_tie("overage"), cell_class="over")
@@ -98,6 +114,11 @@ class QueueTable(tables.Table):
 
     def render_count(self, record):
         return budget_gauge(record["count"], record["max_active"])
+
+    def render_groups(self, record, value):
+        """Issue 12: "N lessons, K groups": live members, their restatement groups (lessons.core.groups)."""
+        n = record["count"]
+        return f"{n} lesson{'s' if n != 1 else ''}, {value} group{'s' if value != 1 else ''}"
 
     def render_pending_drafts(self, record, value):
         """A count of pending drafts links to the pile's drafts section; zero stays a muted dash."""

@@ -21,7 +21,7 @@ from django_htmx.http import reswap
 
 from review.piles import selectors
 from review.piles.forms import ClaimForm, QueueFilterForm, RestoreManyForm, RetireForm
-from review.piles.tables import QUEUE_PER_PAGE, QueueTable
+from review.piles.tables import QUEUE_PER_PAGE, OrderedRows, QueueTable
 from review.roles import PERM_CLAIM, PERM_DECIDE, PERM_VIEW
 from review.services.claims import CLAIM_MINUTES, pile_claim, pile_claim_release, pile_claim_renew
 from review.services.common import DecisionRefused, NotAllowed, StalePile
@@ -30,7 +30,7 @@ from review.web.forms import undo_offer
 from review.web.htmx import render_problem, render_region, wants_region
 from review.web.links import pile_href
 from review.web.lookups import get_entity_or_404, shows_not_found
-from review.web.paging import PageSizeConfig
+from review.web.paging import keyset_links, page_number, page_size
 
 QUEUE_TEMPLATE = "review/piles/queue.html"
 # Why the queue is empty; the page tests assert these texts.
@@ -71,22 +71,31 @@ PILE_TEMPLATE = "review/piles/pile.html"
 @require_GET
 @permission_required(PERM_VIEW, raise_exception=True)
 def queue(request: HttpRequest) -> HttpResponse:
-    """``/``: the queue table (25 a page) with host / namespace / text filters; the region ``queue``
-    is what filter, sort and page links swap.
+    """``/``: the queue table (25 a page, read by keyset: "previous" / "next" carry a cursor) with host /
+    namespace / text filters; the region ``queue`` is what filter, sort and page links swap.
     """
     form = QueueFilterForm(request.GET, host_names=selectors.host_names())
     filters = form.filters()
-    table = QueueTable(selectors.queue_rows(**filters))
-    PageSizeConfig(request, paginate={"per_page": QUEUE_PER_PAGE}).configure(table)
-    # The page's rows are read once here (the template iterates the same evaluated slice), then their
-    # claims in one query: the marker costs no query per row.
-    table.claims = selectors.claims_for_rows([row.record for row in table.paginated_rows])
+    sort, _order = selectors.queue_order(request.GET.get("sort"))
+    page = selectors.queue_page(
+        **filters,
+        sort=sort,
+        per_page=page_size(request, QUEUE_PER_PAGE),
+        number=page_number(request),
+        after=request.GET.get("after"),
+        before=request.GET.get("before"),
+    )
+    table = QueueTable(OrderedRows(page.rows), order_by=sort)
+    # The page's claims in one query: the marker costs no query per row.
+    table.claims = selectors.claims_for_rows(list(page.rows))
     empty_reason = None
-    if table.paginator.count == 0:
+    if page.total == 0:
         empty_reason = selectors.queue_empty_reason(filtered=any(filters.values()), host=filters["host"])
     context = {
         "form": form,
         "table": table,
+        "page": page,
+        "page_links": keyset_links(request, page),
         "filtered": any(filters.values()),
         "empty_reason": empty_reason,
         "empty_text": EMPTY_TEXTS.get(empty_reason, ""),

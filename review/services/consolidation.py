@@ -15,6 +15,7 @@ from lessons.core.text import lesson_hash, text_hash
 from lessons.models import Draft, Host, Lesson
 from lessons.selectors.piles import entity_lessons
 from lessons.serializers import recurrence_dict
+from lessons.services.entity_counts import entity_counts_for_lessons, entity_counts_refresh
 from lessons.services.principals import draft_names_user
 from lessons.services.status import lesson_status_set, recurrence_after_commit
 from review.models import Action, Decision
@@ -204,13 +205,17 @@ def draft_approve(
             decided_at=at,
         )
         recurrence_after_commit(lessons=[created])
-        lesson_status_set(
-            lessons=members, status=Lesson.Status.SUPERSEDED, superseded_by=new_hash, decided_at=at
-        )
+        # The draft is approved before the members' status changes: the status service refreshes the
+        # entity's counts (EntityCount), and they then see the new lesson, the members and the draft.
         locked.status = Draft.Status.APPROVED
         locked.created_lesson = created
         locked.decided_at = at
         locked.save(update_fields=["status", "created_lesson", "decided_at"])
+        lesson_status_set(
+            lessons=members, status=Lesson.Status.SUPERSEDED, superseded_by=new_hash, decided_at=at
+        )
+        if not members:
+            entity_counts_for_lessons([created])
         decision = _record(
             locked,
             actor=actor,
@@ -249,6 +254,7 @@ def draft_reject(
         locked.status = Draft.Status.REJECTED
         locked.decided_at = at
         locked.save(update_fields=["status", "decided_at"])
+        entity_counts_refresh(host=host, keys=[(locked.namespace, locked.subject)])
         decision = _record(
             locked,
             actor=actor,

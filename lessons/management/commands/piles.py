@@ -1,4 +1,8 @@
-"""``manage.py piles [--host NAME] [--format text|json]``. spec: cli.md, piles.md."""
+"""``manage.py piles [--host NAME] [--format text|json] [--recount | --check]``. spec: cli.md, piles.md.
+
+``--recount`` rebuilds the stored per-entity counts (``EntityCount``, ``HostCount``) from the lessons;
+``--check`` recounts in memory and prints every difference, one a line, exiting 1 when there is any.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,11 @@ from lessons.core.piles import verdict_label
 from lessons.management.base import Command as BaseCommand
 from lessons.models import Host
 from lessons.selectors.piles import iter_piles, write_piles_json
+from lessons.services.entity_counts import entity_counts_check, entity_counts_recount
+
+CHECK_CLEAN = "counts agree with the lessons"
+CHECK_FAILED = "{n} difference(s): run manage.py piles --recount"
+RECOUNTED = "recounted {entities} entities ({piles} over budget) on {hosts} host(s)"
 
 TEXT_WIDTH = 70
 
@@ -22,10 +31,32 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--host", help="only this host")
         parser.add_argument("--format", choices=["text", "json"], default="text")
+        derived = parser.add_mutually_exclusive_group()
+        derived.add_argument(
+            "--recount", action="store_true", help="rebuild the stored per-entity counts from the lessons"
+        )
+        derived.add_argument(
+            "--check",
+            action="store_true",
+            help="recount in memory and print every difference from the stored counts (exit 1 if any)",
+        )
 
-    def handle(self, *args, host, format, **options):
+    def handle(self, *args, host, format, recount=False, check=False, **options):
         if host and not Host.objects.filter(name=host).exists():
             self.fail(f"unknown host {host!r}")
+        host_obj = Host.objects.get(name=host) if host else None
+        if recount:
+            stats = entity_counts_recount(host=host_obj)
+            self.stdout.write(RECOUNTED.format(entities=stats.entities, piles=stats.piles, hosts=stats.hosts))
+            return
+        if check:
+            differences = entity_counts_check(host=host_obj)
+            for line in differences:
+                self.stdout.write(line)
+            if differences:
+                self.fail(CHECK_FAILED.format(n=len(differences)))
+            self.stdout.write(CHECK_CLEAN)
+            return
         if format == "json":
             # Streamed: one pile's JSON in memory at a time (issue 10, build 3); the same bytes as one dump.
             write_piles_json(lambda text: self.stdout.write(text, ending=""), iter_piles(host=host))

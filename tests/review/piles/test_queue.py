@@ -12,6 +12,7 @@ ADBUY_ROW = [
     "adbuy-desk",
     "entity:desk.adbuy/invoice_capture",
     "10 / 8",
+    "10 lessons, 10 groups",
     "2",
     "5",
     "2",
@@ -25,6 +26,7 @@ WAREHOUSE_ROW = [
     "warehouse-sql",
     "entity:analytics/revenue_models",
     "8 / 5",
+    "8 lessons, 7 groups",  # issue 12: the live members and their restatement groups
     "3",
     "1",
     "1",
