@@ -115,19 +115,13 @@ def insert_new_rows(
     """Insert a row for each ``(scope id, key, item)`` whose identity ``(scope id, key)`` is neither
     stored nor earlier in ``items``; returns those items, in order.
 
-    One query reads the stored identities, then one ``executemany`` writes the new rows (the caller keeps
-    ``items`` under the database's parameter limit). Counts ``kind.rtype`` as ``created`` or
-    ``unchanged`` in ``report``.
+    One query reads the stored identities (``_stored_identities``), then one ``executemany`` writes the
+    new rows (the caller keeps ``items`` under the database's parameter limit). Counts ``kind.rtype``
+    as ``created`` or ``unchanged`` in ``report``.
     """
     if not items:
         return []
-    existing = set(
-        kind.table.model.objects.filter(
-            **{f"{kind.scope}__in": {s for s, _k, _i in items}, "key__in": {k for _s, k, _i in items}}
-        )
-        .order_by()
-        .values_list(kind.scope, "key")
-    )
+    existing = _stored_identities(kind, {s for s, _k, _i in items}, {k for _s, k, _i in items})
     new = []
     for scope_id, key, item in items:
         if (scope_id, key) in existing:
@@ -138,3 +132,19 @@ def insert_new_rows(
     kind.table.insert([kind.build(item) for item in new])
     report.count(kind.rtype, "created", len(new))
     return new
+
+
+def _stored_identities(kind: RowKind, scopes: set[int], keys: set[str]) -> set[tuple[int, str]]:
+    """The ``(scope id, key)`` pairs stored among ``scopes`` x ``keys``: one plain SELECT (a queryset's
+    ``__in`` lookups prepare every value one by one, which costs more than the query here)."""
+    meta = kind.table.model._meta
+    quote = connection.ops.quote_name
+    scope = quote(meta.get_field(kind.scope).column)
+    sql = (
+        f"SELECT {scope}, {quote(meta.get_field('key').column)} FROM {quote(meta.db_table)} "
+        f"WHERE {scope} IN ({', '.join(['%s'] * len(scopes))}) "
+        f"AND {quote(meta.get_field('key').column)} IN ({', '.join(['%s'] * len(keys))})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*scopes, *keys])
+        return {(row[0], row[1]) for row in cursor.fetchall()}
