@@ -192,7 +192,7 @@ def _write(state: _State, progress: Progress | None) -> None:
     """The write phase, in one transaction (rolled back for a dry run or a refused batch)."""
     report = state.report
     try:
-        with transaction.atomic(), _sqlite_page_cache():
+        with transaction.atomic(), _sqlite_page_cache(state.lessons.count + state.references.count):
             for record in state.host_records:
                 _apply_host(state, record)
             _pass_lessons(state, progress)
@@ -205,15 +205,16 @@ def _write(state: _State, progress: Progress | None) -> None:
         state.changes.clear()
 
 
-SQLITE_CACHE_KIB = 65_536  # SQLite's page cache during the write phase (its default is 2,000 KiB)
+SQLITE_CACHE_KIB = 65_536  # SQLite's page cache during a large write phase (its default is 2,000 KiB)
+SQLITE_CACHE_RECORDS = 10_000  # from this many records on
 
 
 @contextlib.contextmanager
-def _sqlite_page_cache() -> Iterator[None]:
-    """On SQLite, a larger page cache while the write phase runs: the new rows land at random places of
-    each index (the identity keys are digests), and with the default 2 MiB cache most of those index
-    pages are read again from the file for every few rows. The cache size is restored afterwards."""
-    if connection.vendor != "sqlite":
+def _sqlite_page_cache(records: int) -> Iterator[None]:
+    """On SQLite, a larger page cache while the write phase of ``records`` records runs: the new rows land
+    at random places of each index (the identity keys are digests), and with the default 2 MiB cache most
+    of those index pages are read again from the file for every few rows. The size is restored after."""
+    if connection.vendor != "sqlite" or records < SQLITE_CACHE_RECORDS:
         yield
         return
     with connection.cursor() as cursor:
