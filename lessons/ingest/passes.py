@@ -73,6 +73,13 @@ Progress = Callable[[str, int], None]  # (phase, bytes read so far in this phase
 Entry = tuple[int, int, int, Record]
 
 
+def checkpoint(name: str) -> None:
+    """A named point of the ingest, a no-op: ``"validated"`` (validation done, no transaction open yet),
+    ``"lessons read"`` (a chunk's stored lessons read, nothing of the chunk written yet), ``"lessons
+    written"`` (the lessons pass done, the references pass not started). Concurrency tests replace it to
+    run another connection at exactly that point instead of sleeping."""
+
+
 class IngestBusy(Exception):
     """The write phase kept failing on a deadlock, a serialization failure or a locked SQLite file
     (``WRITE_ATTEMPTS`` times): nothing was written. ``str()`` is the one line to show."""
@@ -169,6 +176,7 @@ def ingest_sources(
         if state.report.outside_host_count or (state.report.error_count and not skip_invalid):
             return state.report
         validated = copy.deepcopy(state.report)
+        checkpoint("validated")
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
                 _write(state, progress)
@@ -196,6 +204,7 @@ def _write(state: _State, progress: Progress | None) -> None:
             for record in state.host_records:
                 _apply_host(state, record)
             _pass_lessons(state, progress)
+            checkpoint("lessons written")
             _pass_references(state, progress)
             if (report.error_count and not report.skip_invalid) or report.dry_run:
                 raise _Rollback
@@ -494,6 +503,7 @@ def _apply_lessons(state: _State, chunk: list[Entry]) -> None:
         existing = {
             lesson.hash: lesson for lesson in Lesson.objects.filter(host=host, hash__in=list(records))
         }
+        checkpoint("lessons read")
         new = []
         status_changed: dict[tuple[str, str | None], list[tuple[Lesson, str]]] = defaultdict(list)
         for h, record in records.items():
