@@ -5,7 +5,9 @@ Two phases:
    typed record; host records are kept in order, lesson records and reference records (``verdict``,
    ``exposure``, ``correction``, ``draft``) are spooled, pickled in chunks, to two temporary files with
    their source and line. A batch this phase refuses (an invalid line without ``skip_invalid``; with
-   ``only_host``, a record of another host) ends here: nothing is written, no write transaction opened.
+   ``only_host``, a record of another host) ends here: nothing is written, no write transaction opened,
+   and its report has the lines' problems only. A dry run goes on (rolled back), so its report also has
+   the unresolved references and what the valid lines would do.
 2. **write**, one transaction: the host records, then the lessons (``_pass_lessons``, in chunks of
    ``CHUNK``), then the references (``_pass_references``), resolved against the batch (already written)
    and the database; then one recurrence refresh. The rows go in with one ``executemany`` per chunk and
@@ -161,7 +163,8 @@ def ingest_sources(
     message), and with any error and no ``skip_invalid`` nothing is written. With ``only_host`` (a
     host-scoped API token), a valid record naming another host is an error of its line, listed in
     ``report.outside_host`` as ``"line N: host NAME"``, and nothing is written whatever
-    ``skip_invalid`` says. A batch refused by validation never opens a write transaction. Recurrence is
+    ``skip_invalid`` says. A batch refused by validation never opens a write transaction (unless
+    ``dry_run``, whose report says what the valid lines would do). Recurrence is
     refreshed once, inside the transaction. Raises ``IngestBusy`` (nothing written) when the database
     keeps reporting a deadlock or a locked file. spec: interchange.md.
     """
@@ -173,7 +176,8 @@ def ingest_sources(
     )
     try:
         _pass_validate(state, progress)
-        if state.report.outside_host_count or (state.report.error_count and not skip_invalid):
+        # Refused by validation: no write transaction (a dry run still resolves, to report it all).
+        if state.report.outside_host_count or (state.report.error_count and not skip_invalid and not dry_run):
             return state.report
         validated = copy.deepcopy(state.report)
         checkpoint("validated")

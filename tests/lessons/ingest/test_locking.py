@@ -228,3 +228,17 @@ def test_a_batch_refused_by_validation_opens_no_transaction_and_runs_no_query():
     assert not report.written and report.error_count == 1
     assert [q["sql"] for q in queries] == []
     assert not Host.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_batch_reports_its_lines_and_a_dry_run_of_it_also_resolves_and_counts():
+    ingest_records([builders.host(name="h1")])
+    dangling = {"type": "verdict", "host": "h1", "lesson": "0" * 64, "verdict": "held", "measured_at": 1}
+    batch = [rule(0), dangling, {"type": "lesson", "host": "h1"}]
+    refused = ingest_records(batch)
+    assert [e.line for e in refused.errors] == [3, 3, 3, 3] and refused.error_count == 1
+    assert refused.totals() == {"created": 0, "unchanged": 0, "updated": 0, "held": 0, "rejected": 1}
+    dry = ingest_records(batch, dry_run=True)
+    assert [e.line for e in dry.errors] == [3, 3, 3, 3, 2] and dry.error_count == 2
+    assert dry.totals() == {"created": 1, "unchanged": 0, "updated": 0, "held": 0, "rejected": 2}
+    assert not refused.written and not dry.written and not Lesson.objects.exists()
