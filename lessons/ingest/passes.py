@@ -82,9 +82,10 @@ def checkpoint(name: str) -> None:
     run another connection at exactly that point instead of sleeping."""
 
 
-class IngestBusy(Exception):
+class IngestBusy(OperationalError):
     """The write phase kept failing on a deadlock, a serialization failure or a locked SQLite file
-    (``WRITE_ATTEMPTS`` times): nothing was written. ``str()`` is the one line to show."""
+    (``WRITE_ATTEMPTS`` times): nothing was written. ``str()`` is the one line to show. An
+    ``OperationalError``, so the API answers it as a busy database (503 with ``Retry-After``)."""
 
 
 class _Rollback(Exception):
