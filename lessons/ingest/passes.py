@@ -624,7 +624,7 @@ _STORED_FIELDS = (
     "store",
     "lesson_id",
 )
-RESOLVER_CACHE = 20_000  # lessons remembered across chunks before the cache starts afresh (~16 MiB)
+RESOLVER_CACHE = 200_000  # lessons remembered across chunks before the cache starts afresh
 
 
 class _Resolver:
