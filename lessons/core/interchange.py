@@ -38,6 +38,8 @@ E_JSON_NUMBER_TOO_LONG = "not valid JSON (a number has too many digits)"
 E_DUPLICATE_KEY = 'duplicate key "{key}": a key may appear once in an object'
 E_LONE_SURROGATE = "contains a lone surrogate escape (\\ud800-\\udfff); text must be valid Unicode"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Where a decoded line can hold a lone surrogate: one in the text itself, or a JSON escape of one.
+_SURROGATE_SOURCE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
 
 
 @dataclass(frozen=True)
@@ -451,7 +453,8 @@ def parse_line(line: str, *, default_host: str | None = None) -> Record | None:
         raise RecordError([FieldError("json", message)]) from None
     if not isinstance(obj, dict):
         raise RecordError([FieldError("json", f"expected a JSON object, got {_json_type(obj)}")])
-    return parse_object(obj, default_host=default_host)
+    # A line with neither a surrogate nor an escape of one cannot decode to one: skip the walk.
+    return parse_object(obj, default_host=default_host, surrogates=_SURROGATE_SOURCE.search(line) is not None)
 
 
 class _DuplicateKey(Exception):
@@ -499,15 +502,16 @@ def _surrogate_errors(obj: dict[str, Any], rtype: str) -> list[FieldError]:
     return errors
 
 
-def parse_object(obj: dict[str, Any], *, default_host: str | None = None) -> Record:
-    """Validate one decoded JSON object; see ``parse_line``."""
+def parse_object(obj: dict[str, Any], *, default_host: str | None = None, surrogates: bool = True) -> Record:
+    """Validate one decoded JSON object; see ``parse_line``. ``surrogates=False`` skips the search for lone
+    surrogates (for a caller that knows the object's source holds none)."""
     rtype = obj.get("type")
     if rtype not in RECORD_TYPES:
         got = "missing" if rtype is None else json.dumps(rtype)
         raise RecordError([FieldError("type", f"expected one of {', '.join(RECORD_TYPES)}, got {got}")])
-    surrogates = _surrogate_errors(obj, rtype)
-    if surrogates:
-        raise RecordError(surrogates)
+    found = _surrogate_errors(obj, rtype) if surrogates else []
+    if found:
+        raise RecordError(found)
     reader = _Reader(obj, rtype)
     unknown = sorted(set(obj) - _ALLOWED[rtype])
     for key in unknown:

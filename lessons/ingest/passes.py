@@ -1,23 +1,38 @@
 """Ingesting interchange records into the database. spec: interchange.md; cli.md (``ingest``).
 
-Three streaming passes over the sources, inside one transaction:
-1. validate every line; write ``host`` records; note each line's kind (one byte a line);
-2. write ``lesson`` records (in chunks), parsing only the lines pass 1 found to be lessons;
-3. write ``verdict``, ``exposure``, ``correction`` and ``draft`` records, resolving their lesson
-   references against the batch (already written in pass 2) and the database.
-So each line is parsed at most twice. A batch is atomic: any invalid line rolls everything back unless
-``skip_invalid``; ``dry_run`` always rolls back; with ``only_host``, a record of another host refuses
-the whole batch. Memory stays bounded by the chunk size plus one byte per line, not the input size.
+Two phases:
+1. **validate**, outside any transaction (no write lock, no row lock): every line is parsed ONCE into a
+   typed record; host records are kept in order, lesson records and reference records (``verdict``,
+   ``exposure``, ``correction``, ``draft``) are spooled, pickled in chunks, to two temporary files with
+   their source and line. A batch this phase refuses (an invalid line without ``skip_invalid``; with
+   ``only_host``, a record of another host) ends here: nothing is written, no write transaction opened,
+   and its report has the lines' problems only. A dry run goes on (rolled back), so its report also has
+   the unresolved references and what the valid lines would do.
+2. **write**, one transaction: the host records, then the lessons (``_pass_lessons``, in chunks of
+   ``CHUNK``), then the references (``_pass_references``), resolved against the batch (already written)
+   and the database; then one recurrence refresh. The rows go in with one ``executemany`` per chunk and
+   table (``lessons.ingest.writer``). Existing lessons are read without locks; a status change is a
+   conditional update that a reviewer's decision wins (``lesson_status_set_undecided``). A deadlock or a
+   serialization failure rolls the write phase back and runs it again from the spools, up to
+   ``WRITE_ATTEMPTS`` times with backoff; if it persists, ``IngestBusy`` says so in one line.
+A batch is atomic: an invalid line rolls everything back unless ``skip_invalid``; ``dry_run`` always rolls
+back. Memory stays bounded by the chunk size (and the resolver's cache), not the input size.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
+import pickle
+import random
+import tempfile
+import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 
 from lessons.core.interchange import (
     CorrectionRecord,
@@ -31,53 +46,112 @@ from lessons.core.interchange import (
     parse_line,
 )
 from lessons.core.piles import entity_label
-from lessons.core.recurrence import current_version
+from lessons.core.recurrence import current_version, lesson_key
 from lessons.core.text import from_ms, sha256_hex, text_hash, to_ms
 from lessons.ingest.reading import Source, iter_lines
 from lessons.ingest.report import ImportReport, LineError
 from lessons.ingest.shown_texts import ShownTextItem, shown_texts_keep
-from lessons.ingest.writer import RowKind, insert_new_rows
+from lessons.ingest.writer import RowKind, Table, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
 from lessons.recurrence.versions import key_of
 from lessons.services.entity_counts import CountChanges, entity_counts_budget_changed
 from lessons.services.principals import draft_principals
-from lessons.services.status import lesson_status_set
+from lessons.services.status import lesson_status_set_undecided
 from lessons.services.verdicts import lesson_latest_verdict_refresh
 
-CHUNK = 500
+CHUNK = 500  # records per chunk: each chunk's lookups stay under SQLite's 999 parameters
 HASH_CONTENT_DIFFERS = (
     "hash {short}… on host {host} already names a lesson on {entity} with other content; "
     "a hash names one namespace, subject and text"
 )
 OUTSIDE_HOST = "host {name} is not {only}: this ingest may only write host {only}"
-Progress = Callable[[str, int], None]  # (phase, bytes read so far in this phase)
+WRITE_ATTEMPTS = 4  # the write phase runs at most this often when the database reports a deadlock
+RETRY_BASE_SECONDS = 0.2  # backoff before attempt n: RETRY_BASE_SECONDS * 2**(n-1), jittered
+BUSY = (
+    "ingest not written: the database kept reporting {what} after {n} attempts "
+    "(other writers hold the same rows); nothing was kept, send the batch again"
+)
+Progress = Callable[[str, int], None]  # (phase, bytes read so far in this phase's current source)
+# A spooled record: (source index, line number, bytes read in its source up to this line, record).
+Entry = tuple[int, int, int, Record]
 
-# The kind of each line, noted by pass 1 so that passes 2 and 3 parse only their own lines.
-SKIP = 0  # invalid, blank, a host record (written by pass 1), or rejected since
-LESSON_LINE = 1
-REFERENCE_LINE = 2
-REFERENCE_TYPES = ("verdict", "exposure", "correction", "draft")
+
+def checkpoint(name: str) -> None:
+    """A named point of the ingest, a no-op: ``"validated"`` (validation done, no transaction open yet),
+    ``"lessons read"`` (a chunk's stored lessons read, nothing of the chunk written yet), ``"lessons
+    written"`` (the lessons pass done, the references pass not started). Concurrency tests replace it to
+    run another connection at exactly that point instead of sleeping."""
+
+
+class IngestBusy(OperationalError):
+    """The write phase kept failing on a deadlock, a serialization failure or a locked SQLite file
+    (``WRITE_ATTEMPTS`` times): nothing was written. ``str()`` is the one line to show. An
+    ``OperationalError``, so the API answers it as a busy database (503 with ``Retry-After``)."""
 
 
 class _Rollback(Exception):
     """Raised inside the transaction to undo a refused batch or a dry run."""
 
 
+class _Spool:
+    """Records of one kind, pickled to a temporary file in chunks of ``CHUNK``: read back by ``chunks()``
+    without parsing their lines again and without holding the batch in memory."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()
+        self._chunk: list[Entry] = []
+        self.count = 0
+
+    def add(self, entry: Entry) -> None:
+        self._chunk.append(entry)
+        self.count += 1
+        if len(self._chunk) >= CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._chunk:
+            pickle.dump(self._chunk, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+            self._chunk = []
+
+    def chunks(self) -> Iterator[list[Entry]]:
+        """Every chunk in the order added (each up to ``CHUNK`` entries); may be read again."""
+        self._flush()
+        self._file.seek(0)
+        while True:
+            try:
+                yield pickle.load(self._file)
+            except EOFError:
+                return
+
+    def close(self) -> None:
+        self._file.close()
+
+
 @dataclass
 class _State:
     report: ImportReport
     default_host: str | None
+    sources: list[Source]
     only_host: str | None = None
+    host_records: list[HostRecord] = field(default_factory=list)
+    lessons: _Spool = field(default_factory=_Spool)
+    references: _Spool = field(default_factory=_Spool)
     hosts: dict[str, Host] = field(default_factory=dict)
     created_in_batch: set[str] = field(default_factory=set)
-    # One bytearray per source: the kind of line ``n`` at index ``n - 1``.
-    kinds: list[bytearray] = field(default_factory=list)
     # Sessions that gained exposures or corrections, and the lesson keys (recurrence.md) whose versions
     # were created or changed: only those need attributing again, not the whole host.
     changes: RecurrenceChanges = field(default_factory=RecurrenceChanges)
     # The entities whose counts (EntityCount) the batch may have moved: refreshed once, at its end.
     counts: CountChanges = field(default_factory=CountChanges)
+
+    def reset_writes(self, validated: ImportReport) -> None:
+        """Forget what a rolled-back write phase did: the report as validation left it, no cached rows."""
+        self.report = copy.deepcopy(validated)
+        self.hosts.clear()
+        self.created_in_batch.clear()
+        self.changes.clear()
+        self.counts.clear()
 
 
 def ingest_sources(
@@ -95,30 +169,98 @@ def ingest_sources(
     message), and with any error and no ``skip_invalid`` nothing is written. With ``only_host`` (a
     host-scoped API token), a valid record naming another host is an error of its line, listed in
     ``report.outside_host`` as ``"line N: host NAME"``, and nothing is written whatever
-    ``skip_invalid`` says. Recurrence is refreshed once, inside the transaction. spec: interchange.md.
+    ``skip_invalid`` says. A batch refused by validation never opens a write transaction (unless
+    ``dry_run``, whose report says what the valid lines would do). Recurrence is
+    refreshed once, inside the transaction. Raises ``IngestBusy`` (nothing written) when the database
+    keeps reporting a deadlock or a locked file. spec: interchange.md.
     """
     state = _State(
         report=ImportReport(dry_run=dry_run, skip_invalid=skip_invalid),
         default_host=default_host,
         only_host=only_host,
+        sources=sources,
     )
     try:
+        _pass_validate(state, progress)
+        # Refused by validation: no write transaction (a dry run still resolves, to report it all).
+        if state.report.outside_host_count or (state.report.error_count and not skip_invalid and not dry_run):
+            return state.report
+        validated = copy.deepcopy(state.report)
+        checkpoint("validated")
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                _write(state, progress)
+                break
+            except DatabaseError as exc:
+                what = _retryable(exc)
+                if what is None:
+                    raise
+                state.reset_writes(validated)
+                if attempt == WRITE_ATTEMPTS:
+                    raise IngestBusy(BUSY.format(what=what, n=attempt)) from None
+                delay = RETRY_BASE_SECONDS * 2 ** (attempt - 1)
+                time.sleep(delay * (0.5 + random.random()))
+        return state.report
+    finally:
+        state.lessons.close()
+        state.references.close()
+
+
+def _write(state: _State, progress: Progress | None) -> None:
+    """The write phase, in one transaction (rolled back for a dry run or a refused batch)."""
+    report = state.report
+    try:
         with transaction.atomic():
-            _pass_validate_hosts(state, sources, progress)
-            if state.report.outside_host_count:
-                raise _Rollback
-            _pass_typed(state, sources, progress, phase="lessons", kind=LESSON_LINE, apply=_apply_lessons)
-            _pass_typed(
-                state, sources, progress, phase="references", kind=REFERENCE_LINE, apply=_apply_references
-            )
-            if (state.report.error_count and not skip_invalid) or dry_run:
+            # The larger cache only while rows go in; the recurrence refresh reads with its own memory.
+            with _sqlite_page_cache(state.lessons.count + state.references.count):
+                for record in state.host_records:
+                    _apply_host(state, record)
+                _pass_lessons(state, progress)
+                checkpoint("lessons written")
+                _pass_references(state, progress)
+            if (report.error_count and not report.skip_invalid) or report.dry_run:
                 raise _Rollback
             _refresh_derived(state)
-            state.report.written = True
+            report.written = True
     except _Rollback:
         state.changes.clear()
         state.counts.clear()
-    return state.report
+
+
+SQLITE_CACHE_KIB = 32_768  # SQLite's page cache during a large write phase (its default is 2,000 KiB)
+SQLITE_CACHE_RECORDS = 10_000  # from this many records on
+
+
+@contextlib.contextmanager
+def _sqlite_page_cache(records: int) -> Iterator[None]:
+    """On SQLite, a larger page cache while the write phase of ``records`` records runs: the new rows land
+    at random places of each index (the identity keys are digests), and with the default 2 MiB cache most
+    of those index pages are read again from the file for every few rows (32 MiB: most of the gain of
+    64 MiB at 100,000 lines, for half the memory). The size is restored after."""
+    if connection.vendor != "sqlite" or records < SQLITE_CACHE_RECORDS:
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA cache_size")
+        before = cursor.fetchone()[0]
+        cursor.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA cache_size = {int(before)}")
+
+
+def _retryable(exc: DatabaseError) -> str | None:
+    """What a failure worth retrying was ("a deadlock", ...), or None for any other database error."""
+    code = getattr(exc.__cause__, "sqlstate", None) or getattr(exc.__cause__, "pgcode", None)
+    if code == "40P01":
+        return "a deadlock"
+    if code == "40001":
+        return "a serialization failure"
+    if isinstance(exc, OperationalError) and "database is locked" in str(exc):
+        return '"database is locked"'
+    return None
 
 
 def _refresh_derived(state: _State) -> None:
@@ -137,17 +279,16 @@ def _peek_type(text: str) -> str | None:
     return value.get("type") if isinstance(value, dict) and isinstance(value.get("type"), str) else None
 
 
-def _pass_validate_hosts(state: _State, sources: list[Source], progress: Progress | None) -> None:
+def _pass_validate(state: _State, progress: Progress | None) -> None:
+    """Parse every line once: count it, report its errors, keep its record (host records in memory, the
+    rest spooled). Reads no table and writes none."""
     report = state.report
-    for source in sources:
-        kinds = bytearray()
-        state.kinds.append(kinds)
+    for index, source in enumerate(state.sources):
         done = 0
         for number, text, size in iter_lines(source):
             done += size
             if progress and number % 1000 == 0:
                 progress("validate", done)
-            kinds.append(SKIP)
             if text is None:
                 report.lines += 1
                 report.add_error(LineError(source.name, number, "line", "not valid UTF-8"), None)
@@ -175,48 +316,47 @@ def _pass_validate_hosts(state: _State, sources: list[Source], progress: Progres
                 report.add_outside_host(f"line {number}: host {name}")
                 continue
             if isinstance(record, HostRecord):
-                _apply_host(state, record)
+                state.host_records.append(record)
+            elif isinstance(record, LessonRecord):
+                state.lessons.add((index, number, done, record))
             else:
-                kinds[-1] = LESSON_LINE if isinstance(record, LessonRecord) else REFERENCE_LINE
+                state.references.add((index, number, done, record))
         if progress:
             progress("validate", done)
 
 
-def _pass_typed(
+def _pass_spooled(
     state: _State,
-    sources: list[Source],
+    spool: _Spool,
     progress: Progress | None,
     *,
     phase: str,
-    kind: int,
-    apply: Callable[[_State, list[tuple[Source, int, int, Record]]], None],
+    apply: Callable[[_State, list[Entry]], None],
 ) -> None:
-    """Parse and apply, in chunks of ``CHUNK``, the lines that pass 1 noted as ``kind``."""
-    chunk: list[tuple[Source, int, int, Record]] = []
-    for index, source in enumerate(sources):
-        kinds = state.kinds[index]
-        done = 0
-        for number, text, size in iter_lines(source):
-            done += size
-            if progress and number % 1000 == 0:
-                progress(phase, done)
-            if kinds[number - 1] != kind:
-                continue
-            # Valid in pass 1, and parsing is deterministic: this cannot raise or give None.
-            record = parse_line(text, default_host=state.default_host)
-            chunk.append((source, index, number, record))
-            if len(chunk) >= CHUNK:
-                apply(state, chunk)
-                chunk = []
-        if progress:
-            progress(phase, done)
-    if chunk:
+    """Apply the spooled records of one kind, chunk by chunk, reporting progress as bytes of the sources."""
+    for chunk in spool.chunks():
         apply(state, chunk)
+        if progress:
+            progress(phase, chunk[-1][2])
 
 
-def _reject(state: _State, src: Source, index: int, number: int, rtype: str, fld: str, message: str) -> None:
-    state.kinds[index][number - 1] = SKIP
-    state.report.add_error(LineError(src.name, number, fld, message), rtype)
+def _pass_lessons(state: _State, progress: Progress | None) -> None:
+    _pass_spooled(state, state.lessons, progress, phase="lessons", apply=_apply_lessons)
+
+
+def _pass_references(state: _State, progress: Progress | None) -> None:
+    resolver = _Resolver(state)
+    _pass_spooled(
+        state,
+        state.references,
+        progress,
+        phase="references",
+        apply=lambda st, chunk: _apply_references(st, resolver, chunk),
+    )
+
+
+def _reject(state: _State, index: int, number: int, rtype: str, fld: str, message: str) -> None:
+    state.report.add_error(LineError(state.sources[index].name, number, fld, message), rtype)
 
 
 # --- hosts -------------------------------------------------------------------------------------
@@ -300,15 +440,14 @@ def _content(x: Lesson | LessonRecord) -> tuple[str, str, str]:
 
 
 def _refuse_other_content(
-    state: _State, where: tuple[Source, int, int], record: LessonRecord, holder: Lesson | LessonRecord
+    state: _State, where: tuple[int, int], record: LessonRecord, holder: Lesson | LessonRecord
 ) -> None:
     """A record whose given hash already names other content: refused, the first content kept (a hash is
     a content address, interchange.md "Text normalization and hashes"; a silent last-wins would lose it)."""
-    src, index, number = where
+    index, number = where
     entity = entity_label(holder.namespace, holder.subject)
     _reject(
         state,
-        src,
         index,
         number,
         "lesson",
@@ -317,78 +456,147 @@ def _refuse_other_content(
     )
 
 
-def _apply_lessons(state: _State, chunk: list[tuple[Source, int, int, Record]]) -> None:
+LESSON_ROWS = Table(
+    model=Lesson,
+    fields=(
+        "host_id",
+        "hash",
+        "namespace",
+        "subject",
+        "text",
+        "text_hash",
+        "created_at",
+        "status",
+        "kind",
+        "lesson_id",
+        "store",
+        "origin",
+        "superseded_by",
+        "consolidates",
+        "confidence",
+        "helpful",
+        "harmful",
+        "applied",
+        "tags",
+    ),
+)
+
+
+def _lesson_row(host_id: int, record: LessonRecord) -> tuple:
+    """A new lesson's row in ``LESSON_ROWS.fields`` order."""
+    return (
+        host_id,
+        record.hash,
+        record.namespace,
+        record.subject,
+        record.text,
+        text_hash(record.text),
+        record.created_at_ms,
+        record.status,
+        record.kind,
+        record.lesson_id,
+        record.store,
+        record.origin,
+        record.superseded_by,
+        list(record.consolidates),
+        record.confidence,
+        record.helpful,
+        record.harmful,
+        record.applied,
+        list(record.tags),
+    )
+
+
+def _apply_lessons(state: _State, chunk: list[Entry]) -> None:
     report = state.report
     by_host: dict[str, dict[str, LessonRecord]] = defaultdict(dict)
-    where: dict[tuple[str, str], tuple[Source, int, int]] = {}
-    for src, index, number, record in chunk:
+    where: dict[tuple[str, str], tuple[int, int]] = {}
+    for index, number, _done, record in chunk:
         assert isinstance(record, LessonRecord)
         earlier = by_host[record.host].get(record.hash)
         if earlier is not None:
             if _content(earlier) != _content(record):
-                _refuse_other_content(state, (src, index, number), record, earlier)
+                _refuse_other_content(state, (index, number), record, earlier)
                 continue
             report.count("lesson", "unchanged")  # the same lesson twice in one chunk: the last wins
         by_host[record.host][record.hash] = record
-        where[(record.host, record.hash)] = (src, index, number)
+        where[(record.host, record.hash)] = (index, number)
     for host_name, records in by_host.items():
         host = _host(state, host_name)
-        # Locked until the batch commits, so a reviewer's decision committing meanwhile is read (and holds)
-        # rather than overwritten; (created_at, hash) is the order the decision services lock in.
-        rows = Lesson.objects.filter(host=host, hash__in=list(records)).select_for_update()
-        existing = {lesson.hash: lesson for lesson in rows.order_by("created_at", "hash")}
+        # Read, not locked: a reviewer's decision committing meanwhile still wins, through the conditional
+        # status update below; rows this chunk does not change are never locked.
+        existing = {
+            lesson.hash: lesson for lesson in Lesson.objects.filter(host=host, hash__in=list(records))
+        }
+        checkpoint("lessons read")
         new = []
-        status_changed: dict[str, list[Lesson]] = defaultdict(list)
+        status_changed: dict[tuple[str, str | None], list[tuple[Lesson, str]]] = defaultdict(list)
         for h, record in records.items():
             lesson = existing.get(h)
             if lesson is not None and _content(lesson) != _content(record):
                 _refuse_other_content(state, where[(host_name, h)], record, lesson)
                 continue
             if lesson is None:
-                new.append(
-                    Lesson(
-                        host=host,
-                        hash=h,
-                        namespace=record.namespace,
-                        subject=record.subject,
-                        text=record.text,
-                        text_hash=text_hash(record.text),
-                        created_at=from_ms(record.created_at_ms),
-                        status=record.status,
-                        **_lesson_values(record),
-                    )
+                new.append(_lesson_row(host.id, record))
+                state.changes.keys[host.id].add(
+                    lesson_key(hash=h, store=record.store, lesson_id=record.lesson_id)
                 )
+                state.counts.add(host.id, record.namespace, record.subject)
                 continue
             if _update_lesson(state, lesson, record):
-                status_changed[record.status].append(lesson)
-        Lesson.objects.bulk_create(new, batch_size=CHUNK)
+                status_changed[(record.status, record.superseded_by)].append((lesson, host_name))
+        LESSON_ROWS.insert(new)
         report.count("lesson", "created", len(new))
-        state.changes.add_lessons(new)
-        state.counts.add_lessons(new)
-        for status, lessons in status_changed.items():
-            lesson_status_set(lessons=lessons, status=status, changes=state.changes, counts=state.counts)
+        for (status, superseded_by), pairs in status_changed.items():
+            lessons = [lesson for lesson, _name in pairs]
+            written = lesson_status_set_undecided(
+                lessons=lessons,
+                status=status,
+                superseded_by=superseded_by,
+                changes=state.changes,
+                counts=state.counts,
+            )
+            written_ids = {lesson.id for lesson in written}
+            _held_after_all(state, [p for p in pairs if p[0].id not in written_ids], status)
+
+
+def _held_after_all(state: _State, pairs: list[tuple[Lesson, str]], status: str) -> None:
+    """Lessons a reviewer decided after this chunk read them: counted held, not updated, with the status the
+    decision set."""
+    if not pairs:
+        return
+    now = dict(Lesson.objects.filter(id__in=[lesson.id for lesson, _n in pairs]).values_list("id", "status"))
+    for lesson, host_name in pairs:
+        lesson.status = now[lesson.id]
+        state.report.count("lesson", "updated", -1)
+        state.report.count("lesson", "held")
+        state.report.add_held(_held_text(lesson, host_name, status))
+
+
+def _held_text(lesson: Lesson, host_name: str, status: str) -> str:
+    return (
+        f"lesson {lesson.hash[:12]} on {host_name}: stays {lesson.status} "
+        f"(the source says {status}; a reviewer's decision is newer)"
+    )
 
 
 def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> bool:
-    """Write the record's changed fields to ``lesson``, except its status: True when the status is to
-    change (the caller sets the statuses of a chunk in one statement through the status service)."""
+    """Write the record's changed fields to ``lesson``, except its status and, with a status change, its
+    ``superseded_by``: True when the status is to change (the caller sets the statuses of a chunk through
+    the status service's conditional update, which a reviewer's decision wins)."""
     report = state.report
     changed = [f for f, v in _lesson_values(record).items() if getattr(lesson, f) != v]
     old_key = key_of(lesson)
     held = False
     if record.status != lesson.status:
+        # superseded_by belongs to the status: written with it (record's) or kept with a decision's.
+        changed = [f for f in changed if f != "superseded_by"]
         # A reviewer's decision newer than the record wins (interchange.md, "lesson"). A record carries no
         # time of its status change (created_at is when the lesson was written, and a host could send
         # any value), so every decision counts as newer: only another decision changes the status.
         if lesson.decided_at is not None:
             held = True
-            # superseded_by belongs to the status the decision set: clearing it would unlink the member
-            # from the consolidation that superseded it, and a rollback would no longer revive it.
-            changed = [f for f in changed if f != "superseded_by"]
-            report.add_held(
-                f"lesson {lesson.hash[:12]} on {record.host}: stays {lesson.status} "
-                f"(the source says {record.status}; a reviewer's decision is newer)"
-            )
+            report.add_held(_held_text(lesson, record.host, record.status))
         else:
             changed.append("status")
     fields = [f for f in changed if f != "status"]
@@ -406,40 +614,96 @@ def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> bool:
 # --- verdicts, exposures, corrections, drafts --------------------------------------------------
 
 
-class _Resolver:
-    """Looks up the lessons a chunk refers to, with one query per host and reference kind."""
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """What reference resolution needs of a stored lesson version (not a whole ``Lesson`` row)."""
 
-    def __init__(self, state: _State, records: Iterable[Record]):
+    id: int
+    host_id: int
+    hash: str
+    namespace: str
+    subject: str
+    text_hash: str
+    status: str
+    created_at: object  # an aware datetime
+    store: str | None
+    lesson_id: str | None
+
+    @property
+    def is_live(self) -> bool:
+        return self.status == Lesson.Status.LIVE
+
+
+_STORED_FIELDS = (
+    "id",
+    "host_id",
+    "hash",
+    "namespace",
+    "subject",
+    "text_hash",
+    "status",
+    "created_at",
+    "store",
+    "lesson_id",
+)
+RESOLVER_CACHE = 200_000  # lessons remembered across chunks before the cache starts afresh
+
+
+class _Resolver:
+    """Looks up the lessons the reference records refer to: per chunk, one query per host and reference
+    kind for what earlier chunks did not already find. The lessons cannot change during the references
+    pass (it writes no lesson), so what was found, or found missing, is remembered across chunks."""
+
+    def __init__(self, state: _State):
+        self.state = state
+        self.by_hash: dict[tuple[str, str], _Stored | None] = {}
+        self.versions: dict[tuple[str, str, str], list[_Stored]] = {}
+
+    def load(self, records: Iterable[Record]) -> None:
+        """Fetch what ``records`` refer to that is not known yet."""
+        if len(self.by_hash) + len(self.versions) > RESOLVER_CACHE:
+            self.by_hash.clear()
+            self.versions.clear()
         hashes: dict[str, set[str]] = defaultdict(set)
         ids: dict[str, set[tuple[str, str]]] = defaultdict(set)
         for r in records:
             ref = getattr(r, "lesson", None)
             if ref is not None:
                 if ref.hash:
-                    hashes[r.host].add(ref.hash)
-                else:
+                    if (r.host, ref.hash) not in self.by_hash:
+                        hashes[r.host].add(ref.hash)
+                elif (r.host, ref.store, ref.lesson_id) not in self.versions:
                     ids[r.host].add((ref.store, ref.lesson_id))
             if isinstance(r, DraftRecord):
-                hashes[r.host].update(r.supersedes)
-        self.by_hash: dict[tuple[str, str], Lesson] = {}
-        self.versions: dict[tuple[str, str, str], list[Lesson]] = defaultdict(list)
+                hashes[r.host].update(h for h in r.supersedes if (r.host, h) not in self.by_hash)
+        state = self.state
         for host_name in set(hashes) | set(ids):
             host = state.hosts.get(host_name) or Host.objects.filter(name=host_name).first()
             if host is None:
+                self.by_hash.update(dict.fromkeys(((host_name, h) for h in hashes[host_name]), None))
+                self.versions.update({(host_name, *pair): [] for pair in ids[host_name]})
                 continue
             state.hosts[host_name] = host
-            for lesson in Lesson.objects.filter(host=host, hash__in=list(hashes[host_name])):
-                self.by_hash[(host_name, lesson.hash)] = lesson
+            wanted = hashes[host_name]
+            if wanted:
+                self.by_hash.update(dict.fromkeys(((host_name, h) for h in wanted), None))
+                for row in Lesson.objects.filter(host=host, hash__in=list(wanted)).values_list(
+                    *_STORED_FIELDS
+                ):
+                    self.by_hash[(host_name, row[2])] = _Stored(*row)
             pairs = ids[host_name]
             if pairs:
-                lesson_ids = {lid for _store, lid in pairs}
-                for lesson in Lesson.objects.filter(host=host, lesson_id__in=list(lesson_ids)):
-                    if (lesson.store, lesson.lesson_id) in pairs:
-                        self.versions[(host_name, lesson.store, lesson.lesson_id)].append(lesson)
-        for versions in self.versions.values():
-            versions.sort(key=lambda v: (v.created_at, v.hash))
+                found: dict[tuple[str, str, str], list[_Stored]] = {(host_name, *pair): [] for pair in pairs}
+                lesson_ids = sorted({lid for _store, lid in pairs})
+                rows = Lesson.objects.filter(host=host, lesson_id__in=lesson_ids).values_list(*_STORED_FIELDS)
+                for row in rows:
+                    stored = _Stored(*row)
+                    found.setdefault((host_name, stored.store, stored.lesson_id), []).append(stored)
+                for versions in found.values():
+                    versions.sort(key=lambda v: (v.created_at, v.hash))
+                self.versions.update(found)
 
-    def lesson(self, host: str, ref) -> Lesson | None:
+    def lesson(self, host: str, ref) -> _Stored | None:
         """The version a verdict names: by hash; by store + id the live version, else the newest."""
         if ref.hash:
             return self.by_hash.get((host, ref.hash))
@@ -448,7 +712,7 @@ class _Resolver:
             return None
         return current_version(versions, live=lambda v: v.is_live, newest=lambda v: (v.created_at, v.hash))
 
-    def version_at(self, host: str, ref, shown_at_ms: int) -> Lesson | None:
+    def version_at(self, host: str, ref, shown_at_ms: int) -> _Stored | None:
         """The version current at ``shown_at``: the newest created at or before it, else the current one."""
         if ref.hash:
             return self.by_hash.get((host, ref.hash))
@@ -456,7 +720,7 @@ class _Resolver:
         earlier = [v for v in versions if to_ms(v.created_at) <= shown_at_ms]
         return earlier[-1] if earlier else self.lesson(host, ref)
 
-    def same_key_with_text(self, host: str, anchor: Lesson, digest: str) -> Lesson | None:
+    def same_key_with_text(self, host: str, anchor: _Stored, digest: str) -> _Stored | None:
         if anchor.lesson_id is None:
             return anchor if anchor.text_hash == digest else None
         for v in self.versions.get((host, anchor.store, anchor.lesson_id), []):
@@ -469,38 +733,27 @@ def _digest(*parts: object) -> str:
     return sha256_hex("\u001f".join("" if p is None else str(p) for p in parts))
 
 
-def _apply_references(state: _State, chunk: list[tuple[Source, int, int, Record]]) -> None:
-    resolver = _Resolver(state, [r for *_rest, r in chunk])
+NO_LESSON = "no {ref} on host {host} in this batch or the database"
+
+
+def _apply_references(state: _State, resolver: _Resolver, chunk: list[Entry]) -> None:
+    resolver.load(r for *_rest, r in chunk)
     verdicts, exposures, corrections = [], [], []
     texts: list[ShownTextItem] = []
-    for src, index, number, record in chunk:
+    for index, number, _done, record in chunk:
         if isinstance(record, VerdictRecord):
             lesson = resolver.lesson(record.host, record.lesson)
             if lesson is None:
-                _reject(
-                    state,
-                    src,
-                    index,
-                    number,
-                    "verdict",
-                    "verdict.lesson",
-                    f"no {record.lesson.describe()} on host {record.host} in this batch or the database",
-                )
+                message = NO_LESSON.format(ref=record.lesson.describe(), host=record.host)
+                _reject(state, index, number, "verdict", "verdict.lesson", message)
                 continue
             key = _digest(record.metric, record.horizon_ms, record.measured_at_ms)
             verdicts.append((lesson, key, record))
         elif isinstance(record, ExposureRecord):
             lesson = resolver.version_at(record.host, record.lesson, record.shown_at_ms)
             if lesson is None:
-                _reject(
-                    state,
-                    src,
-                    index,
-                    number,
-                    "exposure",
-                    "exposure.lesson",
-                    f"no {record.lesson.describe()} on host {record.host} in this batch or the database",
-                )
+                message = NO_LESSON.format(ref=record.lesson.describe(), host=record.host)
+                _reject(state, index, number, "exposure", "exposure.lesson", message)
                 continue
             digest = record.text_hash or lesson.text_hash
             shown = resolver.same_key_with_text(record.host, lesson, digest)
@@ -512,84 +765,114 @@ def _apply_references(state: _State, chunk: list[tuple[Source, int, int, Record]
         elif isinstance(record, CorrectionRecord):
             corrections.append((_host(state, record.host), _digest(record.identity), record))
         elif isinstance(record, DraftRecord):
-            _apply_draft(state, resolver, src, index, number, record)
+            _apply_draft(state, resolver, index, number, record)
     _write_verdicts(state, verdicts)
     _write_exposures(state, exposures)
     state.changes.sessions.update(shown_texts_keep(texts))
     _write_corrections(state, corrections)
 
 
-def _verdict_row(item: tuple[Lesson, str, VerdictRecord]) -> Verdict:
+def _verdict_row(item: tuple[_Stored, str, VerdictRecord]) -> tuple:
     lesson, key, record = item
-    return Verdict(
-        host_id=lesson.host_id,
-        lesson=lesson,
-        key=key,
-        verdict=record.verdict,
-        metric=record.metric,
-        baseline=record.baseline,
-        current=record.current,
-        horizon_ms=record.horizon_ms,
-        measured_at=from_ms(record.measured_at_ms),
+    return (
+        lesson.host_id,
+        lesson.id,
+        key,
+        record.verdict,
+        record.metric,
+        record.baseline,
+        record.current,
+        record.horizon_ms,
+        record.measured_at_ms,
     )
 
 
-def _exposure_row(item: tuple) -> Exposure:
+def _exposure_row(item: tuple) -> tuple:
     host_id, shown, lkey, digest, key, record = item
-    return Exposure(
-        host_id=host_id,
-        session=record.session,
-        lesson_key=lkey,
-        lesson=shown,
-        text_hash=digest,
-        shown_at=from_ms(record.shown_at_ms),
-        tier=record.tier,
-        key=key,
+    return (
+        host_id,
+        record.session,
+        lkey,
+        shown.id if shown is not None else None,
+        digest,
+        record.shown_at_ms,
+        record.tier,
+        key,
     )
 
 
-def _correction_row(item: tuple[Host, str, CorrectionRecord]) -> Correction:
+def _correction_row(item: tuple[Host, str, CorrectionRecord]) -> tuple:
     host, key, record = item
-    return Correction(
-        host=host,
-        session=record.session,
-        ext_id=record.id,
-        key=key,
-        kind=record.kind,
-        text=record.text,
-        text_hash=text_hash(record.text),
-        corrected_at=from_ms(record.corrected_at_ms),
-        turn_started_at=from_ms(record.turn_started_at_ms) if record.turn_started_at_ms is not None else None,
+    return (
+        host.id,
+        record.session,
+        record.id,
+        key,
+        record.kind,
+        record.text,
+        text_hash(record.text),
+        record.corrected_at_ms,
+        record.turn_started_at_ms,
     )
 
 
+VERDICT_TABLE = Table(
+    model=Verdict,
+    fields=(
+        "host_id",
+        "lesson_id",
+        "key",
+        "verdict",
+        "metric",
+        "baseline",
+        "current",
+        "horizon_ms",
+        "measured_at",
+    ),
+)
+EXPOSURE_TABLE = Table(
+    model=Exposure,
+    fields=("host_id", "session", "lesson_key", "lesson_id", "text_hash", "shown_at", "tier", "key"),
+)
+CORRECTION_TABLE = Table(
+    model=Correction,
+    fields=(
+        "host_id",
+        "session",
+        "ext_id",
+        "key",
+        "kind",
+        "text",
+        "text_hash",
+        "corrected_at",
+        "turn_started_at",
+    ),
+)
 # Verdicts are identified per lesson, exposures and corrections per host (by their ``key`` digest).
-VERDICT_ROWS = RowKind(rtype="verdict", model=Verdict, scope="lesson_id", build=_verdict_row)
-EXPOSURE_ROWS = RowKind(rtype="exposure", model=Exposure, scope="host_id", build=_exposure_row)
-CORRECTION_ROWS = RowKind(rtype="correction", model=Correction, scope="host_id", build=_correction_row)
+VERDICT_ROWS = RowKind(rtype="verdict", table=VERDICT_TABLE, scope="lesson_id", build=_verdict_row)
+EXPOSURE_ROWS = RowKind(rtype="exposure", table=EXPOSURE_TABLE, scope="host_id", build=_exposure_row)
+CORRECTION_ROWS = RowKind(rtype="correction", table=CORRECTION_TABLE, scope="host_id", build=_correction_row)
 
 
-def _write_verdicts(state: _State, items: list[tuple[Lesson, str, VerdictRecord]]) -> None:
+def _write_verdicts(state: _State, items: list[tuple[_Stored, str, VerdictRecord]]) -> None:
     rows = [(lesson.id, key, (lesson, key, record)) for lesson, key, record in items]
-    new = insert_new_rows(report=state.report, kind=VERDICT_ROWS, items=rows, batch_size=CHUNK)
+    new = insert_new_rows(report=state.report, kind=VERDICT_ROWS, items=rows)
     lesson_latest_verdict_refresh(lesson_ids=[lesson.id for lesson, _k, _r in new], counts=state.counts)
 
 
 def _write_exposures(state: _State, items: list) -> None:
     rows = [(item[0], item[4], item) for item in items]  # (host_id, key, item)
-    new = insert_new_rows(report=state.report, kind=EXPOSURE_ROWS, items=rows, batch_size=CHUNK)
+    new = insert_new_rows(report=state.report, kind=EXPOSURE_ROWS, items=rows)
     state.changes.sessions.update((host_id, record.session) for host_id, *_rest, record in new)
 
 
 def _write_corrections(state: _State, items: list[tuple[Host, str, CorrectionRecord]]) -> None:
     rows = [(host.id, key, (host, key, record)) for host, key, record in items]
-    new = insert_new_rows(report=state.report, kind=CORRECTION_ROWS, items=rows, batch_size=CHUNK)
+    new = insert_new_rows(report=state.report, kind=CORRECTION_ROWS, items=rows)
     state.changes.sessions.update((host.id, record.session) for host, _k, record in new)
 
 
-def _apply_draft(
-    state: _State, resolver: _Resolver, src: Source, index: int, number: int, record: DraftRecord
-) -> None:
+def _apply_draft(state: _State, resolver: _Resolver, index: int, number: int, record: DraftRecord) -> None:
     for position, h in enumerate(record.supersedes):
         lesson = resolver.by_hash.get((record.host, h))
         if lesson is None:
@@ -601,7 +884,7 @@ def _apply_draft(
             )
         else:
             continue
-        _reject(state, src, index, number, "draft", f"draft.supersedes[{position}]", problem)
+        _reject(state, index, number, "draft", f"draft.supersedes[{position}]", problem)
         return
     host = _host(state, record.host)
     values = {

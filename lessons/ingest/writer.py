@@ -1,48 +1,127 @@
-"""The one writer of ingest's append-only rows (verdicts, exposures, corrections): insert the rows whose
-identity is new, count the others unchanged. spec: interchange.md ("Identity and idempotence").
+"""The row writers of ingest: plain ``executemany`` INSERTs of typed rows (lessons, verdicts, exposures,
+corrections), and the one writer of the append-only rows (insert the rows whose identity is new, count
+the others unchanged). spec: interchange.md ("Identity and idempotence").
+
+Why not ``bulk_create``: building its SQL costs about five times the database's own execute (the
+per-object, per-field preparation). Here each column's value is adapted once per row by a function
+chosen once per call, and every chunk is one prepared statement run for all its rows (psycopg 3
+pipelines an ``executemany`` on PostgreSQL). Column names come from the model, never from input.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Generic, TypeVar
 
-from django.db.models import Model
+from django.db import connection
+from django.db.models import DateTimeField, JSONField, Model
+from django.utils import timezone
 
+from lessons.core.text import from_ms
 from lessons.ingest.report import ImportReport
 
 T = TypeVar("T")
+_NAIVE_EPOCH = datetime(1970, 1, 1)
+
+
+def _ms_adapter() -> Callable[[int | None], object]:
+    """Epoch milliseconds (or None) to what the database stores for a ``DateTimeField``.
+
+    SQLite stores Django's ``str()`` of the naive UTC datetime; computing it from the milliseconds is
+    the same text without ``make_naive`` per value. Other databases take the aware datetime.
+    """
+    if connection.vendor == "sqlite" and connection.timezone == UTC:
+
+        def sqlite(ms: int | None) -> object:
+            return None if ms is None else str(_NAIVE_EPOCH + timedelta(milliseconds=ms))
+
+        return sqlite
+    adapt = connection.ops.adapt_datetimefield_value
+
+    def other(ms: int | None) -> object:
+        return None if ms is None else adapt(from_ms(ms))
+
+    return other
+
+
+@dataclass(frozen=True)
+class Table:
+    """A model's INSERT: ``fields`` are the columns each row gives, in order (``DateTimeField`` values as
+    epoch milliseconds, ``JSONField`` values as Python lists); every other concrete field except the
+    primary key gets its default once per statement (``auto_now`` / ``auto_now_add``: now)."""
+
+    model: type[Model]
+    fields: tuple[str, ...]
+
+    def insert(self, rows: Sequence[Sequence[object]]) -> int:
+        """INSERT ``rows`` (each matching ``fields``) with one ``executemany``; returns how many."""
+        if not rows:
+            return 0
+        meta = self.model._meta
+        given = [meta.get_field(name) for name in self.fields]
+        ms = _ms_adapter()
+        adapters: list[Callable | None] = []
+        for f in given:
+            if isinstance(f, DateTimeField):
+                adapters.append(ms)
+            elif isinstance(f, JSONField):
+                adapters.append(lambda v, f=f: f.get_db_prep_save(v, connection))
+            else:
+                adapters.append(None)
+        now = timezone.now()
+        constants = []
+        for f in meta.concrete_fields:
+            if f.primary_key or f.name in self.fields or f.attname in self.fields:
+                continue
+            auto = isinstance(f, DateTimeField) and (f.auto_now or f.auto_now_add)
+            value = now if auto else f.get_default()
+            constants.append((f, f.get_db_prep_save(value, connection)))
+        columns = [f.column for f in given] + [f.column for f, _v in constants]
+        tail = tuple(v for _f, v in constants)
+        quote = connection.ops.quote_name
+        sql = (
+            f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(c) for c in columns)}) "
+            f"VALUES ({', '.join(['%s'] * len(columns))})"
+        )
+        plain = all(a is None for a in adapters)
+        params = [
+            (*row, *tail)
+            if plain
+            else (*(v if a is None else a(v) for a, v in zip(adapters, row, strict=True)), *tail)
+            for row in rows
+        ]
+        with connection.cursor() as cursor:
+            cursor.executemany(sql, params)
+        return len(params)
 
 
 @dataclass(frozen=True)
 class RowKind(Generic[T]):
-    """An append-only row type: its record type in the report (``rtype``), its ``model``, the column
+    """An append-only row type: its record type in the report (``rtype``), its ``table``, the column
     that with ``key`` identifies a row (``scope``: ``lesson_id`` or ``host_id``), and ``build``, which
-    makes the row of an item."""
+    makes the row (a tuple in ``table.fields`` order) of an item."""
 
     rtype: str
-    model: type[Model]
+    table: Table
     scope: str
-    build: Callable[[T], Model]
+    build: Callable[[T], tuple]
 
 
 def insert_new_rows(
-    *, report: ImportReport, kind: RowKind[T], items: Sequence[tuple[int, str, T]], batch_size: int
+    *, report: ImportReport, kind: RowKind[T], items: Sequence[tuple[int, str, T]]
 ) -> list[T]:
     """Insert a row for each ``(scope id, key, item)`` whose identity ``(scope id, key)`` is neither
     stored nor earlier in ``items``; returns those items, in order.
 
-    One query reads the stored identities, then one ``bulk_create`` per ``batch_size`` rows. Counts
-    ``kind.rtype`` as ``created`` or ``unchanged`` in ``report``.
+    One query reads the stored identities (``_stored_identities``), then one ``executemany`` writes the
+    new rows (the caller keeps ``items`` under the database's parameter limit). Counts ``kind.rtype``
+    as ``created`` or ``unchanged`` in ``report``.
     """
     if not items:
         return []
-    existing = set(
-        kind.model.objects.filter(
-            **{f"{kind.scope}__in": {s for s, _k, _i in items}, "key__in": {k for _s, k, _i in items}}
-        ).values_list(kind.scope, "key")
-    )
+    existing = _stored_identities(kind, {s for s, _k, _i in items}, {k for _s, k, _i in items})
     new = []
     for scope_id, key, item in items:
         if (scope_id, key) in existing:
@@ -50,6 +129,22 @@ def insert_new_rows(
             continue
         existing.add((scope_id, key))
         new.append(item)
-    kind.model.objects.bulk_create([kind.build(item) for item in new], batch_size=batch_size)
+    kind.table.insert([kind.build(item) for item in new])
     report.count(kind.rtype, "created", len(new))
     return new
+
+
+def _stored_identities(kind: RowKind, scopes: set[int], keys: set[str]) -> set[tuple[int, str]]:
+    """The ``(scope id, key)`` pairs stored among ``scopes`` x ``keys``: one plain SELECT (a queryset's
+    ``__in`` lookups prepare every value one by one, which costs more than the query here)."""
+    meta = kind.table.model._meta
+    quote = connection.ops.quote_name
+    scope = quote(meta.get_field(kind.scope).column)
+    sql = (
+        f"SELECT {scope}, {quote(meta.get_field('key').column)} FROM {quote(meta.db_table)} "
+        f"WHERE {scope} IN ({', '.join(['%s'] * len(scopes))}) "
+        f"AND {quote(meta.get_field('key').column)} IN ({', '.join(['%s'] * len(keys))})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*scopes, *keys])
+        return {(row[0], row[1]) for row in cursor.fetchall()}

@@ -251,11 +251,10 @@ def _stale_keys(host_id: int, keys: Iterable[LessonKey]) -> set[LessonKey]:
             "lesson_id", flat=True
         )
     )
-    return {
-        key
-        for key, version in current.items()
-        if (with_rows & {v.id for v in versions if v.key == key}) != {version.id}
-    }
+    ids_of: dict[LessonKey, set[int]] = defaultdict(set)
+    for v in versions:
+        ids_of[v.key].add(v.id)
+    return {key for key, version in current.items() if (with_rows & ids_of[key]) != {version.id}}
 
 
 def _sessions_shown(host_id: int, keys: set[LessonKey]) -> set[str]:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Final
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from lessons.models import Lesson
@@ -72,6 +72,65 @@ def lesson_status_set(
         changes.add_lessons(lessons)
     else:
         recurrence_after_commit(lessons=lessons)
+
+
+def lesson_status_set_undecided(
+    *,
+    lessons: Sequence[Lesson],
+    status: str,
+    superseded_by: str | None | _Keep = KEEP,
+    changes: RecurrenceChanges,
+    counts: CountChanges,
+) -> list[Lesson]:
+    """Set ``status`` (and ``superseded_by`` unless ``KEEP``) of those ``lessons`` no reviewer has decided
+    (``decided_at IS NULL`` when the row is written): an import's status never undoes a decision, even
+    one committed after the import read the lesson. Returns the lessons changed; the others are left as
+    they are (the caller reports them held). spec: interchange.md, "lesson" (a reviewer's decision wins).
+
+    A conditional write, not lock-then-check: one ``UPDATE ... WHERE decided_at IS NULL RETURNING id`` per
+    ``UPDATE_CHUNK`` lessons. On PostgreSQL the rows are locked by a sub-select in (host, hash) order
+    ``FOR NO KEY UPDATE`` (so two writers never deadlock on them, and the foreign-key checks of other
+    inserts are not blocked), and the condition is re-checked on the row a concurrent decision
+    committed. On SQLite the write transaction already excludes every other writer. The keys of the
+    changed lessons go to ``changes``, their entities to ``counts`` (the caller's one refresh). Run
+    inside a transaction.
+    """
+    now = timezone.now()
+    values: dict[str, object] = {"status": status, "updated_at": now}
+    if not isinstance(superseded_by, _Keep):
+        values["superseded_by"] = superseded_by
+    meta = Lesson._meta
+    quote = connection.ops.quote_name
+    table = quote(meta.db_table)
+    sets = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in values)
+    params = [meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
+    decided, pk = quote(meta.get_field("decided_at").column), quote(meta.pk.column)
+    by_id = {lesson.id: lesson for lesson in lessons}
+    ids = sorted(by_id)
+    changed: list[Lesson] = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), UPDATE_CHUNK):
+            chunk = ids[start : start + UPDATE_CHUNK]
+            marks = ", ".join(["%s"] * len(chunk))
+            if connection.vendor == "postgresql":
+                host, digest = quote(meta.get_field("host").column), quote(meta.get_field("hash").column)
+                where = (
+                    f"{pk} IN (SELECT {pk} FROM {table} WHERE {pk} IN ({marks}) AND {decided} IS NULL "
+                    f"ORDER BY {host}, {digest} FOR NO KEY UPDATE)"
+                )
+            else:
+                where = f"{pk} IN ({marks})"
+            cursor.execute(
+                f"UPDATE {table} SET {sets} WHERE {where} AND {decided} IS NULL RETURNING {pk}",
+                [*params, *chunk],
+            )
+            changed.extend(by_id[row[0]] for row in cursor.fetchall())
+    for lesson in changed:
+        for name, value in values.items():
+            setattr(lesson, name, value)
+    changes.add_lessons(changed)
+    counts.add_lessons(changed)
+    return changed
 
 
 def recurrence_after_commit(*, lessons: Iterable[Lesson]) -> None:

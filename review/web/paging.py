@@ -83,6 +83,8 @@ class BoundedPaginator(LazyPaginator):
 
     def is_last_page(self, number: int) -> bool:
         return super().is_last_page(number) if self.count_capped else number == self.num_pages
+
+
 # --- keyset paging -------------------------------------------------------------------------------------
 
 

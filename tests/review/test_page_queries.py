@@ -96,7 +96,9 @@ def test_the_hosts_page_takes_the_same_queries_for_2_and_12_hosts(entity, client
     assert (small, queries_of(client, "/hosts/")) == (HOSTS_QUERIES, HOSTS_QUERIES)
 
 
-@pytest.mark.parametrize("query", ["", "host=beta", "page=2&per_page=5&sort=actor", "reason_code=other&from=2026-01-01"])
+@pytest.mark.parametrize(
+    "query", ["", "host=beta", "page=2&per_page=5&sort=actor", "reason_code=other&from=2026-01-01"]
+)
 def test_a_log_of_10_and_of_300_decisions_takes_the_same_queries(
     client, viewer, two_hosts, budget_steps, query
 ):

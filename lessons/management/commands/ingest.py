@@ -6,7 +6,7 @@ import json
 import sys
 
 from lessons.core.interchange import HOST_NAME
-from lessons.ingest.passes import ingest_sources
+from lessons.ingest.passes import IngestBusy, ingest_sources
 from lessons.ingest.reading import file_source, spooled_source
 from lessons.management.base import Command as BaseCommand
 from lessons.management.base import UsageError
@@ -37,14 +37,17 @@ class Command(BaseCommand):
                 sources.append(file_source(path))
             except OSError as exc:
                 self.fail(f"{path}: cannot read: {exc.strerror or exc}")
-        with progress_bar(sources, stream=self.stderr._out) as progress:
-            report = ingest_sources(
-                sources=sources,
-                default_host=host,
-                skip_invalid=skip_invalid,
-                dry_run=dry_run,
-                progress=progress,
-            )
+        try:
+            with progress_bar(sources, stream=self.stderr._out) as progress:
+                report = ingest_sources(
+                    sources=sources,
+                    default_host=host,
+                    skip_invalid=skip_invalid,
+                    dry_run=dry_run,
+                    progress=progress,
+                )
+        except IngestBusy as exc:  # a deadlock or a locked database that outlasted the retries
+            self.fail(str(exc))
         for line in report.error_lines():
             self.stderr.write(line)
         for note in report.notes + report.held:

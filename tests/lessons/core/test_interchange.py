@@ -295,3 +295,24 @@ def test_every_problem_of_one_record_is_listed():
         "lesson.created_at: required",
         'lesson.status: expected one of live, retracted, superseded, got "x"',
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        # Upper-case hex, a key, and an escaped backslash before the escape: each still searched.
+        (json.dumps({**LESSON, "text": "PLACEHOLDER"}).replace("PLACEHOLDER", "\\uDBFF"), "lesson.text"),
+        (json.dumps(LESSON)[:-1] + ', "\\udc00": 1}', "json"),
+        (json.dumps({**LESSON, "text": "PLACEHOLDER"}).replace("PLACEHOLDER", "\\\\\\ud800"), "lesson.text"),
+    ],
+)
+def test_the_surrogate_search_is_skipped_only_where_no_surrogate_can_be(line, field):
+    with pytest.raises(RecordError) as exc:
+        parse_line(line)
+    assert [e.field for e in exc.value.errors][:1] == [field]
+    assert "lone surrogate" in exc.value.errors[0].message
+
+
+def test_an_escaped_backslash_before_ud800_is_text_not_a_surrogate():
+    record = parse_line(json.dumps({**LESSON, "text": "A \\ud800 rule."}))  # JSON: "A \\ud800 rule."
+    assert record.text == "A \\ud800 rule."
