@@ -77,7 +77,9 @@ class Decision(models.Model):
             models.Index(fields=["host", "seq"], name="decision_host_seq"),
             models.Index(fields=["actor", "seq"], name="decision_actor_seq"),
             models.Index(fields=["action", "seq"], name="decision_action_seq"),
-            models.Index(fields=["host", "lesson_hash"], name="decision_lesson"),
+            # seq last: "the latest decision on a lesson" (the pile's restorable members, a correlated
+            # subquery per member) is one index seek, not a walk of the host's whole log.
+            models.Index(fields=["host", "lesson_hash", "seq"], name="decision_lesson_seq"),
             models.Index(fields=["host", "draft_id"], name="decision_draft"),
             # The log's batch filter and its links (issue 12, finding 10).
             models.Index(fields=["batch", "seq"], name="decision_batch_seq"),
