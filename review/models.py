@@ -143,7 +143,7 @@ class ImportJob(models.Model):
     in that pass; ``heartbeat_at`` is when the running attempt last reported. ``report``: the import
     report (``ImportReport.as_dict()``, plus the importer's lines for a zip) once finished; ``error``: one
     line when the job failed. ``attempt`` counts runs; only the current attempt may finish the job.
-    Times are UTC. The payload is dropped once a job that wrote finishes (a dry run keeps it, so that
+    Times are UTC. The payload is dropped once a job finishes (a successful dry run keeps it, so that
     the same zip can be imported for real without choosing it again).
     """
 

@@ -142,8 +142,8 @@ def job_run(job_id: int) -> ImportJob | None:
     }
     if job.kind == ImportJob.Kind.API and state == State.SUCCEEDED:
         finish["lines_done"] = job.lines_total
-    if state == State.SUCCEEDED and report and report.get("written"):
-        finish["payload"] = None  # written: nothing to run again; a dry run keeps its zip
+    if not (state == State.SUCCEEDED and job.options.get("dry_run")):
+        finish["payload"] = None  # finished: nothing to run again; a dry run keeps its zip to import it
     ImportJob.objects.filter(pk=job_id, attempt=attempt).update(**finish)
     return ImportJob.objects.get(pk=job_id)
 
