@@ -6,7 +6,7 @@ whole batch, or "database is locked" and a traceback:
 
 - ``LockWaitMiddleware`` bounds the wait of every write request (not GET/HEAD/OPTIONS) to
   ``settings.WEB_LOCK_TIMEOUT_SECONDS``: PostgreSQL ``SET lock_timeout``, SQLite ``PRAGMA busy_timeout``,
-  both restored after the request (the task worker and the commands keep the longer waits of the
+  on the request's connection when it opens (no connection is opened for it), restored after the request (the task worker and the commands keep the longer waits of the
   settings);
 - a lock timeout, a deadlock or a serialization failure that reaches a view (``process_exception``) or
   Django's ``handler500`` (``busy_response``) is answered 503 with ``Retry-After`` and one clear sentence:
@@ -18,9 +18,12 @@ whole batch, or "database is locked" and a traceback:
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection
+from django.db.backends.signals import connection_created
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
 
@@ -68,25 +71,36 @@ def busy_response(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _wait_statement(seconds: float | None) -> str | None:
-    if connection.vendor == "postgresql":
+def _wait_statement(db, seconds: float | None) -> str | None:
+    if db.vendor == "postgresql":
         return "RESET lock_timeout" if seconds is None else f"SET lock_timeout = '{int(seconds * 1000)}ms'"
-    if connection.vendor == "sqlite":
+    if db.vendor == "sqlite":
         if seconds is None:
             seconds = settings.DATABASES["default"].get("OPTIONS", {}).get("timeout", 5)
         return f"PRAGMA busy_timeout = {int(seconds * 1000)}"
     return None
 
 
-def _set_wait(seconds: float | None) -> None:
-    statement = _wait_statement(seconds)
-    if statement is None or connection.in_atomic_block:
+def _set_wait(db, seconds: float | None) -> None:
+    statement = _wait_statement(db, seconds)
+    if statement is None:
         return
     try:
-        with connection.cursor() as cursor:
+        with db.cursor() as cursor:
             cursor.execute(statement)
     except DatabaseError:  # the database away: the request's own queries will say so
         pass
+
+
+# Set for the length of a write request: a connection opened meanwhile gets the short wait at once.
+_web_write: ContextVar[bool] = ContextVar("web_write", default=False)
+
+
+@receiver(connection_created)
+def _bound_new_connection(sender, connection, **kwargs) -> None:
+    if _web_write.get() and connection.alias == "default":
+        _set_wait(connection, settings.WEB_LOCK_TIMEOUT_SECONDS)
+        connection.web_lock_wait = True
 
 
 class LockWaitMiddleware:
@@ -99,12 +113,16 @@ class LockWaitMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.method in SAFE_METHODS:
             return self.get_response(request)
-        _set_wait(settings.WEB_LOCK_TIMEOUT_SECONDS)
+        # Connections are not kept between requests (conn_max_age=0, config/settings.py): the request's
+        # connection opens inside it and gets the short wait then (``_bound_new_connection``).
+        token = _web_write.set(True)
         try:
             return self.get_response(request)
         finally:
-            if connection.connection is not None:
-                _set_wait(None)
+            _web_write.reset(token)
+            if getattr(connection, "web_lock_wait", False) and connection.connection is not None:
+                _set_wait(connection, None)
+            connection.web_lock_wait = False
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if is_lock_timeout(exception):
