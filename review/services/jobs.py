@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -286,6 +287,10 @@ class JobProgress:
     ``heartbeat_at``, through a connection of its own (autocommit). A write that would have to wait for a
     lock is skipped (SQLite: timeout 0; PostgreSQL: ``lock_timeout`` 100 ms)."""
 
+    # Observers of every job's progress, called with (job id, phase, lines read in that pass) in the
+    # worker, inside the ingest: the concurrency acceptance test and bench/concurrency_bench.py act there.
+    listeners: list[Callable[[int, str, int], None]] = []
+
     def __init__(self, job: ImportJob):
         self.job_id = job.pk
         self.counter = _Counter()
@@ -303,6 +308,8 @@ class JobProgress:
         self._write({"lines_total": lines}, force=True)
 
     def __call__(self, phase: str, done_bytes: int) -> None:
+        for listener in self.listeners:
+            listener(self.job_id, phase, self.counter.lines)
         self._write({"phase": phase, "lines_done": min(self.counter.lines, self.lines_total or self.counter.lines)})
 
     def _write(self, values: dict, *, force: bool = False) -> None:
