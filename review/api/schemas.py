@@ -49,7 +49,9 @@ JOB_STATES = ["queued", "running", "succeeded", "failed"]
 
 
 class JobProgressOut(Schema):
-    phase: str = Field(..., description='the pass under way: "validate", "lessons", "references" ("done" at the end)')
+    phase: str = Field(
+        ..., description='the pass under way: "validate", "lessons", "references" ("done" at the end)'
+    )
     lines_done: int = Field(..., description="lines read in that pass")
     lines_total: int = Field(..., description="lines in the batch")
     percent: int = Field(..., description="0..100 over the three passes")

@@ -163,7 +163,9 @@ def _run(job: ImportJob, progress: JobProgress) -> tuple[str, dict | None, str]:
         dry_run=bool(options.get("dry_run")),
         progress=progress,
     )
-    return _outcome(report, only_host=options.get("only_host"), skip_invalid=bool(options.get("skip_invalid")))
+    return _outcome(
+        report, only_host=options.get("only_host"), skip_invalid=bool(options.get("skip_invalid"))
+    )
 
 
 def _outcome(report: ImportReport, *, only_host: str | None, skip_invalid: bool) -> tuple[str, dict, str]:
@@ -300,7 +302,9 @@ class JobProgress:
 
     def counted(self, source: Source) -> Source:
         """``source`` whose passes count their lines into this progress."""
-        return Source(name=source.name, open=lambda: _CountingStream(source.open(), self.counter), size=source.size)
+        return Source(
+            name=source.name, open=lambda: _CountingStream(source.open(), self.counter), size=source.size
+        )
 
     def total(self, lines: int) -> None:
         """Set the job's ``lines_total`` (an upload knows it once its store is translated)."""
@@ -310,7 +314,9 @@ class JobProgress:
     def __call__(self, phase: str, done_bytes: int) -> None:
         for listener in self.listeners:
             listener(self.job_id, phase, self.counter.lines)
-        self._write({"phase": phase, "lines_done": min(self.counter.lines, self.lines_total or self.counter.lines)})
+        self._write(
+            {"phase": phase, "lines_done": min(self.counter.lines, self.lines_total or self.counter.lines)}
+        )
 
     def _write(self, values: dict, *, force: bool = False) -> None:
         now = time.monotonic()
@@ -321,9 +327,10 @@ class JobProgress:
         try:
             connection = self._open()
             columns = ", ".join(f"{connection.ops.quote_name(k)} = %s" for k in values)
+            table = connection.ops.quote_name(ImportJob._meta.db_table)
             with connection.cursor() as cursor:
                 cursor.execute(
-                    f"UPDATE {connection.ops.quote_name(ImportJob._meta.db_table)} SET {columns} WHERE id = %s",
+                    f"UPDATE {table} SET {columns} WHERE id = %s",
                     [*(_db_value(connection, v) for v in values.values()), self.job_id],
                 )
         except DatabaseError as exc:  # busy: this report is skipped, the next one may pass
@@ -380,6 +387,7 @@ def job_json(job: ImportJob) -> dict:
     ``progress`` (``phase``, ``lines_done`` and ``lines_total`` of the current pass, ``percent``),
     ``report`` (the import report, once finished; None before), ``error`` (one line when failed, else
     ""), and the UTC times ``created_at``, ``started_at``, ``finished_at`` (ISO 8601 or None)."""
+
     def when(value):
         return format_datetime(value) if value else None
 

@@ -56,7 +56,9 @@ def run(lines: int, before_request: Callable[[], None]) -> dict:
     hashes, token = world()
     query = f"?host=acme&namespace={NS}&subject={SUBJECT}"
     submitted = Client().post(
-        "/api/v1/ingest", data=bulk_batch(lines), content_type="application/x-ndjson",
+        "/api/v1/ingest",
+        data=bulk_batch(lines),
+        content_type="application/x-ndjson",
         HTTP_AUTHORIZATION=f"Bearer {token}",
     )
     assert submitted.status_code == 202, submitted.content
@@ -119,10 +121,16 @@ def run(lines: int, before_request: Callable[[], None]) -> dict:
         out["after"]["retire"] = answer(reviewer.post("/pile/retire/" + query, form()))
     before_request()
     out["after"]["sign_in"] = answer(
-        Client(raise_request_exception=False).post("/accounts/login/", {"username": "rita", "password": PASSWORD})
+        Client(raise_request_exception=False).post(
+            "/accounts/login/", {"username": "rita", "password": PASSWORD}
+        )
     )
     job = ImportJob.objects.get(pk=job_id)
-    out["job"] = {"state": job.state, "error": job.error, "created": job.report["counts"]["lesson"]["created"]}
+    out["job"] = {
+        "state": job.state,
+        "error": job.error,
+        "created": job.report["counts"]["lesson"]["created"],
+    }
     out["bulk_lessons"] = Lesson.objects.filter(host__name="bulk").count()
     out["decisions"] = Decision.objects.count()
     out["retired"] = Lesson.objects.get(host__name="acme", hash=hashes[0]).status

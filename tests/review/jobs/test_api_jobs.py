@@ -147,7 +147,13 @@ def test_a_job_that_died_after_its_ingest_committed_reruns_with_the_same_rows(ba
     run_worker("--stale-after", "60")
     job = ImportJob.objects.get(pk=job_id)
     assert job.state == "succeeded"
-    assert job.report["counts"]["lesson"] == {"created": 0, "unchanged": 5, "updated": 0, "held": 0, "rejected": 0}
+    assert job.report["counts"]["lesson"] == {
+        "created": 0,
+        "unchanged": 5,
+        "updated": 0,
+        "held": 0,
+        "rejected": 0,
+    }
     assert sorted(Lesson.objects.values_list("id", "hash", "status", "updated_at")) == rows
 
 
