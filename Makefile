@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DEBUG ?= 1
+PORT ?= 8000
 
 .PHONY: run test test-fast lint bench chromium clean
 
@@ -13,11 +14,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,areev]'
 	touch $(STAMP)
 
+# The server and, beside it, the background worker that runs large imports (manage.py db_worker);
+# Ctrl-C stops both.
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo
-	@echo "Serving on http://127.0.0.1:8000 (Ctrl-C stops it)"
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	@echo "Serving on http://127.0.0.1:$(PORT) with the background worker (Ctrl-C stops both)"
+	@$(BIN)/python manage.py db_worker --no-reload --verbosity 1 & worker=$$!; \
+	  trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' INT TERM EXIT; \
+	  $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 # Headless Chromium comes from Debian (never a browser a tool downloads).
 chromium:

@@ -55,13 +55,19 @@ INSTALLED_APPS = [
     "ninja",
     "axes",
     "lessons",
+    # before django_tasks_db: review's db_worker (the backport's worker, plus resuming jobs whose worker
+    # died) takes the command's name
     "review",
+    "django_tasks",
+    "django_tasks_db",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # before the session: the session's save (sign-in) also waits at most WEB_LOCK_TIMEOUT_SECONDS
+    "review.locking.LockWaitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -118,6 +124,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+
+# Long work in the background (issue 13, Build 2): Django's tasks framework through the django-tasks
+# backport, with django-tasks-db's database backend; the worker is ``manage.py db_worker``
+# (docs/production.md). An API ingest body of at least INGEST_BACKGROUND_BYTES, or an uploaded zip of at
+# least IMPORT_BACKGROUND_BYTES, becomes an ImportJob answered at once; smaller ones run in the request.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+INGEST_BACKGROUND_BYTES = env_int("INGEST_BACKGROUND_BYTES", default=1024 * 1024, minimum=1)
+IMPORT_BACKGROUND_BYTES = env_int("IMPORT_BACKGROUND_BYTES", default=1024 * 1024, minimum=1)
+# A running job that has shown no progress for this long (its worker died) is queued again by a worker.
+JOBS_STALE_SECONDS = env_int("JOBS_STALE_SECONDS", default=300, minimum=1)
+# How long a web write request waits for a lock held by another writer (an ingest, another reviewer)
+# before it is answered 503 with Retry-After (review/locking.py).
+WEB_LOCK_TIMEOUT_SECONDS = env_int("WEB_LOCK_TIMEOUT_SECONDS", default=3, minimum=1)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -6,3 +6,12 @@ class ReviewConfig(AppConfig):
 
     name = "review"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The task results of django-tasks-db stay out of the Django admin: the admin role holds no
+        # permission on them, and the import page shows each job (review/imports/views.py).
+        from django.contrib import admin
+        from django_tasks_db.models import DBTaskResult
+
+        if admin.site.is_registered(DBTaskResult):
+            admin.site.unregister(DBTaskResult)

@@ -165,3 +165,62 @@ class PileClaim(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} on {self.host_id}:{self.namespace}/{self.subject} until {self.expires_at}"
+
+
+class ImportJob(models.Model):
+    """An ingest run in the background (issue 13, Build 2): an API body or an uploaded zip, stored here so
+    that a worker that dies mid-job leaves a job another worker can run again from the start.
+
+    ``kind``: ``api`` (``payload`` is interchange JSON Lines) or ``altimate`` (``payload`` is the zip).
+    ``options``: the ingest's arguments (``default_host``, ``only_host``, ``skip_invalid``, ``dry_run``).
+    Progress: ``phase`` (``validate``, ``lessons``, ``references``), ``lines_done`` of ``lines_total``
+    in that pass; ``heartbeat_at`` is when the running attempt last reported. ``report``: the import
+    report (``ImportReport.as_dict()``, plus the importer's lines for a zip) once finished; ``error``: one
+    line when the job failed. ``attempt`` counts runs; only the current attempt may finish the job.
+    Times are UTC. The payload is dropped once a job finishes (a successful dry run keeps it, so that
+    the same zip can be imported for real without choosing it again).
+    """
+
+    class Kind(models.TextChoices):
+        API = "api", "API ingest"
+        ALTIMATE = "altimate", "altimate-code upload"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        SUCCEEDED = "succeeded", "finished"
+        FAILED = "failed", "failed"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    host = models.CharField(max_length=64, blank=True, help_text="the host the job imports into, if one")
+    options = models.JSONField(default=dict)
+    payload = models.BinaryField(null=True, editable=False)
+    payload_bytes = models.PositiveBigIntegerField(default=0)
+    filename = models.CharField(max_length=255, blank=True)
+    phase = models.CharField(max_length=16, blank=True)
+    lines_total = models.PositiveBigIntegerField(default=0)
+    lines_done = models.PositiveBigIntegerField(default=0)
+    report = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    attempt = models.PositiveIntegerField(default=0)
+    task_id = models.CharField(max_length=64, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    token_name = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["state", "heartbeat_at"], name="review_importjob_state_hb")]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} ({self.kind}, {self.state})"
+
+    @property
+    def finished(self) -> bool:
+        return self.state in (self.State.SUCCEEDED, self.State.FAILED)

@@ -2,6 +2,7 @@
 
 - Under ``/api/`` the API's JSON error body, never HTML: 503 with ``Retry-After`` for a full disk, else 500.
   (ninja's handlers answer errors inside the API views; this covers the rest, e.g. a middleware.)
+- A lock not granted within the web's wait (review/locking.py): 503 with ``Retry-After``, saying so.
 - A page whose request failed on a full disk: a 503 page that says so (``templates/503_disk_full.html``),
   instead of the general server-error page; anything else: Django's ``server_error`` (templates/500.html).
 
@@ -17,6 +18,7 @@ from django.template import loader
 from django.views import defaults
 
 from lessons.services.disk import disk_full
+from review.locking import busy_response, is_lock_timeout
 
 API_PREFIX = "/api/"
 E_SERVER = "internal error"
@@ -29,6 +31,8 @@ RETRY_AFTER_SECONDS = 60
 def server_error(request: HttpRequest) -> HttpResponse:
     """The 500 (or disk-full 503) answer for ``request``; the exception being handled is read from
     ``sys.exc_info()`` (Django calls this inside its handler)."""
+    if is_lock_timeout(sys.exc_info()[1]):  # e.g. the session's save at sign-in, after the view
+        return busy_response(request)
     full = disk_full(sys.exc_info()[1])
     if request.path.startswith(API_PREFIX):
         if full:

@@ -23,6 +23,8 @@ urlpatterns: list = [
     path("hosts/", hosts.hosts, name="hosts"),
     path("hosts/<str:name>/", hosts.host, name="host"),
     path("imports/altimate/", imports_views.import_altimate, name="import_altimate"),
+    path("imports/jobs/<int:job_id>/", imports_views.import_job, name="import_job"),
+    path("imports/jobs/<int:job_id>/import/", imports_views.import_job_again, name="import_job_again"),
     # the decision log, its exports, host budgets (decisions.md)
     path("decisions/", decisions.decision_log, name="decisions"),
     path("review/decisions/export.jsonl", decisions.decisions_export_jsonl, name="decisions_export_jsonl"),

@@ -36,6 +36,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 from ninja import NinjaAPI, Path, Query
 
 from lessons.core.interchange import HEX64, HOST_NAME
@@ -55,6 +56,7 @@ from review.api.errors import (
     E_INGEST_HOSTS,
     E_INGEST_REFUSED,
     E_INVALID,
+    E_JOB_NOT_FOUND,
     E_LESSON_AMBIGUOUS,
     E_LESSON_NOT_FOUND,
     E_NOT_FOUND,
@@ -67,15 +69,17 @@ from review.api.schemas import (
     DecisionsOut,
     ErrorOut,
     IngestErrorOut,
+    JobOut,
     PilesOut,
 )
 from review.api.selectors import lesson_decisions, lessons_by_hash
 from review.log.selectors import decisions_since
-from review.models import Decision
+from review.models import Decision, ImportJob
 from review.request_body import E_EMPTY_BATCH, request_body_read
 from review.services.acks import AckRefused, decision_ack
 from review.services.chain import decision_record
 from review.services.chain_head import chain_head, chain_head_stamp
+from review.services.jobs import job_create, job_enqueue, job_json
 
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
@@ -154,6 +158,7 @@ errors.install(api)
     "/ingest",
     response={
         200: dict[str, Any],
+        202: JobOut,
         400: IngestErrorOut,
         401: ErrorOut,
         403: ErrorOut,
@@ -190,6 +195,24 @@ def ingest(
     if not body.strip():
         raise ApiError(400, E_EMPTY_BATCH)
     only_host = token.host.name if token.host_id is not None else None
+    if len(body) >= settings.INGEST_BACKGROUND_BYTES:
+        job = job_create(
+            kind=ImportJob.Kind.API,
+            payload=body,
+            options={
+                "default_host": default_host,
+                "only_host": only_host,
+                "skip_invalid": skip_invalid,
+                "dry_run": dry_run,
+            },
+            host=default_host or "",
+            token_name=token.name,
+        )
+        job_enqueue(job)
+        answer = _job_answer(request, job)
+        response = api.create_response(request, answer, status=202)
+        response["Location"] = answer["url"]
+        return response
     report = ingest_sources(
         sources=[bytes_source(body, name="body")],
         default_host=default_host,
@@ -204,6 +227,27 @@ def ingest(
             400, E_INGEST_REFUSED.format(n=report.error_count), report.error_lines(), report=report.as_dict()
         )
     return report.as_dict()
+
+
+def _job_answer(request: HttpRequest, job: ImportJob) -> dict:
+    return {**job_json(job), "url": reverse("api:job", kwargs={"job_id": job.pk})}
+
+
+@api.get(
+    "/jobs/{job_id}",
+    response={200: JobOut, **ERROR_RESPONSES},
+    summary="A background ingest: its state, progress and, once finished, the import report",
+)
+def job(request: HttpRequest, job_id: int = Path(..., ge=1, le=MAX_SEQ)):
+    """The job a large ingest answered with (202, ``Location``). ``state`` is queued, running, succeeded
+    or failed; ``progress`` counts the lines of the current pass (validate, lessons, references);
+    ``report`` is the import report once finished. A failed job says why in ``error`` (a refused batch
+    keeps its report, nothing written). Needs the ``ingest`` scope; a host token sees its host's jobs."""
+    token = token_for(request, "ingest")
+    found = ImportJob.objects.filter(pk=job_id, kind=ImportJob.Kind.API).first()
+    if found is None or (token.host_id is not None and found.options.get("only_host") != token.host.name):
+        raise ApiError(404, E_NOT_FOUND, [E_JOB_NOT_FOUND.format(id=job_id)])
+    return _job_answer(request, found)
 
 
 # --- reads --------------------------------------------------------------------------------------

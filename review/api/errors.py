@@ -20,6 +20,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from lessons.services.disk import disk_full
+from review.locking import busy_response, is_lock_timeout
 from review.request_body import E_TOO_LARGE, E_TOO_LARGE_DETAIL, BodyRefused
 from review.server_error import (
     E_DISK_FULL,
@@ -40,6 +41,7 @@ E_NOT_FOUND = "not found"
 E_LESSON_NOT_FOUND = "no lesson {hash} on {scope}"
 E_LESSON_AMBIGUOUS = "lesson {hash} is on several hosts; name one with ?host="
 E_DECISION_NOT_FOUND = "no decision {seq}"
+E_JOB_NOT_FOUND = "no ingest job {id} for this token"
 E_BAD_HASH = "a lesson hash is 64 lowercase hex characters"
 E_BAD_HOST = "host must match ^[a-z0-9][a-z0-9._-]{0,63}$"
 E_INGEST_REFUSED = "ingest refused: {n} invalid line(s), nothing written"
@@ -134,6 +136,9 @@ def install(api: NinjaAPI) -> None:
 
     def _database_down(request: HttpRequest, exc: OperationalError) -> HttpResponse:
         # the database restarting, unreachable or (SQLite) locked past the busy timeout: worth a retry
+        if is_lock_timeout(exc):  # another writer held the rows past the web's wait (review/locking.py)
+            logger.warning("API %s %s: lock not granted: %s", request.method, request.path, exc)
+            return busy_response(request)
         logger.error("API %s %s: database unavailable: %s", request.method, request.path, exc)
         if disk_full(exc):
             return _retry_later(request, E_DISK_FULL, E_DISK_FULL_DETAIL)

@@ -50,4 +50,29 @@ class AckOut(Schema):
     acked_at: str
 
 
+JOB_STATES = ["queued", "running", "succeeded", "failed"]
+
+
+class JobProgressOut(Schema):
+    phase: str = Field(
+        ..., description='the pass under way: "validate", "lessons", "references" ("done" at the end)'
+    )
+    lines_done: int = Field(..., description="lines read in that pass")
+    lines_total: int = Field(..., description="lines in the batch")
+    percent: int = Field(..., description="0..100 over the three passes")
+
+
+class JobOut(Schema):
+    id: int
+    url: str = Field(..., description="this job's address (GET it until state is succeeded or failed)")
+    state: str = Field(..., json_schema_extra={"enum": JOB_STATES})
+    progress: JobProgressOut
+    report: dict[str, Any] | None = Field(None, description="the import report, once finished")
+    error: str = Field(..., description="why the job failed (empty otherwise)")
+    dry_run: bool
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+
+
 ERROR_RESPONSES = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: ErrorOut}

@@ -1,62 +1,105 @@
 """The admin upload page: import a zipped ``.altimate-code/learn/`` folder. spec: importers.md.
 
-The zip is checked and unpacked into a temporary folder (``lessons.importers.zipped``), then the
-same import as ``manage.py import_altimate`` runs on it; the page shows the same report. Only users
-who may add hosts (the admin role) may use it, since an import can create a host.
+Every upload becomes an ``ImportJob`` holding the zip (``review.services.jobs``). A zip under
+``settings.IMPORT_BACKGROUND_BYTES`` is checked, unpacked and imported in the request, and the page shows
+the report as ``manage.py import_altimate`` prints it; a larger one is run by the task worker and the
+browser is sent to the job page, whose progress bar polls (htmx, every second) until the report is in.
+After a dry run the job keeps the zip: "Import this zip now" imports the same file for real without
+choosing it again (issue 12, finding 8). Only users who may add hosts (the admin role) may use these
+pages, since an import can create a host.
 """
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
+from django.conf import settings
 from django.contrib.auth.decorators import permission_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_http_methods
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
 
-from lessons.importers.common import SourceError
-from lessons.importers.run import altimate_prepare, execute
-from lessons.importers.zipped import ZipRefused, extract_zip, learn_root
 from review.imports.forms import AltimateUploadForm
+from review.models import ImportJob
 from review.roles import PERM_IMPORT
+from review.services.jobs import job_create, job_enqueue, job_percent, job_run
+
+E_NOTHING_TO_IMPORT = "This job holds no zip to import again (only a finished dry run keeps its zip)."
 
 
 @require_http_methods(["GET", "POST"])
 @permission_required(PERM_IMPORT, raise_exception=True)
 def import_altimate(request: HttpRequest) -> HttpResponse:
-    """GET: the upload form. POST: check, unpack and import the zip; the report, or why it was refused."""
+    """GET: the upload form. POST: a small zip is imported here (the report, or why it was refused, 400);
+    a large one is queued and the answer is a redirect to its job page."""
     if request.method == "GET":
-        return render(request, "review/imports/altimate.html", {"form": AltimateUploadForm(), "result": None})
+        return render(request, "review/imports/altimate.html", {"form": AltimateUploadForm(), "job": None})
     form = AltimateUploadForm(request.POST, request.FILES)
-    result = None
-    status = 200
-    if form.is_valid():
-        upload = form.cleaned_data["archive"]
-        with tempfile.TemporaryDirectory(prefix="lpr-altimate-") as folder:
-            try:
-                extract_zip(upload, upload.size, Path(folder))
-                prepared = altimate_prepare(path=learn_root(Path(folder)), host=form.cleaned_data["host"])
-            except (ZipRefused, SourceError) as exc:
-                form.add_error("archive", _without_folder(str(exc), folder))
-            else:
-                result = execute(prepared, dry_run=form.cleaned_data["dry_run"])
     if not form.is_valid():
-        status = 400
-    context = {
-        "form": form,
-        "result": result,
-        "counts": _count_rows(result) if result else [],
-        "error_lines": result.error_lines() if result else [],
-        "notes": result.notes() if result else [],
+        return render(request, "review/imports/altimate.html", {"form": form, "job": None}, status=400)
+    upload = form.cleaned_data["archive"]
+    job = job_create(
+        kind=ImportJob.Kind.ALTIMATE,
+        payload=upload.read(),
+        options={"dry_run": form.cleaned_data["dry_run"]},
+        host=form.cleaned_data["host"],
+        filename=upload.name or "",
+        created_by=request.user,
+    )
+    return _start(request, job, form)
+
+
+def _start(request: HttpRequest, job: ImportJob, form: AltimateUploadForm | None) -> HttpResponse:
+    """Queue a large job (redirect to its page) or run a small one now and show its report."""
+    if job.payload_bytes >= settings.IMPORT_BACKGROUND_BYTES:
+        job_enqueue(job)
+        return redirect("review:import_job", job_id=job.pk)
+    job = job_run(job.pk)
+    if form is None:
+        return redirect("review:import_job", job_id=job.pk)
+    if job.state == ImportJob.State.FAILED and job.report is None:  # the zip itself was refused
+        form.add_error("archive", job.error)
+        return render(request, "review/imports/altimate.html", {"form": form, "job": None}, status=400)
+    # the next upload starts from this host, with "Dry run" cleared (the last one ran)
+    again = AltimateUploadForm(initial={"host": job.host, "dry_run": False})
+    return render(request, "review/imports/altimate.html", {"form": again, "job": _job_context(job)})
+
+
+@require_http_methods(["GET"])
+@permission_required(PERM_IMPORT, raise_exception=True)
+def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
+    """A job's page: its progress bar while queued or running (an htmx request gets only that region,
+    polled every second until the job finishes), then the report and a link to the host."""
+    job = get_object_or_404(ImportJob, pk=job_id, kind=ImportJob.Kind.ALTIMATE)
+    template = "review/imports/job.html#job" if request.htmx else "review/imports/job.html"
+    return render(request, template, {"job": _job_context(job)})
+
+
+@require_POST
+@permission_required(PERM_IMPORT, raise_exception=True)
+def import_job_again(request: HttpRequest, job_id: int) -> HttpResponse:
+    """Import for real the zip a finished dry run kept: a new job (dry run off), then its page."""
+    dry = get_object_or_404(ImportJob, pk=job_id, kind=ImportJob.Kind.ALTIMATE)
+    if not (dry.state == ImportJob.State.SUCCEEDED and dry.options.get("dry_run") and dry.payload):
+        raise Http404(E_NOTHING_TO_IMPORT)
+    job = job_create(
+        kind=ImportJob.Kind.ALTIMATE,
+        payload=bytes(dry.payload),
+        options={"dry_run": False},
+        host=dry.host,
+        filename=dry.filename,
+        created_by=request.user,
+    )
+    return _start(request, job, None)
+
+
+def _job_context(job: ImportJob) -> dict:
+    """What the templates show of ``job``: the row, its percent, and its report's parts."""
+    report = job.report or {}
+    return {
+        "row": job,
+        "percent": job_percent(job),
+        "dry_run": bool(job.options.get("dry_run")),
+        "can_import_now": job.state == ImportJob.State.SUCCEEDED
+        and bool(job.options.get("dry_run"))
+        and job.payload is not None,
+        **report,
     }
-    return render(request, "review/imports/altimate.html", context, status=status)
-
-
-def _without_folder(message: str, folder: str) -> str:
-    """Error texts name paths inside the upload, not the server's temporary folder."""
-    return message.replace(f"{folder}/", "").replace(folder, "the zip")
-
-
-def _count_rows(result) -> list[tuple[str, dict[str, int]]]:
-    return [(rtype, counts) for rtype, counts in result.report.counts.items() if any(counts.values())]

@@ -44,6 +44,23 @@
       box.checked = others.indexOf(box.value) !== -1;
     });
   });
+  // A write that found the database busy (503 with Retry-After, review/locking.py) swaps nothing: say so
+  // in an alert at the top of the page, in the server's words, so the reviewer knows to try again.
+  document.addEventListener("htmx:responseError", function (event) {
+    var xhr = event.detail.xhr;
+    if (!xhr || xhr.status !== 503) return;
+    var text = new DOMParser().parseFromString(xhr.responseText, "text/html").body.textContent.trim();
+    var main = document.querySelector("main") || document.body;
+    var notice = document.getElementById("busy-notice");
+    if (!notice) {
+      notice = document.createElement("div");
+      notice.id = "busy-notice";
+      notice.className = "notice notice-error";
+      notice.setAttribute("role", "alert");
+      main.insertBefore(notice, main.firstChild);
+    }
+    notice.textContent = text || "The server is busy; nothing was saved. Try again in a few seconds.";
+  });
   document.addEventListener("DOMContentLoaded", function () { initCounters(document); });
   document.addEventListener("htmx:afterSettle", function (event) { initCounters(event.target); });
 })();

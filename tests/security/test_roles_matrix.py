@@ -92,6 +92,17 @@ def _altimate_zip() -> SimpleUploadedFile:
     return SimpleUploadedFile("learn.zip", buffer.getvalue(), content_type="application/zip")
 
 
+def _dry_run_job() -> int:
+    """A finished dry run of the altimate zip that kept its zip (what "Import this zip now" imports)."""
+    from review.models import ImportJob
+
+    payload = _altimate_zip().read()
+    job = ImportJob.objects.create(
+        kind="altimate", state="succeeded", host="dbt-project", options={"dry_run": True}, payload=payload
+    )
+    return job.pk
+
+
 MATRIX: dict[str, list[Cell]] = {
     "login": [Cell("login", PUBLIC)],
     "favicon": [Cell("favicon", PUBLIC_REDIRECT)],
@@ -162,6 +173,10 @@ MATRIX: dict[str, list[Cell]] = {
             data=lambda w: {"archive": _altimate_zip(), "host": "dbt-project", "dry_run": "on"},
         ),
     ],
+    "review:import_job": [Cell("review:import_job", ADMIN_PAGE, args=lambda w: [_dry_run_job()])],
+    "review:import_job_again": [
+        Cell("review:import_job_again", ADMIN_POST, method="post", args=lambda w: [_dry_run_job()])
+    ],
     "review:decisions": [Cell("review:decisions", READ)],
     "review:decisions_export_jsonl": [Cell("review:decisions_export_jsonl", READ)],
     "review:decisions_export_csv": [Cell("review:decisions_export_csv", READ)],
@@ -220,6 +235,7 @@ MATRIX: dict[str, list[Cell]] = {
     "api:piles": [Cell("api:piles", TOKEN_ONLY)],
     "api:lesson": [Cell("api:lesson", TOKEN_ONLY, args=lambda w: [w.hashes[0]])],
     "api:decisions": [Cell("api:decisions", TOKEN_ONLY)],
+    "api:job": [Cell("api:job", TOKEN_ONLY, args=lambda w: [1])],
     "api:ack": [
         Cell(
             "api:ack",

@@ -103,6 +103,7 @@ def test_the_schema_names_every_endpoint(db, client):
         "/api/v1/decisions",
         "/api/v1/decisions/{seq}/ack",
         "/api/v1/ingest",
+        "/api/v1/jobs/{job_id}",
         "/api/v1/lessons/{lesson_hash}",
         "/api/v1/piles",
     ]

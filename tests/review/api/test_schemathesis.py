@@ -68,6 +68,7 @@ def test_no_generated_request_makes_a_server_error(wsgi_app, hosts, make_token, 
     print(seen)
     assert sorted(seen) == [
         "GET /api/v1/decisions",
+        "GET /api/v1/jobs/{job_id}",
         "GET /api/v1/lessons/{lesson_hash}",
         "GET /api/v1/piles",
         "POST /api/v1/decisions/{seq}/ack",

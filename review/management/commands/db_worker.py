@@ -1,0 +1,56 @@
+"""``manage.py db_worker``: django-tasks-db's worker, which also resumes import jobs whose worker died.
+
+The backport's worker (every option of ``django_tasks_db``'s ``db_worker``: ``--batch``, ``--interval``,
+``--queue-name``, ...) runs the queued tasks. Before it starts, and then every
+``review.services.jobs.RECOVER_EVERY_SECONDS`` from a thread of its own, ``jobs_recover`` queues again
+each running import job that has shown no progress for ``--stale-after`` seconds (default
+``settings.JOBS_STALE_SECONDS``): a worker killed mid-job leaves nothing half-written (the ingest is one
+transaction), and the job runs again from the start. spec: issue 13, Build 2; docs/production.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from django.db import DatabaseError, connections
+from django_tasks_db.management.commands.db_worker import Command as WorkerCommand
+
+from review.services.jobs import RECOVER_EVERY_SECONDS, jobs_recover
+
+logger = logging.getLogger(__name__)
+
+
+class Command(WorkerCommand):
+    help = "Run the background worker (django-tasks-db), resuming import jobs whose worker died"
+
+    def add_arguments(self, parser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument(
+            "--stale-after",
+            type=float,
+            default=None,
+            help="seconds without progress after which a running import job is taken as orphaned "
+            "(default: JOBS_STALE_SECONDS)",
+        )
+
+    def handle(self, *args, stale_after: float | None = None, **options) -> None:
+        _recover_once(stale_after)
+        if not options.get("batch"):
+            threading.Thread(target=_recover_forever, args=(stale_after,), daemon=True).start()
+        super().handle(*args, **options)
+
+
+def _recover_once(stale_after: float | None) -> None:
+    try:
+        for job_id in jobs_recover(stale_after=stale_after):
+            logger.warning("import job %s queued again (its worker had stopped)", job_id)
+    except DatabaseError as exc:  # the database busy or away: the next round tries again
+        logger.warning("could not look for orphaned import jobs: %s", exc)
+
+
+def _recover_forever(stale_after: float | None) -> None:
+    event = threading.Event()
+    while not event.wait(RECOVER_EVERY_SECONDS):
+        _recover_once(stale_after)
+        connections.close_all()

@@ -1,0 +1,409 @@
+"""Import jobs: an ingest run by the task worker instead of the request (issue 13, Build 2).
+
+A job's payload (an API body or an uploaded zip) and options are stored in its ``ImportJob`` row, and the
+task (``import_job_task``, django-tasks through the database backend) names only the job's id, so:
+
+- the request answers at once (API: 202 and the job's URL; the import page: the job page);
+- a worker that dies mid-job (``kill -9``, a restart, a lost machine) leaves the job ``running`` with a
+  stale ``heartbeat_at``; ``jobs_recover`` (run by ``manage.py db_worker`` when it starts and every
+  ``RECOVER_EVERY_SECONDS``) queues it again, and the next run starts over. The ingest is all-or-nothing
+  (one transaction, ``lessons.ingest.passes``), so the dead attempt wrote nothing, and a finished ingest
+  run again writes the same rows ("unchanged"): a re-run never duplicates or half-writes;
+- only the job's current ``attempt`` may finish it (a conditional update), so a slow first attempt that
+  is still alive after all cannot overwrite the report of the attempt that replaced it.
+
+Progress (``JobProgress``) is written through a second database connection in autocommit, so that the
+page can read it while the ingest's own transaction is open; where that connection cannot write (SQLite
+allows one writer, and the ingest holds it while it writes), a progress write is skipped, never waited
+for: the bar then stands still until the write phase ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import BinaryIO
+
+from django.conf import settings
+from django.db import DatabaseError, connections
+from django.utils import timezone
+from django_tasks import task
+
+from lessons.core.text import format_datetime
+from lessons.importers.common import SourceError
+from lessons.importers.run import ImportResult, altimate_prepare, execute
+from lessons.importers.zipped import ZipRefused, extract_zip, learn_root
+from lessons.ingest.passes import ingest_sources
+from lessons.ingest.reading import Source, bytes_source
+from lessons.ingest.report import ImportReport
+from review.models import ImportJob
+
+logger = logging.getLogger(__name__)
+
+State = ImportJob.State
+PROGRESS_EVERY_SECONDS = 0.5
+RECOVER_EVERY_SECONDS = 30
+
+E_REFUSED = "ingest refused: {n} invalid line(s), nothing written"
+E_OUTSIDE_HOST = "this token may only ingest into host {host}; nothing was written"
+E_WORKER_FAILED = "the import failed on the server ({kind}); nothing was written"
+E_STORE = "{message}"
+
+
+def payload_lines(payload: bytes) -> int:
+    """The number of lines in ``payload`` (a last line without its newline counts)."""
+    if not payload:
+        return 0
+    return payload.count(b"\n") + (0 if payload.endswith(b"\n") else 1)
+
+
+def job_create(
+    *,
+    kind: str,
+    payload: bytes,
+    options: dict,
+    host: str = "",
+    filename: str = "",
+    created_by=None,
+    token_name: str = "",
+) -> ImportJob:
+    """A new ``queued`` job holding ``payload`` (bytes) and ``options`` (JSON: ``default_host``,
+    ``only_host``, ``skip_invalid``, ``dry_run``); not yet enqueued (``job_enqueue`` or ``job_run``)."""
+    return ImportJob.objects.create(
+        kind=kind,
+        payload=payload,
+        payload_bytes=len(payload),
+        options=options,
+        host=host,
+        filename=filename,
+        lines_total=payload_lines(payload) if kind == ImportJob.Kind.API else 0,
+        created_by=created_by,
+        token_name=token_name,
+    )
+
+
+def job_enqueue(job: ImportJob) -> ImportJob:
+    """Hand ``job`` to the task worker (a ``DBTaskResult`` row beside it); returns the job."""
+    result = import_job_task.enqueue(job.pk)
+    ImportJob.objects.filter(pk=job.pk).update(task_id=str(result.id))
+    job.task_id = str(result.id)
+    return job
+
+
+@task()
+def import_job_task(job_id: int) -> str:
+    """The task the worker runs: ``job_run(job_id)``; returns the job's final state."""
+    job = job_run(job_id)
+    return job.state if job is not None else "missing"
+
+
+def job_run(job_id: int) -> ImportJob | None:
+    """Run job ``job_id`` now, in this process, unless it has finished or is running elsewhere.
+
+    Claims the job (``queued`` → ``running``, ``attempt`` + 1, in one conditional update), runs the ingest
+    with progress, then records the report and the final state if this attempt is still the job's.
+    Returns the job as it ended (None if there is no such job). Never raises for bad input: a refused
+    batch or zip is a ``failed`` job with the reason in ``error``.
+    """
+    now = timezone.now()
+    job = ImportJob.objects.filter(pk=job_id).first()
+    if job is None or job.state != State.QUEUED:
+        return job
+    attempt = job.attempt + 1
+    claimed = ImportJob.objects.filter(pk=job_id, state=State.QUEUED, attempt=job.attempt).update(
+        state=State.RUNNING,
+        attempt=attempt,
+        started_at=now,
+        heartbeat_at=now,
+        phase="",
+        lines_done=0,
+    )
+    if not claimed:
+        return ImportJob.objects.get(pk=job_id)
+    job.refresh_from_db()
+    progress = JobProgress(job)
+    try:
+        state, report, error = _run(job, progress)
+    except Exception as exc:  # noqa: BLE001 - the worker's last line of defence: one line on the job
+        logger.exception("import job %s failed", job_id)
+        state, report, error = State.FAILED, None, E_WORKER_FAILED.format(kind=type(exc).__name__)
+    finally:
+        progress.close()
+    finish = {
+        "state": state,
+        "report": report,
+        "error": error,
+        "finished_at": timezone.now(),
+        "phase": "done",
+    }
+    if job.kind == ImportJob.Kind.API and state == State.SUCCEEDED:
+        finish["lines_done"] = job.lines_total
+    if not (state == State.SUCCEEDED and job.options.get("dry_run")):
+        finish["payload"] = None  # finished: nothing to run again; a dry run keeps its zip to import it
+    ImportJob.objects.filter(pk=job_id, attempt=attempt).update(**finish)
+    return ImportJob.objects.get(pk=job_id)
+
+
+def _run(job: ImportJob, progress: JobProgress) -> tuple[str, dict | None, str]:
+    payload = bytes(job.payload or b"")
+    options = job.options or {}
+    if job.kind == ImportJob.Kind.ALTIMATE:
+        return _run_altimate(job, payload, options, progress)
+    source = progress.counted(bytes_source(payload, name="body"))
+    report = ingest_sources(
+        sources=[source],
+        default_host=options.get("default_host"),
+        only_host=options.get("only_host"),
+        skip_invalid=bool(options.get("skip_invalid")),
+        dry_run=bool(options.get("dry_run")),
+        progress=progress,
+    )
+    return _outcome(
+        report, only_host=options.get("only_host"), skip_invalid=bool(options.get("skip_invalid"))
+    )
+
+
+def _outcome(report: ImportReport, *, only_host: str | None, skip_invalid: bool) -> tuple[str, dict, str]:
+    body = report.as_dict()
+    if report.outside_host_count:
+        return State.FAILED, body, E_OUTSIDE_HOST.format(host=only_host)
+    if report.error_count and not skip_invalid:
+        return State.FAILED, body, E_REFUSED.format(n=report.error_count)
+    return State.SUCCEEDED, body, ""
+
+
+def _run_altimate(job: ImportJob, payload: bytes, options: dict, progress: JobProgress):
+    import io
+
+    with tempfile.TemporaryDirectory(prefix="lpr-altimate-") as folder:
+        try:
+            prepared = altimate_zip_prepare(io.BytesIO(payload), len(payload), Path(folder), host=job.host)
+        except (ZipRefused, SourceError) as exc:
+            return State.FAILED, None, without_folder(str(exc), folder)
+        prepared.source = progress.counted(prepared.source)
+        progress.total(len(prepared.origins))
+        result = execute(prepared, dry_run=bool(options.get("dry_run")), progress=progress)
+    return State.SUCCEEDED, upload_report(result), ""
+
+
+def altimate_zip_prepare(stream: BinaryIO, size: int, folder: Path, *, host: str):
+    """Check and unpack the zip into ``folder`` and translate its learn store for ``host``; raises
+    ``ZipRefused`` or ``SourceError`` (importers.md, "The upload page")."""
+    extract_zip(stream, size, folder)
+    return altimate_prepare(path=learn_root(folder), host=host)
+
+
+def without_folder(message: str, folder: str) -> str:
+    """Error texts name paths inside the upload, not the server's temporary folder."""
+    return message.replace(f"{folder}/", "").replace(folder, "the zip")
+
+
+def upload_report(result: ImportResult) -> dict:
+    """What the import page shows of an upload's import, as JSON: the ingest report (``report``), its
+    ``summary``, the non-empty ``counts`` rows, the importer's ``importer_counts``, the records not
+    imported (``error_lines``, each with its place in the store) and the ``notes``."""
+    report = result.report
+    return {
+        "report": report.as_dict(),
+        "summary": report.summary_line(),
+        "dry_run": report.dry_run,
+        "written": report.written,
+        "counts": [[rtype, counts] for rtype, counts in report.counts.items() if any(counts.values())],
+        "importer_counts": dict(result.translation.counts),
+        "error_lines": result.error_lines(),
+        "notes": result.notes(),
+    }
+
+
+def jobs_recover(*, stale_after: float | None = None) -> list[int]:
+    """Queue again every ``running`` job whose attempt has shown no sign of life for ``stale_after``
+    seconds (default ``settings.JOBS_STALE_SECONDS``): its worker is gone. Returns their ids.
+
+    The conditional update (state and heartbeat unchanged) lets only one recoverer take a job; the dead
+    task's ``DBTaskResult`` is marked failed so that it no longer looks like it is running.
+    """
+    from django_tasks_db.models import DBTaskResult
+
+    seconds = settings.JOBS_STALE_SECONDS if stale_after is None else stale_after
+    cutoff = timezone.now() - timedelta(seconds=seconds)
+    recovered = []
+    for job in ImportJob.objects.filter(state=State.RUNNING, heartbeat_at__lte=cutoff).order_by("id"):
+        taken = ImportJob.objects.filter(
+            pk=job.pk, state=State.RUNNING, attempt=job.attempt, heartbeat_at=job.heartbeat_at
+        ).update(state=State.QUEUED, phase="", lines_done=0)
+        if not taken:
+            continue
+        if job.task_id:
+            DBTaskResult.objects.filter(id=job.task_id, status="RUNNING").update(
+                status="FAILED", finished_at=timezone.now()
+            )
+        logger.warning("import job %s: its worker stopped answering; queued again", job.pk)
+        job_enqueue(job)
+        recovered.append(job.pk)
+    return recovered
+
+
+# --- progress -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Counter:
+    lines: int = 0
+
+
+class _CountingStream:
+    """Iterates the lines of ``inner`` and counts them in ``counter`` (reset on each open: one pass)."""
+
+    def __init__(self, inner: BinaryIO, counter: _Counter):
+        self._inner = inner
+        self._counter = counter
+        counter.lines = 0
+
+    def __iter__(self):
+        for raw in self._inner:
+            self._counter.lines += 1
+            yield raw
+
+    def read(self, *args) -> bytes:
+        return self._inner.read(*args)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class JobProgress:
+    """The ingest's progress callback for ``job``: ``(phase, bytes read in that pass)``, as
+    ``lessons.ingest.passes.Progress``. The lines read in the current pass come from the job's source
+    (``counted``); at most every ``PROGRESS_EVERY_SECONDS`` they are written to the job row with
+    ``heartbeat_at``, through a connection of its own (autocommit). A write that would have to wait for a
+    lock is skipped (SQLite: timeout 0; PostgreSQL: ``lock_timeout`` 100 ms)."""
+
+    # Observers of every job's progress, called with (job id, phase, lines read in that pass) in the
+    # worker, inside the ingest: the concurrency acceptance test and bench/concurrency_bench.py act there.
+    listeners: list[Callable[[int, str, int], None]] = []
+
+    def __init__(self, job: ImportJob):
+        self.job_id = job.pk
+        self.counter = _Counter()
+        self.lines_total = job.lines_total
+        self._last = 0.0
+        self._connection = None
+
+    def counted(self, source: Source) -> Source:
+        """``source`` whose passes count their lines into this progress."""
+        return Source(
+            name=source.name, open=lambda: _CountingStream(source.open(), self.counter), size=source.size
+        )
+
+    def total(self, lines: int) -> None:
+        """Set the job's ``lines_total`` (an upload knows it once its store is translated)."""
+        self.lines_total = lines
+        self._write({"lines_total": lines}, force=True)
+
+    def __call__(self, phase: str, done_bytes: int) -> None:
+        for listener in self.listeners:
+            listener(self.job_id, phase, self.counter.lines)
+        self._write(
+            {"phase": phase, "lines_done": min(self.counter.lines, self.lines_total or self.counter.lines)}
+        )
+
+    def _write(self, values: dict, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last < PROGRESS_EVERY_SECONDS:
+            return
+        self._last = now
+        values["heartbeat_at"] = timezone.now()
+        try:
+            connection = self._open()
+            columns = ", ".join(f"{connection.ops.quote_name(k)} = %s" for k in values)
+            table = connection.ops.quote_name(ImportJob._meta.db_table)
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"UPDATE {table} SET {columns} WHERE id = %s",
+                    [*(_db_value(connection, v) for v in values.values()), self.job_id],
+                )
+        except DatabaseError as exc:  # busy: this report is skipped, the next one may pass
+            logger.debug("import job %s: progress not written: %s", self.job_id, exc)
+
+    def _open(self):
+        if self._connection is None:
+            self._connection = progress_connection()
+        return self._connection
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+def progress_connection():
+    """A new connection to the default database, in autocommit, that never waits for a lock."""
+    base = connections["default"]
+    params = dict(base.settings_dict)
+    options = dict(params.get("OPTIONS") or {})
+    if base.vendor == "sqlite":
+        options["timeout"] = 0
+        options.pop("init_command", None)  # WAL is a property of the file, set by the main connection
+        options.pop("transaction_mode", None)
+    params["OPTIONS"] = options
+    connection = type(base)(params, alias="job-progress")
+    connection.ensure_connection()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '100ms'")
+    return connection
+
+
+def _db_value(connection, value):
+    if hasattr(value, "tzinfo"):
+        return connection.ops.adapt_datetimefield_value(value)
+    return value
+
+
+def job_percent(job: ImportJob) -> int:
+    """How far ``job`` is, 0..100: the three ingest passes (validate, lessons, references) weigh the same."""
+    if job.finished:
+        return 100
+    passes = ("validate", "lessons", "references")
+    if job.phase not in passes or not job.lines_total:
+        return 0
+    done = passes.index(job.phase) + min(job.lines_done, job.lines_total) / job.lines_total
+    return min(99, int(100 * done / len(passes)))
+
+
+def job_json(job: ImportJob) -> dict:
+    """The job as the API answers it: ``id``, ``state`` (queued, running, succeeded, failed),
+    ``progress`` (``phase``, ``lines_done`` and ``lines_total`` of the current pass, ``percent``),
+    ``report`` (the import report, once finished; None before), ``error`` (one line when failed, else
+    ""), and the UTC times ``created_at``, ``started_at``, ``finished_at`` (ISO 8601 or None)."""
+
+    def when(value):
+        return format_datetime(value) if value else None
+
+    return {
+        "id": job.pk,
+        "state": job.state,
+        "progress": {
+            "phase": job.phase,
+            "lines_done": job.lines_done,
+            "lines_total": job.lines_total,
+            "percent": job_percent(job),
+        },
+        "report": job.report if job.finished else None,
+        "error": job.error,
+        "dry_run": bool((job.options or {}).get("dry_run")),
+        "created_at": when(job.created_at),
+        "started_at": when(job.started_at),
+        "finished_at": when(job.finished_at),
+    }

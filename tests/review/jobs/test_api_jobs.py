@@ -1,0 +1,175 @@
+"""A large API ingest runs in the background: 202 and a job URL, the worker (django-tasks-db's
+``db_worker``, run for real) does the ingest, the job gives state, progress and the import report; a job
+whose worker died is run again and ends with the same rows. spec: issue 13, Build 2; docs/api.md ("Jobs").
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
+
+from lessons.ingest.passes import ingest_sources
+from lessons.ingest.reading import bytes_source
+from lessons.models import Lesson
+from review.models import ImportJob
+from review.services.jobs import job_run
+from tests.builders import numbered_lesson
+
+NS = "desk.jobs"
+# The worker closes and reopens its database connections between tasks, as in production: the tests see
+# committed rows, not a test transaction (which the worker's first close would end).
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def batch(n: int, host: str = "alpha") -> bytes:
+    lines = [{"type": "host", "name": host, "max_active": 3, "budget_enabled": True}]
+    lines += [numbered_lesson(i, namespace=NS, host=host) for i in range(n)]
+    return ("\n".join(json.dumps(r) for r in lines) + "\n").encode()
+
+
+def run_worker(*extra: str) -> None:
+    """django-tasks-db's worker, for real: every queued task, then it exits."""
+    call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", "--verbosity", "0", *extra)
+
+
+@pytest.fixture
+def background(settings):
+    """Any body of 200 bytes or more goes to the background."""
+    settings.INGEST_BACKGROUND_BYTES = 200
+
+
+def test_a_large_ingest_answers_202_with_a_job_url_and_writes_nothing_yet(background, call, make_token):
+    token = make_token()
+    response = call("post", "/ingest", token, batch(5), content_type="application/x-ndjson")
+    assert response.status_code == 202
+    body = response.json()
+    assert body["state"] == "queued"
+    assert body["url"] == f"/api/v1/jobs/{body['id']}"
+    assert response["Location"] == body["url"]
+    assert body["progress"] == {"phase": "", "lines_done": 0, "lines_total": 6, "percent": 0}
+    assert body["report"] is None
+    assert Lesson.objects.count() == 0
+    task = DBTaskResult.objects.get()
+    assert task.status == "READY"
+    assert task.args_kwargs == {"args": [body["id"]], "kwargs": {}}
+
+
+def test_the_worker_runs_the_job_and_the_job_url_gives_the_report(background, call, make_token):
+    token = make_token()
+    job_url = call("post", "/ingest", token, batch(5), content_type="application/x-ndjson").json()["url"]
+    run_worker()
+    assert Lesson.objects.filter(host__name="alpha").count() == 5
+    body = call("get", job_url.removeprefix("/api/v1"), token).json()
+    assert body["state"] == "succeeded"
+    assert body["error"] == ""
+    assert body["progress"] == {"phase": "done", "lines_done": 6, "lines_total": 6, "percent": 100}
+    assert body["report"]["written"] is True
+    assert body["report"]["counts"]["lesson"]["created"] == 5
+    assert body["report"]["lines"] == 6
+    assert DBTaskResult.objects.get().status == "SUCCESSFUL"
+    assert ImportJob.objects.get().payload is None  # written: the body is not kept
+
+
+def test_a_small_ingest_stays_synchronous(settings, call, make_token):
+    settings.INGEST_BACKGROUND_BYTES = 1024 * 1024
+    response = call("post", "/ingest", make_token(), batch(5), content_type="application/x-ndjson")
+    assert response.status_code == 200
+    assert response.json()["written"] is True
+    assert ImportJob.objects.count() == 0
+
+
+def test_a_refused_batch_is_a_failed_job_with_its_report_and_nothing_written(background, call, make_token):
+    token = make_token()
+    body = batch(5) + b'{"type": "lesson"}\n'
+    job_url = call("post", "/ingest", token, body, content_type="application/x-ndjson").json()["url"]
+    run_worker()
+    job = call("get", job_url.removeprefix("/api/v1"), token).json()
+    assert job["state"] == "failed"
+    assert job["error"] == "ingest refused: 1 invalid line(s), nothing written"
+    assert job["report"]["written"] is False
+    assert Lesson.objects.count() == 0
+
+
+def test_a_host_token_sees_only_its_hosts_jobs(background, call, make_token, hosts):
+    all_hosts = make_token(name="all")
+    beta = make_token(host=hosts["beta"], name="beta")
+    job_id = call("post", "/ingest", all_hosts, batch(5), content_type="application/x-ndjson").json()["id"]
+    response = call("get", f"/jobs/{job_id}", beta)
+    assert response.status_code == 404
+    assert response.json() == {"error": "not found", "details": [f"no ingest job {job_id} for this token"]}
+    assert call("get", f"/jobs/{job_id}", all_hosts).status_code == 200
+
+
+def test_a_job_needs_a_token_with_the_ingest_scope(background, call, make_token):
+    job_id = call("post", "/ingest", make_token(), batch(5), content_type="application/x-ndjson").json()["id"]
+    assert call("get", f"/jobs/{job_id}").status_code == 401
+    reader = make_token(ingest=False, name="reader")
+    assert call("get", f"/jobs/{job_id}", reader).status_code == 403
+
+
+def _die_mid_job(job: ImportJob, minutes_ago: int = 10) -> None:
+    """What a worker killed mid-job leaves: its task claimed and running, the job running on attempt 1
+    with a heartbeat from before it died (its ingest transaction rolled back with the process)."""
+    then = timezone.now() - timedelta(minutes=minutes_ago)
+    DBTaskResult.objects.filter(id=job.task_id).update(status="RUNNING", started_at=then, worker_ids=["dead"])
+    ImportJob.objects.filter(pk=job.pk).update(
+        state="running", attempt=1, started_at=then, heartbeat_at=then, phase="lessons", lines_done=3
+    )
+
+
+def test_a_job_whose_worker_died_is_run_again_by_the_next_worker(background, call, make_token):
+    token = make_token()
+    job_id = call("post", "/ingest", token, batch(5), content_type="application/x-ndjson").json()["id"]
+    job = ImportJob.objects.get(pk=job_id)
+    _die_mid_job(job)
+    assert DBTaskResult.objects.ready().count() == 0  # nothing left for a worker without recovery
+    run_worker("--stale-after", "60")
+    job.refresh_from_db()
+    assert (job.state, job.attempt, job.error) == ("succeeded", 2, "")
+    assert job.report["counts"]["lesson"]["created"] == 5
+    assert Lesson.objects.filter(host__name="alpha").count() == 5
+    assert sorted(DBTaskResult.objects.values_list("status", flat=True)) == ["FAILED", "SUCCESSFUL"]
+
+
+def test_a_job_that_died_after_its_ingest_committed_reruns_with_the_same_rows(background, call, make_token):
+    token = make_token()
+    body = batch(5)
+    job_id = call("post", "/ingest", token, body, content_type="application/x-ndjson").json()["id"]
+    # the dead attempt's ingest committed, then the worker died before it recorded the report
+    assert ingest_sources(sources=[bytes_source(body)], default_host=None).written
+    rows = sorted(Lesson.objects.values_list("id", "hash", "status", "updated_at"))
+    _die_mid_job(ImportJob.objects.get(pk=job_id))
+    run_worker("--stale-after", "60")
+    job = ImportJob.objects.get(pk=job_id)
+    assert job.state == "succeeded"
+    assert job.report["counts"]["lesson"] == {
+        "created": 0,
+        "unchanged": 5,
+        "updated": 0,
+        "held": 0,
+        "rejected": 0,
+    }
+    assert sorted(Lesson.objects.values_list("id", "hash", "status", "updated_at")) == rows
+
+
+def test_a_running_job_with_a_recent_heartbeat_is_left_alone(background, call, make_token):
+    job_id = call("post", "/ingest", make_token(), batch(5), content_type="application/x-ndjson").json()["id"]
+    job = ImportJob.objects.get(pk=job_id)
+    _die_mid_job(job, minutes_ago=1)
+    run_worker("--stale-after", "600")
+    job.refresh_from_db()
+    assert (job.state, job.attempt) == ("running", 1)
+    assert Lesson.objects.count() == 0
+
+
+def test_a_finished_job_is_not_run_twice(background, call, make_token):
+    job_id = call("post", "/ingest", make_token(), batch(5), content_type="application/x-ndjson").json()["id"]
+    run_worker()
+    finished = ImportJob.objects.get(pk=job_id)
+    again = job_run(job_id)
+    assert (again.state, again.attempt, again.finished_at) == ("succeeded", 1, finished.finished_at)
