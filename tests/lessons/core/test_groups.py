@@ -2,6 +2,8 @@
 what the rule gives on the corpora's two piles."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lessons.core.groups import group_of, restate, restatement_groups
 from lessons.core.piles import PileMember
@@ -145,3 +147,44 @@ def test_each_text_is_tokenized_a_bounded_number_of_times_not_once_per_pair(monk
     texts = {m.hash: f"rule {i} about field_{i} and its value" for i, m in enumerate(members)}
     groups.restatement_groups(members=members, texts=texts)
     assert len(calls) == 2 * 30  # once for the pairs, once for each group's shared words
+
+
+WORDS = (
+    "revenue",
+    "refunds",
+    "net_revenue",
+    "`net_revenue`",
+    "report",
+    "gross",
+    "orders",
+    "the",
+    "`to_utc`",
+    "utc",
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join), min_size=1, max_size=12)
+)
+def test_the_groups_are_the_components_of_the_pair_rule_over_every_pair(texts_drawn):
+    # Only pairs sharing a content token are compared (an inverted index): the components must be those
+    # of the rule applied to every pair.
+    members = [_m(f"h{i:02d}", i) for i in range(len(texts_drawn))]
+    texts = {m.hash: t for m, t in zip(members, texts_drawn, strict=True)}
+    parent = {m.hash: m.hash for m in members}
+
+    def root(h):
+        while parent[h] != h:
+            h = parent[h]
+        return h
+
+    for i, a in enumerate(members):
+        for b in members[i + 1 :]:
+            if restate(a=texts[a.hash], b=texts[b.hash]):
+                parent[max(root(a.hash), root(b.hash))] = min(root(a.hash), root(b.hash))
+    brute: dict[str, list[str]] = {}
+    for m in members:
+        brute.setdefault(root(m.hash), []).append(m.hash)
+    found = restatement_groups(members=members, texts=texts)
+    assert sorted(g.members for g in found) == sorted(tuple(v) for v in brute.values())
