@@ -89,26 +89,18 @@ def lesson_retire(
         for lesson in chosen:
             if lesson.status != Lesson.Status.LIVE:
                 raise DecisionRefused(LESSON_NOT_LIVE.format(short=lesson.hash[:8], status=lesson.status))
-        count = live_count(lessons)
-        entries = [
-            DecisionEntry(
-                actor=actor.get_username(),
-                action=Action.RETIRE,
-                host=host.name,
-                namespace=namespace,
-                subject=subject,
-                lesson=lesson,
-                batch=batch,
-                reason=reason,
-                reason_code=reason_code,
-                evidence=lesson_evidence(lesson=lesson, live_count=count, host=host),
-                at=at,
-            )
-            for lesson in chosen
-        ]
-        lesson_status_set(lessons=chosen, status=Lesson.Status.RETRACTED, decided_at=at)
-        decisions = decisions_append_many(entries=entries)
-        claims_release_on_decision(host=host, namespace=namespace, subject=subject, actor=actor)
+        decisions = _status_decisions(
+            action=Action.RETIRE,
+            status=Lesson.Status.RETRACTED,
+            entity=(host, namespace, subject),
+            lessons=lessons,
+            chosen=chosen,
+            actor=actor,
+            batch=batch,
+            reason=reason,
+            reason_code=reason_code,
+            at=at,
+        )
     return decisions
 
 
@@ -177,27 +169,49 @@ def lessons_restore(
         for lesson in chosen:
             if latest.get(lesson.hash) != Action.RETIRE:
                 raise DecisionRefused(RESTORE_NOT_BY_RETIRE.format(short=lesson.hash[:8]))
-        count = live_count(lessons)
-        batch = new_batch()
-        entries = [
-            DecisionEntry(
-                actor=actor.get_username(),
-                action=Action.RESTORE,
-                host=host.name,
-                namespace=namespace,
-                subject=subject,
-                lesson=lesson,
-                batch=batch,
-                reason=reason,
-                reason_code=reason_code,
-                evidence=lesson_evidence(lesson=lesson, live_count=count, host=host),
-                at=at,
-            )
-            for lesson in chosen
-        ]
-        lesson_status_set(lessons=chosen, status=Lesson.Status.LIVE, decided_at=at)
-        decisions = decisions_append_many(entries=entries)
-        claims_release_on_decision(host=host, namespace=namespace, subject=subject, actor=actor)
+        decisions = _status_decisions(
+            action=Action.RESTORE,
+            status=Lesson.Status.LIVE,
+            entity=(host, namespace, subject),
+            lessons=lessons,
+            chosen=chosen,
+            actor=actor,
+            batch=new_batch(),
+            reason=reason,
+            reason_code=reason_code,
+            at=at,
+        )
+    return decisions
+
+
+def _status_decisions(
+    *, action, status, entity, lessons, chosen, actor, batch, reason, reason_code, at
+) -> list[Decision]:
+    """The shared end of a retire and a restore, inside their transaction: one record per ``chosen``
+    lesson (evidence with the entity's live count before the change, from ``lessons``), ``status`` set
+    with ``decided_at`` = ``at``, the records appended (chain head locked once), the actor's claim on
+    the pile released. spec: decisions.md ("Actions", "The decision record")."""
+    host, namespace, subject = entity
+    count = live_count(lessons)
+    entries = [
+        DecisionEntry(
+            actor=actor.get_username(),
+            action=action,
+            host=host.name,
+            namespace=namespace,
+            subject=subject,
+            lesson=lesson,
+            batch=batch,
+            reason=reason,
+            reason_code=reason_code,
+            evidence=lesson_evidence(lesson=lesson, live_count=count, host=host),
+            at=at,
+        )
+        for lesson in chosen
+    ]
+    lesson_status_set(lessons=chosen, status=status, decided_at=at)
+    decisions = decisions_append_many(entries=entries)
+    claims_release_on_decision(host=host, namespace=namespace, subject=subject, actor=actor)
     return decisions
 
 
