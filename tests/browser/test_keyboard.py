@@ -84,6 +84,23 @@ def active(page, js: str = "el => el"):
     return page.evaluate(f"({js})(document.activeElement)")
 
 
+def settled(page, js: str, expected):
+    """``js`` of the focused element once it equals ``expected``, waiting up to 5 s: after an htmx swap,
+    keyboard.js moves focus on ``htmx:afterSettle``, a moment after the new content is in the page. If it
+    never does, the value it has (so the assertion shows what was focused)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(
+            f"want => JSON.stringify(({js})(document.activeElement)) === JSON.stringify(want)",
+            arg=expected,
+            timeout=5000,
+        )
+    except PlaywrightTimeout:
+        pass
+    return active(page, js)
+
+
 def test_queue_to_two_members_of_a_group_retired_takes_seven_key_presses(group_pile, reviewer, sign_in):  # noqa: F811
     from review.models import Decision
 
@@ -92,11 +109,11 @@ def test_queue_to_two_members_of_a_group_retired_takes_seven_key_presses(group_p
     keys = Keys(page)
 
     keys.press("j")  # the first pile's link
-    assert active(page, "el => el.textContent") == "entity:kb/intake"
+    assert settled(page, "el => el.textContent", "entity:kb/intake") == "entity:kb/intake"
     keys.press("Enter")
     page.wait_for_url("**/pile/?host=kb-desk*")
     keys.press("j")  # the first member: the oldest of the group
-    assert active(page, "el => el.value") == first
+    assert settled(page, "el => el.value", first) == first
     keys.press("o")  # keep one of this group: the newest is kept, the other two selected
     page.wait_for_function(
         "document.querySelector('[data-selected-count]').textContent === '2 of 4 selected'"
@@ -106,7 +123,7 @@ def test_queue_to_two_members_of_a_group_retired_takes_seven_key_presses(group_p
     assert page.inner_text("[data-retire-label]") == "Retire 2 lessons"
     assert page.inner_text("[data-retire-preview]") == "After the retire: 4 \u2192 2 of 2 (within budget)"
     keys.press("r")
-    assert active(page, "el => el.name") == "reason"
+    assert settled(page, "el => el.name", "reason") == "reason"
     keys.type(REASON)
     keys.press("Control+Enter")
     page.wait_for_selector(".notice-success")
@@ -115,7 +132,7 @@ def test_queue_to_two_members_of_a_group_retired_takes_seven_key_presses(group_p
     decisions = list(Decision.objects.order_by("seq").values_list("action", "lesson_hash", "actor", "reason"))
     assert decisions == [("retire", first, "rita", REASON), ("retire", second, "rita", REASON)]
     # focus is on the row that took the acted-on row's place, not on <body>
-    assert active(page, "el => el.value") == kept
+    assert settled(page, "el => el.value", kept) == kept
     notice = page.inner_text(".notice-success span")
     page.wait_for_function("t => document.getElementById('announcer').textContent === t", arg=notice)
     assert page.get_attribute("#pile", "aria-live") is None
@@ -128,14 +145,16 @@ def test_draft_to_approved_takes_three_key_presses(corpora, reviewer, sign_in): 
     page.goto(page.url + "drafts/adbuy-desk/rec-adbuy-consolidate-1/")
     keys = Keys(page)
     keys.press("r")  # the approve form's reason, the first on the page
-    assert active(page, "el => el.id") == "id_approve-reason"
+    assert settled(page, "el => el.id", "id_approve-reason") == "id_approve-reason"
     keys.type("Ten rules restate five fields; one rule keeps them.")
     keys.press("Control+Enter")
     page.wait_for_selector("[data-testid=draft-status]:text-is('approved')")
 
     assert keys.count == 3
     assert list(Decision.objects.values_list("action", "actor")) == [("approve_consolidation", "rita")]
-    assert active(page, "el => el.className") == "notice notice-success"  # the notice, not <body>
+    assert (
+        settled(page, "el => el.className", "notice notice-success") == "notice notice-success"
+    )  # the notice, not <body>
 
 
 def test_sort_and_filter_swaps_keep_focus_and_typing_fires_no_shortcut(corpora, reviewer, sign_in):  # noqa: F811
@@ -145,13 +164,14 @@ def test_sort_and_filter_swaps_keep_focus_and_typing_fires_no_shortcut(corpora, 
     page.wait_for_url("**/?sort=host_name")
     page.wait_for_selector("#queue th[aria-sort]")
     assert page.inner_text("#queue th[aria-sort] a") == "Host▲"
-    assert active(page, "el => [el.textContent, el.closest('th').getAttribute('aria-sort')]") == [
-        "Host▲",
-        "ascending",
-    ]
+    sorted_by = ["Host▲", "ascending"]
+    assert (
+        settled(page, "el => [el.textContent, el.closest('th').getAttribute('aria-sort')]", sorted_by)
+        == sorted_by
+    )
 
     page.keyboard.press("/")
-    assert active(page, "el => el.id") == "id_q"
+    assert settled(page, "el => el.id", "id_q") == "id_q"
     page.keyboard.type("jk")  # j and k are text here, not row moves
     assert page.input_value("#id_q") == "jk"
     page.keyboard.press("Control+a")
@@ -159,13 +179,13 @@ def test_sort_and_filter_swaps_keep_focus_and_typing_fires_no_shortcut(corpora, 
     page.keyboard.press("Enter")
     page.wait_for_url("**q=invoice*")
     page.wait_for_function("document.querySelectorAll('#queue tbody tr[data-row]').length === 1")
-    assert active(page, "el => [el.id, el.value]") == ["id_q", "invoice"]
+    assert settled(page, "el => [el.id, el.value]", ["id_q", "invoice"]) == ["id_q", "invoice"]
 
 
 def test_skip_link_comes_first_and_the_shortcut_list_opens_and_closes(corpora, reviewer, sign_in):  # noqa: F811
     page = sign_in("rita", "rita-pass")
     page.keyboard.press("Tab")
-    assert active(page, "el => el.textContent") == "Skip to content"
+    assert settled(page, "el => el.textContent", "Skip to content") == "Skip to content"
     ring = active(
         page,
         "el => [getComputedStyle(el).outlineStyle, getComputedStyle(el).outlineWidth, "
@@ -174,7 +194,7 @@ def test_skip_link_comes_first_and_the_shortcut_list_opens_and_closes(corpora, r
     assert ring == ["solid", "3px", "rgb(29, 78, 216)", "rgb(246, 246, 243)"]
     assert round(contrast((29, 78, 216), (246, 246, 243)), 2) == 6.19  # at least 3:1 (docs/reviewing.md)
     page.keyboard.press("Enter")
-    assert active(page, "el => el.id") == "content"
+    assert settled(page, "el => el.id", "content") == "content"
 
     page.keyboard.press("?")
     assert page.evaluate("document.getElementById('shortcuts').open") is True
@@ -197,7 +217,7 @@ def test_a_viewer_is_told_why_a_pile_has_no_checkboxes(corpora, viewer, sign_in)
         "the reviewer role."
     )
     page.keyboard.press("j")  # j still walks the members, by their lesson links
-    assert active(page, "el => el.closest('tr').dataset.row.length") == 64
+    assert settled(page, "el => el.closest('tr').dataset.row.length", 64) == 64
 
 
 def test_x_g_and_a_select_a_member_its_group_and_every_member(group_pile, reviewer, sign_in):  # noqa: F811
