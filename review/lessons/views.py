@@ -104,12 +104,7 @@ def lesson_restore_view(request: HttpRequest, host: str, lesson_hash: str) -> Ht
     except NotAllowed as exc:
         return render_problem(request, title="Not allowed", message=str(exc), status=403)
     except DecisionRefused as exc:
-        fresh = get_lesson_or_404(host, lesson_hash)
-        kept = {k: form.cleaned_data[k] or "" for k in ("reason", "reason_code")}
-        fresh_form = RestoreForm(initial={**kept, "pile_version": fresh.version})
-        status = 409 if isinstance(exc, StalePile) else 422
-        context = _context(request, fresh, fresh_form, refusal=str(exc))
-        return render_region(request, TEMPLATE, "lesson", context, status=status)
+        return _refused(request, host, lesson_hash, exc, form, retire=False)
     messages.success(request, RESTORED_NOTICE.format(short=lesson_hash[:8], seq=decision.seq))
     return redirect("review:lesson", host=host, lesson_hash=lesson_hash)
 
@@ -144,11 +139,20 @@ def lesson_retire_view(request: HttpRequest, host: str, lesson_hash: str) -> Htt
     except NotAllowed as exc:
         return render_problem(request, title="Not allowed", message=str(exc), status=403)
     except DecisionRefused as exc:
-        fresh = get_lesson_or_404(host, lesson_hash)
-        kept = {k: form.cleaned_data[k] or "" for k in ("reason", "reason_code")}
-        fresh_form = RetireLessonForm(initial={**kept, "pile_version": fresh.version})
-        status = 409 if isinstance(exc, StalePile) else 422
-        context = _context(request, fresh, None, refusal=str(exc), retire_form=fresh_form)
-        return render_region(request, TEMPLATE, "lesson", context, status=status)
+        return _refused(request, host, lesson_hash, exc, form, retire=True)
     url = reverse("review:lesson", args=[host, lesson_hash])
     return redirect(f"{url}?retired={decision.seq}")
+
+
+def _refused(request: HttpRequest, host: str, lesson_hash: str, exc: DecisionRefused, form, *, retire: bool):
+    """A refused restore or retire: the fresh page with the refusal and a fresh form of the same kind that
+    keeps the reason written (409 when the entity changed since the page was loaded, else 422)."""
+    fresh = get_lesson_or_404(host, lesson_hash)
+    kept = {k: form.cleaned_data[k] or "" for k in ("reason", "reason_code")}
+    fresh_form = type(form)(initial={**kept, "pile_version": fresh.version})
+    status = 409 if isinstance(exc, StalePile) else 422
+    if retire:
+        context = _context(request, fresh, None, refusal=str(exc), retire_form=fresh_form)
+    else:
+        context = _context(request, fresh, fresh_form, refusal=str(exc))
+    return render_region(request, TEMPLATE, "lesson", context, status=status)
