@@ -75,7 +75,7 @@ def pile_as_json(entity: EntityPile) -> dict:
                 "text": lesson.text,
                 "created_at": format_datetime(lesson.created_at),
                 "verdict": verdict_label(member.verdict),
-                "recurrence": recurrence_dict(lesson),
+                "recurrence": dict(lesson.recurrence),
                 "group": groups[lesson.hash],
             }
             for lesson, member in zip(entity.lessons, pile.members, strict=True)

@@ -9,6 +9,7 @@ spec: piles.md (members, rule 5; extra JSON keys allowed), recurrence.md ("Token
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -81,9 +82,33 @@ def restatement_groups(
     member is in exactly one group; a member that restates none is a group of one.
     """
     ordered = sorted(members, key=member_order_key)
-    parent = list(range(len(ordered)))
-    # Each text's tokens once, not once per pair: a pile of 200 members has 19,900 pairs.
+    # Each text's tokens once, not once per pair (a pile of 200 members has 19,900 pairs), and not again
+    # for the group's shared words.
     profiles = [_profile(texts[m.hash]) for m in ordered]
+    components: dict[int, list[int]] = {}
+    for i, root in enumerate(_component_roots(profiles)):
+        components.setdefault(root, []).append(i)
+    return tuple(
+        _group([ordered[i] for i in part], [profiles[i][0] for i in part])
+        for _, part in sorted(components.items())
+    )
+
+
+def _component_roots(profiles: Sequence[tuple[frozenset[str], frozenset[str]]]) -> list[int]:
+    """For each profile (``_profile``, in rule-5 order), the index of the oldest member of its component
+    under ``_restate`` (union-find, the smaller index kept as root, so the result does not depend on the
+    order pairs are met in).
+
+    Only candidate pairs are compared, and each is then tested by the full rule, so the components are
+    those of the rule over every pair:
+    - the Jaccard rule needs ``|A & B| >= 3/5 |A | B| >= need(|A|) = ceil(3/5 |A|)`` shared tokens, so with
+      each member's tokens sorted rarest first (a fixed order over the pile) the first
+      ``|A| - need(|A|) + 1`` tokens of A and of B share one (the rarest shared token lies in both: were
+      it later, fewer than ``need`` shared tokens would follow it): prefix filtering;
+    - the anchor rule needs a full anchor of both: pairs sharing an anchor.
+    A pair already in one component is not compared at all (joining it would change nothing).
+    """
+    parent = list(range(len(profiles)))
 
     def root(i: int) -> int:
         while parent[i] != i:
@@ -91,32 +116,40 @@ def restatement_groups(
             i = parent[i]
         return i
 
-    # Neither rule holds without a shared content token, so only pairs sharing one are compared (an
-    # inverted index: a pile of 200 unrelated members compares a few hundred pairs, not 19,900).
-    holders: dict[str, list[int]] = {}
-    for i, (tokens, _anchors) in enumerate(profiles):
-        for token in tokens:
-            holders.setdefault(token, []).append(i)
-    pairs = sorted({(i, j) for ids in holders.values() for n, i in enumerate(ids) for j in ids[n + 1 :]})
-    for i, j in pairs:
-        if _restate(profiles[i], profiles[j]):
-            # The smaller index (older member) stays the root, so a group's root is its oldest.
+    frequency = Counter(token for tokens, _anchors in profiles for token in tokens)
+    holders: dict[str, list[int]] = {}  # a prefix token or an anchor -> the members holding it
+    keys: list[list[str]] = []
+    for i, (tokens, full_anchors) in enumerate(profiles):
+        need = -(-len(tokens) * JACCARD_NUMERATOR // JACCARD_DENOMINATOR)
+        prefix = sorted(tokens, key=lambda t: (frequency[t], t))[: len(tokens) - need + 1]
+        # "\0" marks an anchor apart from a content token (no run holds it).
+        mine = [*prefix, *("\0" + anchor for anchor in full_anchors)]
+        keys.append(mine)
+        for key in mine:
+            holders.setdefault(key, []).append(i)
+    for i, mine in enumerate(keys):
+        later: set[int] = set()
+        for key in mine:
+            later.update(holders[key])
+        for j in later:
+            if j <= i:
+                continue
             ri, rj = root(i), root(j)
-            parent[max(ri, rj)] = min(ri, rj)
-
-    components: dict[int, list[PileMember]] = {}
-    for i, member in enumerate(ordered):
-        components.setdefault(root(i), []).append(member)
-    return tuple(_group(part, texts) for _, part in sorted(components.items()))
+            if ri != rj and _restate(profiles[i], profiles[j]):
+                parent[max(ri, rj)] = min(ri, rj)
+    return [root(i) for i in range(len(profiles))]
 
 
-def _group(part: list[PileMember], texts: Mapping[str, str]) -> RestatementGroup:
+def _group(part: list[PileMember], tokens: list[frozenset[str]]) -> RestatementGroup:
+    """A group of ``part`` (rule-5 order) whose content tokens are ``tokens``, member for member."""
+    if len(part) == 1:  # most members restate none: nothing shared, and the one member is kept
+        (only,) = part
+        return RestatementGroup(name=only.hash, members=(only.hash,), shared=frozenset(), keep=only.hash)
     seen: set[str] = set()
     shared: set[str] = set()
-    for member in part:
-        tokens = content_tokens(texts[member.hash])
-        shared |= seen & tokens
-        seen |= tokens
+    for member_tokens in tokens:
+        shared |= seen & member_tokens
+        seen |= member_tokens
     return RestatementGroup(
         name=part[0].hash,
         members=tuple(m.hash for m in part),

@@ -45,21 +45,23 @@ def content_tokens(text: str) -> frozenset[str]:
 
     spec: recurrence.md, "Tokens".
     """
-    return frozenset(run for run in runs(text) if _is_content(run))
-
-
-def _is_content(run: str) -> bool:
-    return (
-        len(run) >= MIN_CONTENT_TOKEN_LENGTH
-        and not run.isdigit()
-        and not run.startswith("_")
-        and not run.endswith("_")
+    # The rule inlined (no call per run): the piles JSON tokenizes every member of every pile.
+    return frozenset(
+        run
+        for run in map(str.lower, _RUN.findall(text))
+        if len(run) >= MIN_CONTENT_TOKEN_LENGTH
+        and run[0] != "_"
+        and run[-1] != "_"
         and run not in STOP_WORDS
+        and not run.isdigit()
     )
 
 
 def _is_affix(run: str) -> bool:
     return run.startswith("_") or run.endswith("_")
+
+
+_NO_ANCHORS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
 
 def anchors(text: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -69,6 +71,8 @@ def anchors(text: str) -> tuple[frozenset[str], frozenset[str]]:
     which never matches on its own; every other run in a span is a full anchor (the stop list and the
     length rule do not apply to anchors). spec: recurrence.md, "Tokens".
     """
+    if "`" not in text:  # most texts have no span
+        return _NO_ANCHORS
     spans = [run for span in _BACKTICK_SPAN.findall(text) for run in runs(span)]
     full = frozenset(run for run in spans if not _is_affix(run))
     affix = frozenset(run for run in spans if _is_affix(run))

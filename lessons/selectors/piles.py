@@ -11,17 +11,22 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
+from typing import NamedTuple
 
+import orjson
 from django.db import connection
 from django.db.models import BooleanField, F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from lessons.core.piles import Pile, PileMember, draft_state, entity_pile
+from lessons.core.recurrence import COUNT_FIELDS
 from lessons.models import ENTITY_FTS_TABLE as FTS_TABLE
 from lessons.models import Draft, EntityCount, Host, Lesson
 from lessons.serializers import pile_as_json
 
 KNOWN_MIX = ("held", "regressed", "drifted")
+_NO_COUNTS = (0,) * len(COUNT_FIELDS)
 
 
 def live_lessons() -> QuerySet[Lesson]:
@@ -108,7 +113,8 @@ def pile_version(lessons: list[Lesson]) -> str:
     return digest.hexdigest()[:16]
 
 
-def to_member(lesson: Lesson) -> PileMember:
+def to_member(lesson: Lesson | PileLesson) -> PileMember:
+    """The rules' view of a lesson (a model instance or a ``PileLesson``): ``created_at`` in epoch ms."""
     return PileMember(
         hash=lesson.hash,
         created_at_ms=int(lesson.created_at.timestamp() * 1000),
@@ -123,13 +129,39 @@ def draft_status(draft: Draft, live_hashes: set[str]) -> str:
     return draft_state(status=draft.status, supersedes=draft.supersedes, live_hashes=live_hashes)
 
 
+class PileLesson(NamedTuple):
+    """A live member of a pile as the piles JSON and the ``piles`` command read it, straight from its row
+    (no model instance): ``created_at`` an aware datetime (UTC), ``status`` always live, ``recurrence``
+    the seven counts in spec order (zeros before any analysis, as ``recurrence_dict`` gives them)."""
+
+    hash: str
+    lesson_id: str | None
+    store: str | None
+    kind: str
+    text: str
+    created_at: datetime
+    status: str
+    latest_verdict: str | None
+    recurrence: dict[str, int]
+
+
+# What a chunk's member query reads: the entity key, then PileLesson's columns but the recurrence counts,
+# then the counts (a LEFT JOIN on the stored count row: None when the lesson has none).
+_KEY_FIELDS = ("host_id", "namespace", "subject")
+_MEMBER_FIELDS = (
+    *_KEY_FIELDS,
+    *(f for f in PileLesson._fields if f != "recurrence"),
+    *(f"recurrence__{f}" for f in COUNT_FIELDS),
+)
+
+
 @dataclass(frozen=True)
 class EntityPile:
     """A pile with its rows: ``pile`` (the rules' view), the live ``lessons`` in order, ``drafts``."""
 
     host: Host
     pile: Pile
-    lessons: tuple[Lesson, ...]
+    lessons: tuple[PileLesson, ...]
     drafts: tuple[Draft, ...]
     live_hashes: frozenset[str]
 
@@ -151,10 +183,12 @@ def _queue_in_key_order(*, host: str | None, after: PileKey | None) -> QuerySet:
     return rows
 
 
-def _entity_rows(model, chunk: list[dict]) -> QuerySet:
+def _entity_rows(model, chunk: list[dict], **within) -> QuerySet:
     """Rows of ``model`` (``Lesson`` or ``Draft``) that may belong to the entities of ``chunk``: per host,
     its namespaces and subjects (one condition per host of the chunk, each an index seek on host,
-    namespace, subject); the caller keeps the exact (namespace, subject) pairs."""
+    namespace, subject); the caller keeps the exact (namespace, subject) pairs. ``within`` (a lesson's
+    ``status``) joins each host's condition, so the seek covers it too: ANDed outside the OR, SQLite's
+    planner read every live lesson through the status index for a chunk of many hosts."""
     namespaces: dict[int, set[str]] = defaultdict(set)
     subjects: dict[int, set[str]] = defaultdict(set)
     for row in chunk:
@@ -162,7 +196,9 @@ def _entity_rows(model, chunk: list[dict]) -> QuerySet:
         subjects[row["host_id"]].add(row["subject"])
     where = Q()
     for host_id, names in subjects.items():
-        where |= Q(host_id=host_id, namespace__in=sorted(namespaces[host_id]), subject__in=sorted(names))
+        where |= Q(
+            host_id=host_id, namespace__in=sorted(namespaces[host_id]), subject__in=sorted(names), **within
+        )
     return model.objects.filter(where)
 
 
@@ -173,12 +209,15 @@ def _chunk_piles(chunk: list[dict], hosts: dict[int, Host]) -> list[EntityPile]:
     if missing:
         hosts.update((h.id, h) for h in Host.objects.filter(id__in=missing))
     wanted = {(r["host_id"], r["namespace"], r["subject"]) for r in chunk}
-    members: dict[tuple, list[Lesson]] = defaultdict(list)
-    lessons = _entity_rows(Lesson, chunk).filter(status=Lesson.Status.LIVE).select_related("recurrence")
-    for lesson in lessons.order_by("created_at", "hash"):
-        key = (lesson.host_id, lesson.namespace, lesson.subject)
+    members: dict[tuple, list[PileLesson]] = defaultdict(list)
+    lessons = _entity_rows(Lesson, chunk, status=Lesson.Status.LIVE).order_by("created_at", "hash")
+    keyed, counted = len(_KEY_FIELDS), len(_MEMBER_FIELDS) - len(COUNT_FIELDS)
+    for row in lessons.values_list(*_MEMBER_FIELDS):
+        key = row[:keyed]
         if key in wanted:
-            members[key].append(lesson)
+            counts = row[counted:]
+            recurrence = dict(zip(COUNT_FIELDS, counts if counts[0] is not None else _NO_COUNTS, strict=True))
+            members[key].append(PileLesson(*row[keyed:counted], recurrence))
     drafts: dict[tuple, list[Draft]] = defaultdict(list)
     for draft in _entity_rows(Draft, chunk).order_by("created_at", "ext_id"):
         key = (draft.host_id, draft.namespace, draft.subject)
@@ -267,11 +306,32 @@ def piles_json(*, host: str | None = None) -> dict:
 def write_piles_json(write: Callable[[str], object], piles: Iterable[EntityPile]) -> int:
     """Write ``{"piles": [...]}`` through ``write`` one pile at a time, byte for byte as
     ``json.dumps(piles_json(...), indent=2, ensure_ascii=False)`` (no final newline); returns the number
-    of piles. Memory holds one pile's JSON at a time."""
+    of piles. Memory holds one pile's JSON at a time. spec: piles.md ("JSON output"); issue 10."""
     n = 0
     for entity in piles:
-        body = json.dumps(pile_as_json(entity), indent=2, ensure_ascii=False).replace("\n", "\n    ")
+        body = pile_json_text(pile_as_json(entity)).replace("\n", "\n    ")
         write(('{\n  "piles": [\n    ' if n == 0 else ",\n    ") + body)
         n += 1
     write("\n  ]\n}" if n else '{\n  "piles": []\n}')
     return n
+
+
+def pile_json_text(pile: dict) -> str:
+    """``json.dumps(pile, indent=2, ensure_ascii=False)`` for a ``pile_as_json`` dict, the same string,
+    through orjson (a C-speed encoder; Python's json has none for ``indent``) where its bytes are the
+    same: strings (UTF-8, the same escapes), ints of 64 bits, None, booleans, key order and indentation
+    agree; floats only where orjson writes them as ``repr`` does (it writes ``1e-05`` as ``0.00001`` and
+    NaN as ``null``). The only floats of a pile are its drafts' ``confidence``; any other pile (such a
+    float, an int beyond 64 bits, a lone surrogate) goes through ``json.dumps`` itself."""
+    if all(_float_as_repr(draft["confidence"]) for draft in pile["drafts"]):
+        try:
+            return orjson.dumps(pile, option=orjson.OPT_INDENT_2).decode()
+        except orjson.JSONEncodeError:  # an int beyond 64 bits, a lone surrogate
+            pass
+    return json.dumps(pile, indent=2, ensure_ascii=False)
+
+
+def _float_as_repr(value: object) -> bool:
+    """Whether orjson writes ``value`` as ``json.dumps`` does: anything but a float, or a float that
+    orjson writes as its ``repr`` (so never NaN or an infinity)."""
+    return not isinstance(value, float) or orjson.dumps(value) == repr(value).encode()
