@@ -59,7 +59,8 @@ def _restate(a: tuple[frozenset[str], frozenset[str]], b: tuple[frozenset[str], 
     union = len(ca) + len(cb) - len(shared)
     if len(shared) * JACCARD_DENOMINATOR >= union * JACCARD_NUMERATOR:
         return True
-    return any(shared - {anchor} for anchor in anchors_a & anchors_b)
+    both = anchors_a & anchors_b
+    return bool(both) and any(shared - {anchor} for anchor in both)
 
 
 def keep_choice(members: Sequence[PileMember]) -> str:
@@ -99,13 +100,15 @@ def _component_roots(profiles: Sequence[tuple[frozenset[str], frozenset[str]]]) 
     under ``_restate`` (union-find, the smaller index kept as root, so the result does not depend on the
     order pairs are met in).
 
-    Only candidate pairs are compared, and each is then tested by the full rule, so the components are
-    those of the rule over every pair:
-    - the Jaccard rule needs ``|A & B| >= 3/5 |A | B| >= need(|A|) = ceil(3/5 |A|)`` shared tokens, so with
-      each member's tokens sorted rarest first (a fixed order over the pile) the first
-      ``|A| - need(|A|) + 1`` tokens of A and of B share one (the rarest shared token lies in both: were
-      it later, fewer than ``need`` shared tokens would follow it): prefix filtering;
-    - the anchor rule needs a full anchor of both: pairs sharing an anchor.
+    Only candidate pairs are compared, each then by the full rule, so the components are those of the
+    rule over every pair. With t = 3/5 and o = |A & B| for members A, B (|B| <= |A|):
+    - the Jaccard rule, o >= t |A | B|, needs o >= t (|A| + |B|) / (1 + t), so o >= ceil(t |A|) (as
+      |A | B| >= |A|) and o >= ceil(2t / (1 + t) |B|) = ceil(3/4 |B|) (as |A| >= |B|). With each member's
+      tokens sorted rarest first (one order over the pile), the rarest shared token is then among the
+      first ``|A| - ceil(t |A|) + 1`` tokens of A (A's probe) and the first ``|B| - ceil(3/4 |B|) + 1``
+      of B (B's index entry): were it later, fewer than o shared tokens would follow it. Prefix
+      filtering: members are taken smallest first, each probes the index of the earlier (smaller) ones;
+    - the anchor rule needs a full anchor of both: every full anchor is probed and indexed.
     A pair already in one component is not compared at all (joining it would change nothing).
     """
     parent = list(range(len(profiles)))
@@ -117,27 +120,36 @@ def _component_roots(profiles: Sequence[tuple[frozenset[str], frozenset[str]]]) 
         return i
 
     frequency = Counter(token for tokens, _anchors in profiles for token in tokens)
-    holders: dict[str, list[int]] = {}  # a prefix token or an anchor -> the members holding it
-    keys: list[list[str]] = []
-    for i, (tokens, full_anchors) in enumerate(profiles):
-        need = -(-len(tokens) * JACCARD_NUMERATOR // JACCARD_DENOMINATOR)
-        prefix = sorted(tokens, key=lambda t: (frequency[t], t))[: len(tokens) - need + 1]
+    rank = {token: n for n, token in enumerate(sorted(frequency, key=lambda t: (frequency[t], t)))}
+    holders: dict[str, list[int]] = {}  # an index entry (prefix token or anchor) -> the members so far
+    for i in sorted(range(len(profiles)), key=lambda i: len(profiles[i][0])):
+        tokens, full_anchors = profiles[i]
+        rarest = sorted(tokens, key=rank.__getitem__)
+        size = len(tokens)
+        probe = rarest[: size - _ceil_share(size, JACCARD_NUMERATOR, JACCARD_DENOMINATOR) + 1]
+        index = rarest[
+            : size - _ceil_share(size, 2 * JACCARD_NUMERATOR, JACCARD_DENOMINATOR + JACCARD_NUMERATOR) + 1
+        ]
         # "\0" marks an anchor apart from a content token (no run holds it).
-        mine = [*prefix, *("\0" + anchor for anchor in full_anchors)]
-        keys.append(mine)
-        for key in mine:
+        marked = ["\0" + anchor for anchor in full_anchors]
+        earlier: set[int] = set()
+        for key in (*probe, *marked):
+            if key in holders:
+                earlier.update(holders[key])
+        for key in (*index, *marked):
             holders.setdefault(key, []).append(i)
-    for i, mine in enumerate(keys):
-        later: set[int] = set()
-        for key in mine:
-            later.update(holders[key])
-        for j in later:
-            if j <= i:
-                continue
-            ri, rj = root(i), root(j)
-            if ri != rj and _restate(profiles[i], profiles[j]):
-                parent[max(ri, rj)] = min(ri, rj)
+        mine = i  # i's root: nothing joined it before its turn
+        for j in earlier:
+            other = root(j)
+            if other != mine and _restate(profiles[i], profiles[j]):
+                parent[max(mine, other)] = min(mine, other)
+                mine = min(mine, other)
     return [root(i) for i in range(len(profiles))]
+
+
+def _ceil_share(size: int, numerator: int, denominator: int) -> int:
+    """``ceil(size * numerator / denominator)`` in integers."""
+    return -(-size * numerator // denominator)
 
 
 def _group(part: list[PileMember], tokens: list[frozenset[str]]) -> RestatementGroup:
