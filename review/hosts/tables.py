@@ -10,6 +10,7 @@ from django.utils.html import format_html
 from lessons.core.piles import pile_target
 from review.web.format import budget_gauge
 from review.web.links import target_link
+from review.web.tables import LeanTable
 
 HOST_ENTITIES_PER_PAGE = 50
 ENTITY_OVER = "over budget by {n}"
@@ -17,7 +18,7 @@ ENTITY_WITHIN = "within budget"
 ENTITY_BUDGET_OFF = "budget off"
 
 
-class HostEntityTable(tables.Table):
+class HostEntityTable(LeanTable):
     """The entities of one host (rows of ``review.hosts.selectors.host_entities``): target, live count against
     the budget, whether it is a pile, lessons of any status. Most live lessons first.
     spec: piles.md rules 3-4 (a host without an enabled budget has no piles)."""
