@@ -18,11 +18,24 @@ import django_tables2 as tables
 from django.utils.formats import localize
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
-from django_tables2.utils import A
+from django_tables2.utils import A, AttributeDict
 
 LEAN_TABLE_TEMPLATE = "tables/lean_table.html"
 # The arguments django-tables2 offers a render method (django_tables2.rows.BoundRow._optional_cell_arguments).
 _RENDER_ARGUMENTS = ("value", "record", "column", "bound_column", "bound_row", "table")
+
+
+def _wanted(fn, offered: tuple[str, ...], *, what: str) -> tuple[str, ...]:
+    """The names of ``offered`` that ``fn`` takes (all with ``**kwargs``), as django-tables2's
+    ``call_with_appropriate`` passes them; ``ValueError`` for an argument it cannot be given."""
+    params = inspect.signature(fn).parameters.values()
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return offered
+    wants = tuple(p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+    unknown = set(wants) - set(offered)
+    if unknown:
+        raise ValueError(f"{what} takes unknown arguments {sorted(unknown)}")
+    return wants
 
 
 class _Cell:
@@ -40,14 +53,7 @@ class _Cell:
         self.empty_values = column.empty_values
         self.default = bound_column.default
         self.render = bound_column.render
-        params = inspect.signature(self.render).parameters.values()
-        if any(p.kind == p.VAR_KEYWORD for p in params):
-            self.wants = _RENDER_ARGUMENTS
-        else:
-            self.wants = tuple(p.name for p in params if p.kind != p.VAR_POSITIONAL)
-            unknown = set(self.wants) - set(_RENDER_ARGUMENTS)
-            if unknown:
-                raise ValueError(f"render of {bound_column.name!r} takes unknown arguments {unknown}")
+        self.wants = _wanted(self.render, _RENDER_ARGUMENTS, what=f"render of {bound_column.name!r}")
         self.table = table
 
     def value(self, record):
@@ -100,8 +106,26 @@ class LeanTable(tables.Table):
                 return mark_safe("")
             return format_html('<tr><td colspan="{}">{}</td></tr>', len(self.columns), self.empty_text)
         cells = [_Cell(self, bound) for bound in self.columns]
+        attrs = {
+            key: (value, _wanted(value, ("table", "record"), what=f"row_attrs[{key!r}]"))
+            if callable(value)
+            else (value, None)
+            for key, value in self.row_attrs.items()
+        }
         out = []
         for row in rows:
             tds = "".join(cell.html(row) for cell in cells)
-            out.append(f"<tr {row.attrs.as_html()}>{tds}</tr>")
+            out.append(f"<tr {self._row_attrs(attrs, row)}>{tds}</tr>")
         return mark_safe("\n".join(out))  # noqa: S308 - every cell went through conditional_escape
+
+    def _row_attrs(self, attrs: dict, row) -> str:
+        """``BoundRow.attrs`` as HTML: ``Meta.row_attrs`` (callables given what they name), then the
+        row's ``even`` / ``odd`` class."""
+        offered = {"table": self, "record": row.record}
+        values = {
+            key: value(**{name: offered[name] for name in wants}) if wants is not None else value
+            for key, (value, wants) in attrs.items()
+        }
+        parity = row.get_even_odd_css_class()
+        values["class"] = f"{values['class']} {parity}" if values.get("class") else parity
+        return AttributeDict(values).as_html()
