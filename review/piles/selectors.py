@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 
@@ -231,9 +232,9 @@ class PileDetail:
     def severity(self) -> str | None:
         return SEVERITY if self.over_budget else None
 
-    @property
+    @cached_property
     def summary(self) -> str | None:
-        """piles.md rule 8, when the entity is a pile."""
+        """piles.md rule 8, when the entity is a pile (computed once: the page asks twice)."""
         if not self.over_budget:
             return None
         return pile_summary(self.subject, self.max_active, [to_member(m) for m in self.members])

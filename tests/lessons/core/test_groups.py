@@ -155,8 +155,13 @@ def test_words_every_member_has_do_not_make_every_pair_a_candidate(monkeypatch):
     import lessons.core.groups as groups
 
     compared = []
-    real = groups._restate
-    monkeypatch.setattr(groups, "_restate", lambda a, b: compared.append(1) or real(a, b))
+    real = groups._mask_rule
+
+    def counting(profiles):
+        rule = real(profiles)
+        return lambda i, j: compared.append((i, j)) or rule(i, j)
+
+    monkeypatch.setattr(groups, "_mask_rule", counting)
     members = [_m(f"x{i:03d}", i) for i in range(200)]
     texts = {m.hash: f"check the rule on field_{i} of table_{i // 2}" for i, m in enumerate(members)}
     found = groups.restatement_groups(members=members, texts=texts)
