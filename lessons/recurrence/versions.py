@@ -25,7 +25,8 @@ _FIELDS = ("id", "hash", "store", "lesson_id", "text", "text_hash", "status", "c
 
 @dataclass(frozen=True)
 class Version:
-    """One stored lesson version, as recurrence needs it; ``key`` is its recurrence key."""
+    """One stored lesson version, as recurrence needs it; ``key`` is its recurrence key, ``status`` the
+    lesson's (``live`` is ``status == "live"``; the lesson page lists the versions with their status)."""
 
     id: int
     hash: str
@@ -34,6 +35,7 @@ class Version:
     text_hash: str
     live: bool
     created_at: datetime
+    status: str = Lesson.Status.LIVE
 
     def as_core(self, *, is_current: bool) -> LessonVersion:
         return LessonVersion(
@@ -56,6 +58,7 @@ def _version(row: tuple) -> Version:
         text_hash=text_hash,
         live=status == Lesson.Status.LIVE,
         created_at=created_at,
+        status=status,
     )
 
 
