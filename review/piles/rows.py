@@ -63,6 +63,27 @@ HISTORY = (
     "\n          </details>"
     "\n          "
 )
+# One group's part of the table body: its head row (groups of two or more) and its members' rows.
+GROUP = "\n    {head}\n    {rows}\n    "
+HEAD = (
+    '\n      <tr class="group-head" data-group="{name}">'
+    '\n        <td colspan="{colspan}">'
+    "\n          <b>{size} lessons restate one another</b>"
+    '\n          <span class="muted small">shared words:</span> {words}'
+    "\n          {keep}"
+    "\n        </td>"
+    "\n      </tr>\n    "
+)
+KEEP_ONE = (
+    '\n          <a class="btn btn-small keep-one" href="?{entity_qs}&amp;keep={name}#retire-form"'
+    '\n             data-keep-one="{others}"'
+    '\n             aria-keyshortcuts="o"'
+    '\n             aria-label="Keep one of this group: keep {keep}, select the other {n} to retire">Keep one'
+    ' of this group <kbd aria-hidden="true">o</kbd></a>'
+    '\n          <span class="muted small">keeps <span class="mono">{keep}</span> (held, else measured, else'
+    " not measured; then the newest) and selects the others</span>"
+    "\n          "
+)
 HISTORY_ITEM = (
     '\n              <li>{badge} {metric}{values}{horizon} · <span class="mono small">{at}</span></li>'
     "\n              "
@@ -72,14 +93,10 @@ HISTORY_ITEM = (
 @dataclass(frozen=True)
 class GroupView:
     """One restatement group of the member table: ``rows`` (``GroupRows``: the group and its lessons) and
-    ``html``, its members' rows."""
+    ``html``, its head row (when it has two members or more) and its members' rows."""
 
     rows: GroupRows
     html: SafeString
-
-    @property
-    def size(self) -> int:
-        return len(self.rows.lessons)
 
 
 def _html(template: str, **values) -> SafeString:
@@ -138,11 +155,29 @@ def _lesson_url(host: str) -> Callable[[str], str]:
     return url
 
 
-def member_groups(detail: PileDetail, *, form, selected: frozenset[str]) -> tuple[GroupView, ...]:
-    """``detail.groups`` in the page's order, each with its members' rows as HTML. No query.
+def _head_html(group: GroupRows, *, form, entity_qs: str) -> SafeString | str:
+    if len(group.lessons) < 2:
+        return ""
+    rule = group.group
+    keep = ""
+    if form is not None:
+        short = hash8(rule.keep)
+        others = " ".join(rule.others)
+        n = len(rule.others)
+        keep = _html(KEEP_ONE, entity_qs=entity_qs, name=rule.name, others=others, keep=short, n=n)
+    words = mark_safe(" ".join(MARKED.format(html.escape(word)) for word in group.shared_words))
+    colspan = 7 if form is not None else 6
+    return _html(HEAD, name=rule.name, colspan=colspan, size=len(group.lessons), words=words, keep=keep)
 
-    ``form``: the retire form, or ``None`` (no checkboxes, no pending-draft warnings: viewers);
-    ``selected``: the hashes whose checkboxes are checked.
+
+def member_groups(
+    detail: PileDetail, *, form, selected: frozenset[str], entity_qs: str
+) -> tuple[GroupView, ...]:
+    """``detail.groups`` in the page's order, each as HTML: its head row and its members' rows. No query.
+
+    ``form``: the retire form, or ``None`` (no checkboxes, no "keep one" link, no pending-draft warnings:
+    viewers); ``selected``: the hashes whose checkboxes are checked; ``entity_qs``: the entity's query
+    string (the "keep one" link without JavaScript).
     """
     url = _lesson_url(detail.host.name)
     recurrence: dict[tuple, SafeString] = {}
@@ -186,10 +221,11 @@ def member_groups(detail: PileDetail, *, form, selected: frozenset[str]) -> tupl
             recurrence=recurrence_html(lesson.counts),
         )
 
-    return tuple(
-        GroupView(rows=g, html=mark_safe("".join(row(x, g) for x in g.lessons)))  # rows built by format_html
-        for g in detail.groups
-    )
+    def group_html(group: GroupRows) -> SafeString:
+        rows = mark_safe("".join(row(x, group) for x in group.lessons))  # each row escaped by _html
+        return _html(GROUP, head=_head_html(group, form=form, entity_qs=entity_qs), rows=rows)
+
+    return tuple(GroupView(rows=g, html=group_html(g)) for g in detail.groups)
 
 
 def selected_hashes(form) -> frozenset[str]:

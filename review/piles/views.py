@@ -150,7 +150,9 @@ def _context(request: HttpRequest, detail: selectors.PileDetail, form: RetireFor
     return {
         **_claim_context(request, detail),
         "detail": detail,
-        "member_groups": member_groups(detail, form=form, selected=selected_hashes(form)),
+        "member_groups": member_groups(
+            detail, form=form, selected=selected_hashes(form), entity_qs=_entity_qs(detail)
+        ),
         "form": form,
         "restore_form": restore_form if can_decide else None,
         "can_decide": can_decide,
