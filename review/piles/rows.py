@@ -1,14 +1,15 @@
-"""The pile page's member rows, built once in Python with ``format_html``: the page's template prints each
-restatement group's rows as one value instead of running ~25 template nodes, tags and filters per member
-(issue 10: rendering 200 members was most of the page's ~350 ms at 1M lessons).
+"""The pile page's member table body, built once in Python: the page's template prints each restatement
+group (its head row and its members' rows) as one value instead of running ~25 template nodes, tags and
+filters per member (issue 10: rendering 200 members was most of the page's ~350 ms at 1M lessons).
 
-The markup is the one the template wrote, byte for byte (the demo corpus's pages diff clean): the
-checkbox, the short hash linking to the lesson, the pending-draft warning, the text cut into marked
+The markup is the one the template wrote, byte for byte (the demo corpus's and the 1M set's pages diff
+clean): the group's head (shared words, "keep one of this group"), and for each member the checkbox, the short hash linking to the lesson, the pending-draft warning, the text cut into marked
 pieces (``lessons.core.groups.marked_pieces``), the verdict history, the created time, origin and kind,
 the latest-verdict badge and the recurrence block. That block is the shared template
 ``review/shared/_recurrence.html``, rendered once per distinct set of counts (most members of a pile
-have the same zeros), so every page shows one recurrence markup. Every value goes through ``format_html``
-(escaped); lesson text is never marked safe as it is. spec: piles.md rules 5-6; recurrence.md.
+have the same zeros), so every page shows one recurrence markup. Every value is escaped (``_html``, the
+escaping of ``format_html``); lesson text is never marked safe as it is. spec: piles.md rules 5-6;
+recurrence.md; the restatement groups of issue 12.
 """
 
 from __future__ import annotations
