@@ -77,6 +77,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # after messages and htmx: tells the page which background recounts its request started
+    "review.services.recount.RecountNoticeMiddleware",
     # last, as django-axes asks: it turns a locked-out sign-in into the 429 page
     "axes.middleware.AxesMiddleware",
 ]
@@ -132,6 +134,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 INGEST_BACKGROUND_BYTES = env_int("INGEST_BACKGROUND_BYTES", default=1024 * 1024, minimum=1)
 IMPORT_BACKGROUND_BYTES = env_int("IMPORT_BACKGROUND_BYTES", default=1024 * 1024, minimum=1)
+# A status change (retire, restore, approve, rollback) from a web request whose recurrence refresh touches
+# more than this many lesson keys is recounted by a background job (review/services/recount.py).
+RECURRENCE_BACKGROUND_KEYS = env_int("RECURRENCE_BACKGROUND_KEYS", default=100, minimum=0)
 # A running job that has shown no progress for this long (its worker died) is queued again by a worker.
 JOBS_STALE_SECONDS = env_int("JOBS_STALE_SECONDS", default=300, minimum=1)
 # How long a web write request waits for a lock held by another writer (an ingest, another reviewer)

@@ -15,3 +15,8 @@ class ReviewConfig(AppConfig):
 
         if admin.site.is_registered(DBTaskResult):
             admin.site.unregister(DBTaskResult)
+        # large recurrence refreshes of a web request's status changes go to the task worker
+        from lessons.services import status
+        from review.services.recount import recount_enqueue
+
+        status.background_refresh = recount_enqueue
