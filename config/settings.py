@@ -13,6 +13,7 @@ HSTS_INCLUDE_SUBDOMAINS  1 to extend HSTS to every subdomain (default 0: only wh
 """
 
 import os
+import tempfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -126,6 +127,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+    # A sign-in writes nothing that waits for the one writer (issue 13, acceptance: sign in during a large
+    # ingest): its session lives in files (SQLite means one machine, so every server process sees them),
+    # and its bookkeeping (last_login, django-axes' success log and reset) is written only if the database
+    # is free at that moment (review/signin.py).
+    SESSION_ENGINE = "django.contrib.sessions.backends.file"
+    _db_name = str(DATABASES["default"]["NAME"])
+    SESSION_FILE_PATH = os.environ.get("SESSION_FILE_PATH") or (
+        str(Path(_db_name).resolve().parent / "sessions")
+        if _db_name and _db_name != ":memory:" and not _db_name.startswith("file:")
+        else str(Path(tempfile.gettempdir()) / "lpr-sessions")
+    )
+    os.makedirs(SESSION_FILE_PATH, exist_ok=True)
 
 # Long work in the background (issue 13, Build 2): Django's tasks framework through the django-tasks
 # backport, with django-tasks-db's database backend; the worker is ``manage.py db_worker``
@@ -162,6 +175,7 @@ AXES_VERBOSE = False
 AXES_USERNAME_CALLABLE = "review.signin.lockout_username"  # bounded: a hostile name is never a 500
 # The attempts stay out of the Django admin (the admin role holds no permission on them).
 AXES_ENABLE_ADMIN = False
+AXES_HANDLER = "review.signin.SignInAxesHandler"  # its success bookkeeping never waits on SQLite
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "review:queue"

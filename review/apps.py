@@ -20,3 +20,10 @@ class ReviewConfig(AppConfig):
         from review.services.recount import recount_enqueue
 
         status.background_refresh = recount_enqueue
+        # a sign-in's last_login never waits for an import's write lock (review/signin.py)
+        from django.contrib.auth.signals import user_logged_in
+
+        from review.signin import last_login_if_free
+
+        user_logged_in.disconnect(dispatch_uid="update_last_login")
+        user_logged_in.connect(last_login_if_free, dispatch_uid="update_last_login")

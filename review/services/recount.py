@@ -55,7 +55,10 @@ def recount_enqueue(changes: RecurrenceChanges) -> bool:
     from review.services.jobs import job_create, job_enqueue
 
     hosts = {
-        str(host_id): {"keys": sorted(keys), "stale": sorted(recurrence_stale_keys(host_id=host_id, keys=keys))}
+        str(host_id): {
+            "keys": sorted(keys),
+            "stale": sorted(recurrence_stale_keys(host_id=host_id, keys=keys)),
+        }
         for host_id, keys in sorted(changes.keys.items())
         if keys
     }

@@ -76,7 +76,10 @@ def link_decisions(message) -> str:
         if match.group(3):
             job = match.group(4)
             href = reverse("review:job", args=[int(job)])
-            parts += [text[last : match.start()], format_html('<a href="{}">{}{}</a>', href, match.group(3), job)]
+            parts += [
+                text[last : match.start()],
+                format_html('<a href="{}">{}{}</a>', href, match.group(3), job),
+            ]
             last = match.end()
             continue
         parts += [text[last : match.start()], match.group(1)]

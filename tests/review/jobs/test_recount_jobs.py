@@ -22,10 +22,12 @@ from review.models import ImportJob
 from review.services.decisions import lesson_retire
 from review.services.jobs import jobs_recover
 from tests.lessons.recurrence.builders import ENTITY, counts, hash_of, snapshot, stored_counts
-from tests.lessons.recurrence.test_status_changes import V1, V2, key, two_versions  # noqa: F401 - fixture
+from tests.lessons.recurrence.test_status_changes import V1, V2, key
+from tests.lessons.recurrence.test_status_changes import two_versions as _world  # noqa: F401 - the fixture
 from tests.review.jobs.test_api_jobs import run_worker
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# the world of the status-change tests: L-1 with two live texts (V2 current), three corrected sessions
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("two_versions")]
 
 BEFORE = counts(sessions_shown=1, recurred=1, recurred_sessions=1, earlier_version=2)  # on V2, current
 AFTER = counts(sessions_shown=2, recurred=2, recurred_sessions=2, earlier_version=1)  # on V1 once V2 retired
@@ -62,7 +64,7 @@ def assert_equals_full_recompute() -> None:
     assert snapshot() == kept
 
 
-def test_a_large_recount_answers_at_once_with_a_link_to_its_job(two_versions, background, rita):
+def test_a_large_recount_answers_at_once_with_a_link_to_its_job(background, rita):
     answer = retire_v2(rita)
     assert answer.status_code == 302
     job = the_job()
@@ -87,7 +89,7 @@ def test_a_large_recount_answers_at_once_with_a_link_to_its_job(two_versions, ba
     assert_equals_full_recompute()
 
 
-def test_an_htmx_answer_carries_the_notice_out_of_band(two_versions, background, rita):
+def test_an_htmx_answer_carries_the_notice_out_of_band(background, rita):
     answer = retire_v2(rita, HTTP_HX_REQUEST="true")
     job = the_job()
     body = answer.content.decode()
@@ -97,20 +99,20 @@ def test_an_htmx_answer_carries_the_notice_out_of_band(two_versions, background,
     assert stored_counts()[key(V1)] == AFTER
 
 
-def test_a_small_change_is_recounted_in_the_request(two_versions, rita):
+def test_a_small_change_is_recounted_in_the_request(rita):
     # the default threshold (100 keys): one key is refreshed before the answer, no job
     assert retire_v2(rita).status_code == 302
     assert not ImportJob.objects.exists()
     assert stored_counts()[key(V1)] == AFTER
 
 
-def test_a_change_outside_a_web_request_is_recounted_at_once(two_versions, background, reviewer):
+def test_a_change_outside_a_web_request_is_recounted_at_once(background, reviewer):
     lesson_retire(host=Host.objects.get(name="desk"), hashes=[hash_of(V2)], actor=reviewer, reason="x")
     assert not ImportJob.objects.exists()
     assert stored_counts()[key(V1)] == AFTER
 
 
-def test_a_refresh_run_first_does_not_hide_the_stale_key_from_the_job(two_versions, background, rita):
+def test_a_refresh_run_first_does_not_hide_the_stale_key_from_the_job(background, rita):
     # Another writer refreshes V1/V2's key before the job runs (its counts move onto V1, so the key no
     # longer looks stale); the job still re-attributes every session that saw it, as noted when queued.
     retire_v2(rita)
@@ -120,7 +122,7 @@ def test_a_refresh_run_first_does_not_hide_the_stale_key_from_the_job(two_versio
     assert_equals_full_recompute()
 
 
-def test_a_recount_whose_worker_died_is_run_again_with_the_same_counts(two_versions, background, rita):
+def test_a_recount_whose_worker_died_is_run_again_with_the_same_counts(background, rita):
     retire_v2(rita)
     job = the_job()
     payload = bytes(job.payload)
@@ -139,7 +141,7 @@ def test_a_recount_whose_worker_died_is_run_again_with_the_same_counts(two_versi
     assert_equals_full_recompute()
 
 
-def test_a_failed_recount_is_shown_with_the_remedy(two_versions, background, rita):
+def test_a_failed_recount_is_shown_with_the_remedy(background, rita):
     retire_v2(rita)
     with mock.patch("review.services.recount.recurrence_keys_changed", side_effect=RuntimeError("disk")):
         run_worker()
@@ -155,7 +157,7 @@ def test_a_failed_recount_is_shown_with_the_remedy(two_versions, background, rit
     assert stored_counts()[key(V1)] == AFTER
 
 
-def test_the_job_page_is_for_recounts_and_for_signed_in_readers(two_versions, background, rita):
+def test_the_job_page_is_for_recounts_and_for_signed_in_readers(background, rita):
     retire_v2(rita)
     job = the_job()
     assert Client().get(f"/jobs/{job.pk}/").status_code == 302  # to sign in
