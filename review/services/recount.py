@@ -121,7 +121,8 @@ class RecountNoticeMiddleware:
             _user.reset(user_token)
         if not jobs:
             return response
-        if getattr(request, "htmx", False) and response.get("Content-Type", "").startswith("text/html"):
+        html = response.get("Content-Type", "").startswith("text/html")
+        if getattr(request, "htmx", False) and html and not response.streaming:
             response.content = response.content + recount_notice_oob(jobs).encode()
         else:
             for job in jobs:

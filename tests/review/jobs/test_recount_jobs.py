@@ -27,7 +27,7 @@ from tests.lessons.recurrence.test_status_changes import two_versions as _world 
 from tests.review.jobs.test_api_jobs import run_worker
 
 # the world of the status-change tests: L-1 with two live texts (V2 current), three corrected sessions
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("two_versions")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("_world")]
 
 BEFORE = counts(sessions_shown=1, recurred=1, recurred_sessions=1, earlier_version=2)  # on V2, current
 AFTER = counts(sessions_shown=2, recurred=2, recurred_sessions=2, earlier_version=1)  # on V1 once V2 retired
