@@ -62,7 +62,8 @@ def record_if_free(what: str, write) -> bool:
     SQLite it never waits: if another writer holds the database, nothing is written, a warning is logged
     and False returned. Elsewhere it runs as is. Returns whether it was written."""
     if connection.vendor != "sqlite" or connection.in_atomic_block:
-        write()
+        with transaction.atomic():  # a savepoint: a failed write leaves the caller's transaction usable
+            write()
         return True
     from review.locking import is_lock_timeout
 
