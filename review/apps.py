@@ -15,3 +15,15 @@ class ReviewConfig(AppConfig):
 
         if admin.site.is_registered(DBTaskResult):
             admin.site.unregister(DBTaskResult)
+        # large recurrence refreshes of a web request's status changes go to the task worker
+        from lessons.services import status
+        from review.services.recount import recount_enqueue
+
+        status.background_refresh = recount_enqueue
+        # a sign-in's last_login never waits for an import's write lock (review/signin.py)
+        from django.contrib.auth.signals import user_logged_in
+
+        from review.signin import last_login_if_free
+
+        user_logged_in.disconnect(dispatch_uid="update_last_login")
+        user_logged_in.connect(last_login_if_free, dispatch_uid="update_last_login")

@@ -196,7 +196,9 @@ class ImportJob(models.Model):
     """An ingest run in the background (issue 13, Build 2): an API body or an uploaded zip, stored here so
     that a worker that dies mid-job leaves a job another worker can run again from the start.
 
-    ``kind``: ``api`` (``payload`` is interchange JSON Lines) or ``altimate`` (``payload`` is the zip).
+    ``kind``: ``api`` (``payload`` is interchange JSON Lines), ``altimate`` (``payload`` is the zip) or
+    ``recount`` (a status change's recurrence refresh, review/services/recount.py: ``payload`` is JSON of
+    the lesson keys per host; progress counts hosts).
     ``options``: the ingest's arguments (``default_host``, ``only_host``, ``skip_invalid``, ``dry_run``).
     Progress: ``phase`` (``validate``, ``lessons``, ``references``), ``lines_done`` of ``lines_total``
     in that pass; ``heartbeat_at`` is when the running attempt last reported. ``report``: the import
@@ -209,6 +211,7 @@ class ImportJob(models.Model):
     class Kind(models.TextChoices):
         API = "api", "API ingest"
         ALTIMATE = "altimate", "altimate-code upload"
+        RECOUNT = "recount", "recurrence recount"
 
     class State(models.TextChoices):
         QUEUED = "queued", "queued"

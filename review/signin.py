@@ -1,4 +1,5 @@
-"""Sign-in lockout (django-axes) helpers: the username a failed attempt is counted under.
+"""Sign-in helpers: the username a failed attempt is counted under (django-axes), and a sign-in's
+bookkeeping that never waits for an import's write lock on SQLite (below).
 
 axes stores the submitted username in a 255-character column: a 10 000-character name (an attack, not a
 typo) made PostgreSQL refuse the insert and the sign-in answer 500. The name is counted under its first
@@ -7,8 +8,16 @@ typo) made PostgreSQL refuse the insert and the sign-in answer 500. The name is 
 
 from __future__ import annotations
 
+import contextlib
+import logging
+
+from axes.handlers.database import AxesDatabaseHandler
 from django.conf import settings
+from django.contrib.auth.models import update_last_login
+from django.db import OperationalError, connection, transaction
 from django.http import HttpRequest
+
+logger = logging.getLogger(__name__)
 
 USERNAME_MAX = 150  # django.contrib.auth.models.AbstractUser.username
 
@@ -21,3 +30,66 @@ def lockout_username(request: HttpRequest, credentials: dict | None = None) -> s
     if value is None:
         return None
     return str(value).replace("\x00", "")[:USERNAME_MAX]
+
+
+# --- a sign-in during a large ingest (issue 13, acceptance) ----------------------------------------------
+#
+# On SQLite one writer holds the database while a background ingest writes its batch. A sign-in must not
+# wait for it: its session is stored in files (settings), and what it only keeps for the record — the
+# user's ``last_login`` and django-axes' access log and reset of failed attempts — is written when the
+# database is free and skipped (logged) when it is not. Skipping loses nothing a sign-in needs: the
+# session is kept, a skipped reset leaves earlier failures to expire after ``AXES_COOLOFF_TIME``. On
+# PostgreSQL these writes touch rows no ingest holds, and are made as before.
+
+
+@contextlib.contextmanager
+def _no_wait():
+    """SQLite: ``busy_timeout`` 0 on this connection for the block (a held lock fails at once), then the
+    wait it had before."""
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout")
+        (before,) = cursor.fetchone()
+        cursor.execute("PRAGMA busy_timeout = 0")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA busy_timeout = {int(before)}")
+
+
+def record_if_free(what: str, write) -> bool:
+    """Run ``write()`` (a sign-in's bookkeeping, named ``what`` in the log) in its own transaction. On
+    SQLite it never waits: if another writer holds the database, nothing is written, a warning is logged
+    and False returned. Elsewhere it runs as is. Returns whether it was written."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        with transaction.atomic():  # a savepoint: a failed write leaves the caller's transaction usable
+            write()
+        return True
+    from review.locking import is_lock_timeout
+
+    connection.ensure_connection()
+    try:
+        with _no_wait(), transaction.atomic():
+            write()
+    except OperationalError as exc:
+        if not is_lock_timeout(exc):
+            raise
+        logger.warning("sign-in: %s not recorded, the database is busy (an import is writing)", what)
+        return False
+    return True
+
+
+def last_login_if_free(sender, user, **kwargs) -> None:
+    """Replaces Django's ``update_last_login`` receiver of ``user_logged_in``: the same update, through
+    ``record_if_free``."""
+    record_if_free("last_login", lambda: update_last_login(sender, user, **kwargs))
+
+
+class SignInAxesHandler(AxesDatabaseHandler):
+    """django-axes' database handler whose success bookkeeping (the access log row, the reset of the
+    user's failed attempts) goes through ``record_if_free``. Failed attempts are counted as before: a
+    lockout must not be skipped, so a failure during an ingest waits (and may answer 503)."""
+
+    def user_logged_in(self, sender, request, user, **kwargs):
+        parent = super().user_logged_in
+        record_if_free("the sign-in log", lambda: parent(sender, request, user, **kwargs))

@@ -6,6 +6,7 @@ from django.urls import path
 from review.drafts import views as drafts
 from review.hosts import views as hosts
 from review.imports import views as imports_views
+from review.jobs import views as jobs
 from review.lessons import views as lessons
 from review.log import views as decisions
 from review.piles import views as piles
@@ -25,6 +26,7 @@ urlpatterns: list = [
     path("imports/altimate/", imports_views.import_altimate, name="import_altimate"),
     path("imports/jobs/<int:job_id>/", imports_views.import_job, name="import_job"),
     path("imports/jobs/<int:job_id>/import/", imports_views.import_job_again, name="import_job_again"),
+    path("jobs/<int:job_id>/", jobs.job, name="job"),
     # the decision log, its exports, host budgets (decisions.md)
     path("decisions/", decisions.decision_log, name="decisions"),
     path("review/decisions/export.jsonl", decisions.decisions_export_jsonl, name="decisions_export_jsonl"),

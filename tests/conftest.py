@@ -10,6 +10,17 @@ from pathlib import Path
 
 import pytest
 
+
+def pytest_configure(config):
+    """Sessions in the database on both databases, so that the exact query counts (a session's read is
+    one of them) are the same: the settings keep SQLite's sessions in files (review/signin.py), which the
+    subprocess scenarios run with the real settings exercise (tests/review/web/test_lock_wait.py,
+    tests/review/jobs/test_concurrency_acceptance.py)."""
+    from django.conf import settings
+
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.db"
+
+
 # Fixtures of each area live in tests/fixtures/ so that a test file sits beside the code it tests
 # (tests/lessons/..., tests/review/<area>/...) and still finds them, wherever its folder is.
 pytest_plugins = [

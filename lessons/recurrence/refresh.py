@@ -242,6 +242,12 @@ def recurrence_keys_changed(
     return stats
 
 
+def recurrence_stale_keys(*, host_id: int, keys: Iterable[LessonKey]) -> set[LessonKey]:
+    """The ``keys`` of host ``host_id`` whose stored count rows are not exactly one row on their current
+    version (read only; a background recount notes them when it is queued, review/services/recount.py)."""
+    return _stale_keys(host_id, keys)
+
+
 def _stale_keys(host_id: int, keys: Iterable[LessonKey]) -> set[LessonKey]:
     """The ``keys`` whose stored count rows are not exactly one row on their current version."""
     versions = key_versions(host_id=host_id, keys=keys)

@@ -7,14 +7,21 @@ each change is noted for recurrence. A writer that refreshes recurrence itself i
 transaction touched, run once the transaction commits. After the commit, not inside: a decision holds
 its entity's lessons FOR UPDATE, and taking the host lock under them could deadlock with an ingest that
 holds the host lock and needs a key-share lock on those lessons for its attribution rows.
+
+A large refresh may run in the background instead (issue 13, Build 2): when a hook is installed
+(``background_refresh``, set by the review app to queue a recount job while it answers a web request)
+and the changes touch more than ``settings.RECURRENCE_BACKGROUND_KEYS`` lesson keys, the hook takes them
+and the request returns at once; small changes, and every change outside a web request (management
+commands, the task worker itself), are refreshed here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Final
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -30,6 +37,9 @@ class _Keep:
 
 
 KEEP: Final = _Keep()  # "leave this field as it is"
+# Takes a refresh's changes to run them elsewhere (a background job) and returns True, or returns False
+# (then the refresh runs here). Installed by review.apps; None: every refresh runs here.
+background_refresh: Callable[[RecurrenceChanges], bool] | None = None
 UPDATE_CHUNK = 500  # ids per UPDATE: well under SQLite's 999 parameters
 
 
@@ -144,7 +154,7 @@ def recurrence_after_commit(*, lessons: Iterable[Lesson]) -> None:
     if not connection.in_atomic_block:
         changes = RecurrenceChanges()
         changes.add_lessons(lessons)
-        refresh.recurrence_changes_refresh(changes=changes)
+        recurrence_changes_run(changes)
         return
     _pending(connection).changes.add_lessons(lessons)
 
@@ -158,7 +168,17 @@ class _Pending:
 
     def run(self) -> None:
         self.done = True
-        refresh.recurrence_changes_refresh(changes=self.changes)
+        recurrence_changes_run(self.changes)
+
+
+def recurrence_changes_run(changes: RecurrenceChanges) -> None:
+    """Refresh ``changes`` now, or hand them to ``background_refresh`` when they touch more than
+    ``settings.RECURRENCE_BACKGROUND_KEYS`` lesson keys and the hook takes them."""
+    keys = sum(len(host_keys) for host_keys in changes.keys.values())
+    hook = background_refresh
+    if hook is not None and keys > settings.RECURRENCE_BACKGROUND_KEYS and hook(changes):
+        return
+    refresh.recurrence_changes_refresh(changes=changes)
 
 
 def _pending(connection) -> _Pending:

@@ -12,6 +12,9 @@ task (``import_job_task``, django-tasks through the database backend) names only
 - only the job's current ``attempt`` may finish it (a conditional update), so a slow first attempt that
   is still alive after all cannot overwrite the report of the attempt that replaced it.
 
+A recount job (kind ``recount``, review/services/recount.py) goes the same way: stored, claimed,
+recovered, finished by its attempt; its progress counts hosts.
+
 Progress (``JobProgress``) is written through a second database connection in autocommit, so that the
 page can read it while the ingest's own transaction is open; where that connection cannot write (SQLite
 allows one writer, and the ingest holds it while it writes), a progress write is skipped, never waited
@@ -42,6 +45,7 @@ from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import Source, bytes_source
 from lessons.ingest.report import ImportReport
 from review.models import ImportJob
+from review.services.recount import E_RECOUNT_FAILED, recount_run
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +135,8 @@ def job_run(job_id: int) -> ImportJob | None:
         state, report, error = _run(job, progress)
     except Exception as exc:  # noqa: BLE001 - the worker's last line of defence: one line on the job
         logger.exception("import job %s failed", job_id)
-        state, report, error = State.FAILED, None, E_WORKER_FAILED.format(kind=type(exc).__name__)
+        failed = E_RECOUNT_FAILED if job.kind == ImportJob.Kind.RECOUNT else E_WORKER_FAILED
+        state, report, error = State.FAILED, None, failed.format(kind=type(exc).__name__)
     finally:
         progress.close()
     finish = {
@@ -141,7 +146,7 @@ def job_run(job_id: int) -> ImportJob | None:
         "finished_at": timezone.now(),
         "phase": "done",
     }
-    if job.kind == ImportJob.Kind.API and state == State.SUCCEEDED:
+    if job.kind in (ImportJob.Kind.API, ImportJob.Kind.RECOUNT) and state == State.SUCCEEDED:
         finish["lines_done"] = job.lines_total
     if not (state == State.SUCCEEDED and job.options.get("dry_run")):
         finish["payload"] = None  # finished: nothing to run again; a dry run keeps its zip to import it
@@ -154,6 +159,8 @@ def _run(job: ImportJob, progress: JobProgress) -> tuple[str, dict | None, str]:
     options = job.options or {}
     if job.kind == ImportJob.Kind.ALTIMATE:
         return _run_altimate(job, payload, options, progress)
+    if job.kind == ImportJob.Kind.RECOUNT:
+        return recount_run(job, progress.step)
     source = progress.counted(bytes_source(payload, name="body"))
     report = ingest_sources(
         sources=[source],
@@ -311,6 +318,11 @@ class JobProgress:
         self.lines_total = lines
         self._write({"lines_total": lines}, force=True)
 
+    def step(self, phase: str, done: int) -> None:
+        """Report ``done`` units (a recount: hosts) of ``lines_total`` in ``phase``."""
+        self.counter.lines = done
+        self(phase, 0)
+
     def __call__(self, phase: str, done_bytes: int) -> None:
         for listener in self.listeners:
             listener(self.job_id, phase, self.counter.lines)
@@ -375,6 +387,8 @@ def job_percent(job: ImportJob) -> int:
     """How far ``job`` is, 0..100: the three ingest passes (validate, lessons, references) weigh the same."""
     if job.finished:
         return 100
+    if job.phase == "recount" and job.lines_total:
+        return min(99, int(100 * job.lines_done / job.lines_total))
     passes = ("validate", "lessons", "references")
     if job.phase not in passes or not job.lines_total:
         return 0

@@ -88,18 +88,29 @@ def target_link(host: str, namespace: str, subject: str) -> str:
     return format_html('<a href="{}">{}/<wbr>{}</a>', href, head, tail)
 
 
-# "decision #3", "Decision #3", "decisions #3, #4": the references a success message makes to the log.
-_DECISION_REFS = re.compile(r"([Dd]ecisions? )(#\d+(?:, #\d+)*)")
+# "decision #3", "Decision #3", "decisions #3, #4": the references a success message makes to the log;
+# "recount job 7": a background recount a status change started (review/services/recount.py).
+_DECISION_REFS = re.compile(r"([Dd]ecisions? )(#\d+(?:, #\d+)*)|(recount job )(\d+)")
 
 
 def link_decisions(message) -> str:
     """A message with each "decision #N" linked to the decision log filtered to that decision
-    (``/decisions/?seq=N``). Everything else is escaped (a message may quote a host's draft id)."""
+    (``/decisions/?seq=N``) and each "recount job N" to that job's page (``/jobs/N/``). Everything else
+    is escaped (a message may quote a host's draft id)."""
     text = str(message)
     log = reverse("review:decisions")
     parts: list = []
     last = 0
     for match in _DECISION_REFS.finditer(text):
+        if match.group(3):
+            job = match.group(4)
+            href = reverse("review:job", args=[int(job)])
+            parts += [
+                text[last : match.start()],
+                format_html('<a href="{}">{}{}</a>', href, match.group(3), job),
+            ]
+            last = match.end()
+            continue
         parts += [text[last : match.start()], match.group(1)]
         refs = [ref.removeprefix("#") for ref in match.group(2).split(", ")]
         parts.append(format_html_join(", ", '<a href="{}?seq={}">#{}</a>', ((log, seq, seq) for seq in refs)))

@@ -103,6 +103,14 @@ def _dry_run_job() -> int:
     return job.pk
 
 
+def _recount_job() -> int:
+    """A finished recount job (what a large status change from a page starts)."""
+    from review.models import ImportJob
+
+    job = ImportJob.objects.create(kind="recount", state="succeeded", report={"hosts": 0, "keys": 0})
+    return job.pk
+
+
 MATRIX: dict[str, list[Cell]] = {
     "login": [Cell("login", PUBLIC)],
     "favicon": [Cell("favicon", PUBLIC_REDIRECT)],
@@ -144,6 +152,7 @@ MATRIX: dict[str, list[Cell]] = {
         )
     ],
     "review:lesson": [Cell("review:lesson", READ, args=lambda w: ["acme", w.hashes[0]])],
+    "review:job": [Cell("review:job", READ, args=lambda w: [_recount_job()])],
     "review:lesson_retire": [
         Cell(
             "review:lesson_retire",

@@ -64,8 +64,9 @@ def test_on_sqlite_reviewers_read_during_a_large_ingest_and_writes_say_busy_neve
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     check_common(result)
-    # SQLite has one writer: while the batch is being written, writes answer 503 with Retry-After
-    # (never "database is locked"), reads are answered, and the retire goes through afterwards.
-    assert result["during"]["sign_in"] == {"status": 503, "retry_after": "5"}
+    # SQLite has one writer: while the batch is being written a sign-in still succeeds (it writes
+    # nothing that waits for the write lock: review/signin.py), reads are answered, and a retire answers
+    # 503 with Retry-After (never "database is locked") and goes through afterwards.
+    assert result["during"]["sign_in"] == {"status": 302, "retry_after": None}
     assert result["during"]["retire"] == {"status": 503, "retry_after": "5"}
     assert result["after"]["retire"] == {"status": 302, "retry_after": None}
