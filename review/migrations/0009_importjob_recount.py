@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('review', '0007_tasks_importjob'),
+        ('review', '0008_decision_weeks'),
     ]
 
     operations = [
