@@ -55,8 +55,15 @@ class Table:
     model: type[Model]
     fields: tuple[str, ...]
 
-    def insert(self, rows: Sequence[Sequence[object]]) -> int:
-        """INSERT ``rows`` (each matching ``fields``) with one ``executemany``; returns how many."""
+    def insert(
+        self, rows: Sequence[Sequence[object]], *, unique: Sequence[str] = (), update: Sequence[str] = ()
+    ) -> int:
+        """INSERT ``rows`` (each matching ``fields``) with one ``executemany``; returns how many.
+
+        With ``unique`` (the fields of a unique constraint) and ``update`` (fields), an upsert: a row whose
+        ``unique`` values are stored already overwrites that row's ``update`` columns instead
+        (``ON CONFLICT ... DO UPDATE``, the same on SQLite and PostgreSQL).
+        """
         if not rows:
             return 0
         meta = self.model._meta
@@ -85,6 +92,13 @@ class Table:
             f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(c) for c in columns)}) "
             f"VALUES ({', '.join(['%s'] * len(columns))})"
         )
+        if unique:
+            target = ", ".join(quote(meta.get_field(name).column) for name in unique)
+            assignments = ", ".join(
+                f"{quote(meta.get_field(name).column)} = excluded.{quote(meta.get_field(name).column)}"
+                for name in update
+            )
+            sql += f" ON CONFLICT ({target}) DO UPDATE SET {assignments}"
         plain = all(a is None for a in adapters)
         params = [
             (*row, *tail)

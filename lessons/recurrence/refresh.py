@@ -42,10 +42,11 @@ from lessons.core.recurrence import (
 )
 from lessons.core.recurrence import Correction as CoreCorrection
 from lessons.core.recurrence import Exposure as CoreExposure
-from lessons.core.text import to_ms
+from lessons.ingest.writer import Table
 from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
 from lessons.recurrence.versions import (
     KEY_CHUNK,
+    EpochMs,
     Version,
     current_versions,
     host_versions,
@@ -354,24 +355,25 @@ def _attribute_chunk(host_id, sessions, versions_of, current) -> tuple[list[tupl
     exposures = []
     for part in _chunks(sessions, SESSION_CHUNK):
         # No DISTINCT and no ORDER BY here: either makes SQLite walk another index over the whole host.
+        # Times read as epoch milliseconds computed in SQL (EpochMs): no datetime converter per row.
         corrections += [
             CoreCorrection(
                 session=session,
                 id=str(pk),
                 kind=USER_CORRECTION,
                 text=text,
-                corrected_at_ms=to_ms(corrected_at),
-                turn_started_at_ms=to_ms(turn_started_at) if turn_started_at is not None else None,
+                corrected_at_ms=corrected_at_ms,
+                turn_started_at_ms=turn_started_at_ms,
             )
-            for pk, session, text, corrected_at, turn_started_at in Correction.objects.filter(
+            for pk, session, text, corrected_at_ms, turn_started_at_ms in Correction.objects.filter(
                 host_id=host_id, session__in=part, kind=USER_CORRECTION
-            ).values_list("id", "session", "text", "corrected_at", "turn_started_at")
+            ).values_list("id", "session", "text", EpochMs("corrected_at"), EpochMs("turn_started_at"))
         ]
         exposures += [
-            CoreExposure(session=session, key=key, text_hash=digest or "", shown_at_ms=to_ms(shown_at))
-            for session, key, digest, shown_at in Exposure.objects.filter(
+            CoreExposure(session=session, key=key, text_hash=digest or "", shown_at_ms=shown_at_ms)
+            for session, key, digest, shown_at_ms in Exposure.objects.filter(
                 host_id=host_id, session__in=part
-            ).values_list("session", "lesson_key", "text_hash", "shown_at")
+            ).values_list("session", "lesson_key", "text_hash", EpochMs("shown_at"))
         ]
     keys = {exposure.key for exposure in exposures}
     if not corrections:
@@ -441,26 +443,23 @@ def _store_counts(
         ):
             shown[key, digest] = n
     rows = []
+    tallied = [f for f in COUNT_FIELDS if f != "sessions_shown"]
     for pk in sorted(by_id):
         version = by_id[pk]
         tally = tallies.get(pk, {})
         rows.append(
-            RecurrenceCount(
-                lesson_id=pk,
-                sessions_shown=shown.get((version.key, version.text_hash), 0),
-                **{f: tally.get(f, 0) for f in COUNT_FIELDS if f != "sessions_shown"},
-            )
+            (pk, shown.get((version.key, version.text_hash), 0), *(tally.get(f, 0) for f in tallied))
         )
-    RecurrenceCount.objects.bulk_create(
-        rows,
-        batch_size=WRITE_BATCH,
-        update_conflicts=True,
-        unique_fields=["lesson"],
-        update_fields=[*COUNT_FIELDS, "computed_at"],
-    )
+    # One executemany upsert (bulk_create's per-object SQL building cost more than the database here).
+    for batch in _chunks(rows, WRITE_BATCH * 10):
+        _COUNT_ROWS.insert(batch, unique=("lesson_id",), update=(*COUNT_FIELDS, "computed_at"))
     stats.lessons += len(rows)
 
 
+_COUNT_ROWS = Table(
+    model=RecurrenceCount,
+    fields=("lesson_id", "sessions_shown", *(f for f in COUNT_FIELDS if f != "sessions_shown")),
+)
 _OUTCOME_AGGREGATES = {
     "recurred": Count("id", filter=Q(outcome=RECURRED)),
     "recurred_sessions": Count("session", filter=Q(outcome=RECURRED), distinct=True),
