@@ -166,7 +166,13 @@ def lesson_recurrence(*, lesson: Lesson, verdicts: Iterable[Verdict] | None = No
     key = key_of(lesson)
     versions = key_versions(host_id=lesson.host_id, keys=[key])
     current = current_versions(versions).get(key) or Version(
-        lesson.id, lesson.hash, key, lesson.text, lesson.text_hash, lesson.status == "live", to_ms(lesson.created_at)
+        lesson.id,
+        lesson.hash,
+        key,
+        lesson.text,
+        lesson.text_hash,
+        lesson.status == "live",
+        to_ms(lesson.created_at),
     )
     if current.id == lesson.id and Lesson._meta.get_field("recurrence").is_cached(lesson):
         counts = recurrence_dict(lesson)

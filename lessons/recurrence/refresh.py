@@ -447,9 +447,7 @@ def _store_counts(
     for pk in sorted(by_id):
         version = by_id[pk]
         tally = tallies.get(pk, {})
-        rows.append(
-            (pk, shown.get((version.key, version.text_hash), 0), *(tally.get(f, 0) for f in tallied))
-        )
+        rows.append((pk, shown.get((version.key, version.text_hash), 0), *(tally.get(f, 0) for f in tallied)))
     # One executemany upsert (bulk_create's per-object SQL building cost more than the database here).
     for batch in _chunks(rows, WRITE_BATCH * 10):
         _COUNT_ROWS.insert(batch, unique=("lesson_id",), update=(*COUNT_FIELDS, "computed_at"))

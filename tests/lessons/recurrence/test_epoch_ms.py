@@ -55,7 +55,13 @@ def test_epoch_ms_floors_microseconds_like_to_ms():
     host = Host.objects.create(name="h")
     moment = datetime(2027, 3, 4, 5, 6, 7, 890_999, tzinfo=UTC)
     Correction.objects.create(
-        host=host, session="s", key="k", kind="user_correction", text="t", text_hash="0" * 64, corrected_at=moment
+        host=host,
+        session="s",
+        key="k",
+        kind="user_correction",
+        text="t",
+        text_hash="0" * 64,
+        corrected_at=moment,
     )
     assert list(Correction.objects.values_list(EpochMs("corrected_at"), flat=True)) == [to_ms(moment)]
     assert to_ms(moment) == 1_804_136_767_890
