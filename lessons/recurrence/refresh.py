@@ -123,6 +123,10 @@ def recurrence_changes_refresh(
         for host_id in keyed:
             recurrence_keys_changed(host_id=host_id, keys=changes.keys[host_id], stats=stats)
         return _counts_done(stats, counts)
+    # A host with this many changed sessions is rebuilt whole (recurrence_refresh): every session
+    # attributed, every key's counts on its current version; its keys need no check of their own.
+    rebuilt = {host_id for host_id, names in sessions.items() if len(names) > FULL_REFRESH_SESSIONS}
+    keyed = [host_id for host_id in keyed if host_id not in rebuilt]
     with transaction.atomic():
         for host_id in sorted(set(keyed) | set(sessions)):
             _lock_host(host_id)
