@@ -24,6 +24,7 @@ from lessons.ingest.report import ImportReport
 
 T = TypeVar("T")
 _NAIVE_EPOCH = datetime(1970, 1, 1)
+SECONDS_CACHED = 4096
 
 
 def _ms_adapter() -> Callable[[int | None], object]:
@@ -33,9 +34,20 @@ def _ms_adapter() -> Callable[[int | None], object]:
     the same text without ``make_naive`` per value. Other databases take the aware datetime.
     """
     if connection.vendor == "sqlite" and connection.timezone == UTC:
+        # Rows of a batch come close in time: the text of each whole second is made once per call (up to
+        # SECONDS_CACHED of them), the milliseconds appended as Django's str() would (".mmm000", none at 0).
+        seconds: dict[int, str] = {}
 
         def sqlite(ms: int | None) -> object:
-            return None if ms is None else str(_NAIVE_EPOCH + timedelta(milliseconds=ms))
+            if ms is None:
+                return None
+            second, milli = divmod(ms, 1000)
+            text = seconds.get(second)
+            if text is None:
+                if len(seconds) >= SECONDS_CACHED:
+                    seconds.clear()
+                text = seconds[second] = str(_NAIVE_EPOCH + timedelta(seconds=second))
+            return f"{text}.{milli:03d}000" if milli else text
 
         return sqlite
     adapt = connection.ops.adapt_datetimefield_value
