@@ -52,6 +52,7 @@ from lessons.recurrence.versions import (
     host_versions,
     key_of,
     key_versions,
+    rows_where_any_in,
     shown_versions,
 )
 from lessons.services.entity_counts import CountChanges
@@ -369,15 +370,21 @@ def _attribute_chunk(host_id, sessions, versions_of, current) -> tuple[list[tupl
                 corrected_at_ms=corrected_at_ms,
                 turn_started_at_ms=turn_started_at_ms,
             )
-            for pk, session, text, corrected_at_ms, turn_started_at_ms in Correction.objects.filter(
-                host_id=host_id, session__in=part, kind=USER_CORRECTION
-            ).values_list("id", "session", "text", EpochMs("corrected_at"), EpochMs("turn_started_at"))
+            for pk, session, text, corrected_at_ms, turn_started_at_ms in rows_where_any_in(
+                Correction.objects.filter(host_id=host_id, kind=USER_CORRECTION)
+                .order_by()
+                .values_list("id", "session", "text", EpochMs("corrected_at"), EpochMs("turn_started_at")),
+                [("session", part)],
+            )
         ]
         exposures += [
             CoreExposure(session=session, key=key, text_hash=digest or "", shown_at_ms=shown_at_ms)
-            for session, key, digest, shown_at_ms in Exposure.objects.filter(
-                host_id=host_id, session__in=part
-            ).values_list("session", "lesson_key", "text_hash", EpochMs("shown_at"))
+            for session, key, digest, shown_at_ms in rows_where_any_in(
+                Exposure.objects.filter(host_id=host_id)
+                .order_by()
+                .values_list("session", "lesson_key", "text_hash", EpochMs("shown_at")),
+                [("session", part)],
+            )
         ]
     keys = {exposure.key for exposure in exposures}
     if not corrections:

@@ -8,10 +8,11 @@ selectors (which read them back), so both agree on what "current" means.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from django.db.models import BigIntegerField, Func, Q
+from django.db import connection
+from django.db.models import BigIntegerField, Func, QuerySet
 
 from lessons.core.recurrence import LessonKey, LessonVersion, current_version, lesson_key
 from lessons.models import Lesson, ShownText
@@ -41,6 +42,31 @@ class EpochMs(Func):
             " + CAST(substr(%(expressions)s, 21, 3) AS INTEGER))"
         )
         return self.as_sql(compiler, connection, template=template, **extra_context)
+
+
+def rows_where_any_in(base: QuerySet, lists: Sequence[tuple[str, Sequence[object]]]) -> list[tuple]:
+    """The rows of ``base`` (an unordered ``values_list`` of plain columns: no converters are applied)
+    where any of ``lists``' fields is one of its values: ``base``'s own SQL with ``AND (f1 IN (...) OR
+    ...)`` appended. The IN lists are written as placeholders directly; a queryset's ``__in`` lookups
+    prepare every value one by one, which costs more than the query here. Empty lists are left out
+    (all empty: no query, no rows). The caller keeps the values under the database's parameter limit.
+    """
+    meta = base.model._meta
+    quote = connection.ops.quote_name
+    table = quote(meta.db_table)
+    conditions, params = [], []
+    for name, values in lists:
+        if values:
+            conditions.append(
+                f"{table}.{quote(meta.get_field(name).column)} IN ({', '.join(['%s'] * len(values))})"
+            )
+            params.extend(values)
+    if not conditions:
+        return []
+    sql, base_params = base.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sql} AND ({' OR '.join(conditions)})", [*base_params, *params])
+        return cursor.fetchall()
 
 
 _FIELDS = ("id", "hash", "store", "lesson_id", "text", "text_hash", "status", EpochMs("created_at"))
@@ -105,8 +131,8 @@ def key_versions(*, host_id: int, keys: Iterable[LessonKey]) -> list[Version]:
         ids = sorted({k.split("\x1f", 1)[1] for k in chunk if k.startswith(_ID_PREFIX) and "\x1f" in k})
         if not hashes and not ids:
             continue
-        rows = Lesson.objects.filter(host_id=host_id).filter(Q(hash__in=hashes) | Q(lesson_id__in=ids))
-        for row in rows.values_list(*_FIELDS):
+        base = Lesson.objects.filter(host_id=host_id).order_by().values_list(*_FIELDS)
+        for row in rows_where_any_in(base, [("hash", hashes), ("lesson_id", ids)]):
             version = _version(row)
             if version.key in wanted:
                 found[version.id] = version
