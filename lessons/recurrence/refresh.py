@@ -39,6 +39,7 @@ from lessons.core.recurrence import (
     USER_CORRECTION,
     LessonKey,
     attribute,
+    lesson_profile,
 )
 from lessons.core.recurrence import Correction as CoreCorrection
 from lessons.core.recurrence import Exposure as CoreExposure
@@ -307,9 +308,10 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
             .distinct()
         )
     )
+    profile = _ProfileMemo()  # every chunk may see most of the host's versions: each text tokenized once
     for chunk in _chunks(sessions, ATTRIBUTE_CHUNK):
         rows, _keys = _attribute_chunk(
-            host_id, chunk, lambda keys: [v for k in keys for v in by_key.get(k, ())], current
+            host_id, chunk, lambda keys: [v for k in keys for v in by_key.get(k, ())], current, profile
         )
         _insert_attributions(rows)
         stats.sessions += len(chunk)
@@ -350,8 +352,20 @@ def _refresh_sessions(
             stats.counts.add(host_id, namespace, subject)
 
 
-def _attribute_chunk(host_id, sessions, versions_of, current) -> tuple[list[tuple], set[LessonKey]]:
-    """Attribute the user corrections of ``sessions`` (one host).
+class _ProfileMemo(dict):
+    """``lesson_profile`` remembered per text for one host's rebuild (freed with it)."""
+
+    def __call__(self, text: str) -> tuple[frozenset[str], frozenset[str]]:
+        found = self.get(text)
+        if found is None:
+            found = self[text] = lesson_profile(text)
+        return found
+
+
+def _attribute_chunk(
+    host_id, sessions, versions_of, current, profile=None
+) -> tuple[list[tuple], set[LessonKey]]:
+    """Attribute the user corrections of ``sessions`` (one host); ``profile`` as ``attribute``'s.
 
     Returns the rows to store as ``(host_id, session, correction_id, lesson_id or None, outcome)``
     and every lesson key the sessions were shown. Reads ``SESSION_CHUNK`` sessions per query.
@@ -400,6 +414,7 @@ def _attribute_chunk(host_id, sessions, versions_of, current) -> tuple[list[tupl
         + shown_versions(host_id=host_id, versions=versions, shown={(e.key, e.text_hash) for e in exposures}),
         exposures=exposures,
         corrections=corrections,
+        profile=profile,
     )
     rows: list[tuple] = []
     for attribution in result.attributions:
