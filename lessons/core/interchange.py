@@ -817,17 +817,7 @@ def _fast_correction(obj: dict[str, Any], default_host: str | None) -> Correctio
         if turn is None:
             return None
     text = _fast_text(obj.get("text"), MAX_CORRECTION_TEXT)
-    if text is None:
-        return None
-    return CorrectionRecord(
-        host=host,
-        session=session,
-        kind=kind,
-        text=text,
-        corrected_at_ms=corrected,
-        turn_started_at_ms=turn,
-        id=cid,
-    )
+    return None if text is None else CorrectionRecord(host, session, kind, text, corrected, turn, cid)
 
 
 _FAST_PARSERS = {"exposure": _fast_exposure, "correction": _fast_correction}

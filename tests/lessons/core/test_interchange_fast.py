@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lessons.core.interchange import (
+    _ALLOWED,
     _FAST_PARSERS,
     CorrectionRecord,
     ExposureRecord,
@@ -59,19 +60,7 @@ ODD = st.one_of(
     st.integers(min_value=253402300799998, max_value=253402300800000),
     st.lists(st.just("x"), max_size=1),
 )
-EXPOSURE_KEYS = [
-    "host",
-    "session",
-    "lesson",
-    "store",
-    "lesson_id",
-    "text",
-    "text_hash",
-    "shown_at",
-    "tier",
-    "extra",
-]
-CORRECTION_KEYS = ["host", "session", "id", "kind", "text", "corrected_at", "turn_started_at", "extra"]
+KEYS = sorted({*_ALLOWED["exposure"], *_ALLOWED["correction"], "extra"} - {"type"})
 
 
 def general(obj: dict, default_host: str | None):
@@ -84,7 +73,7 @@ def general(obj: dict, default_host: str | None):
 @settings(max_examples=1500, deadline=None)
 @given(
     rtype=st.sampled_from(["exposure", "correction"]),
-    values=st.dictionaries(st.sampled_from(sorted({*EXPOSURE_KEYS, *CORRECTION_KEYS})), ODD, max_size=10),
+    values=st.dictionaries(st.sampled_from(KEYS), ODD, max_size=10),
     default_host=st.sampled_from([None, "h2", "Bad Host"]),
 )
 def test_what_the_fast_path_accepts_is_the_general_validators_record(rtype, values, default_host):
