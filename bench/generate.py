@@ -231,6 +231,8 @@ def generate(*, scale: str, decisions: int, seed: int = SEED) -> dict[str, int]:
     from django.apps import apps
     from django.db import connection, transaction
 
+    from review.services.decision_weeks import decision_weeks_rebuild
+
     model = apps.get_model
     Host, Lesson, Verdict = model("lessons", "Host"), model("lessons", "Lesson"), model("lessons", "Verdict")
     RecurrenceCount, Draft = model("lessons", "RecurrenceCount"), model("lessons", "Draft")
@@ -343,6 +345,7 @@ def generate(*, scale: str, decisions: int, seed: int = SEED) -> dict[str, int]:
 
         head_seq, head_hash = _decisions(connection, Decision, rng=rng, count=decisions, retired=retired)
         ChainHead.objects.update_or_create(id=1, defaults={"seq": head_seq, "hash": head_hash})
+        decision_weeks_rebuild()  # the log chart's rollup, as decisions_append_many would have kept it
         _users()
     if connection.vendor == "postgresql":
         _after_copy(connection, (Host, Lesson, Verdict, Draft, Decision))

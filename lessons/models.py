@@ -370,7 +370,8 @@ class EntityCount(models.Model):
     (no latest verdict); ``recurring`` (live members with ``recurred_sessions >= RECURRING_MIN_SESSIONS``);
     ``oldest`` (the oldest live member's ``created_at``, UTC; null without one). ``pending_drafts``
     counts the entity's pending drafts. ``over_budget`` when the host's budget is enabled and
-    ``live > max_active``; ``overage = live - max_active`` then, else 0. ``groups`` (restatement groups
+    ``live > max_active``; ``overage = live - max_active`` then, else 0. ``total``: lessons of any status
+    (the host page's "All lessons"). ``groups`` (restatement groups
     of the live members, ``lessons.core.groups``) and ``document`` (host name, namespace, subject and the
     live members' texts, one a line: what the queue's text filter searches) are filled only while over
     budget, else 0 and "". ``host_name`` repeats the host's (immutable) name so that sorts by host and
@@ -394,6 +395,7 @@ class EntityCount(models.Model):
     overage = models.PositiveIntegerField(default=0)
     groups = models.PositiveIntegerField(default=0)
     document = models.TextField(blank=True, default="")
+    total = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
@@ -402,6 +404,10 @@ class EntityCount(models.Model):
             ),
         ]
         indexes = [
+            # The host page's entity table (review.hosts.selectors.host_entities): most live first, and
+            # its "All lessons" sort; its entity sort is served by the unique constraint's index.
+            models.Index(fields=["host", "-live", "namespace", "subject"], name="entitycount_host_live"),
+            models.Index(fields=["host", "-total", "namespace", "subject"], name="entitycount_host_total"),
             models.Index(
                 fields=["-overage", "-live", "host_name", "namespace", "subject"],
                 condition=_OVER,

@@ -92,6 +92,31 @@ class Decision(models.Model):
         return f"#{self.seq} {self.action} by {self.actor}"
 
 
+class DecisionWeek(models.Model):
+    """How many decisions one host has in one ISO week (``week``: its Monday, UTC) with one reason code
+    (``reason_code`` ``""`` for none): the log chart's rollup (issue 10, Build 3).
+
+    Kept by ``decisions_append_many`` in the transaction that appends the decisions (the only writer of
+    the log), so the chart of the unfiltered or host-filtered log reads at most 26 weeks x 9 codes rows a
+    host, not the decisions themselves. ``review.services.decision_weeks`` rebuilds and checks it.
+    """
+
+    host = models.CharField(max_length=64)
+    week = models.DateField()
+    reason_code = models.CharField(max_length=32, blank=True, default="")
+    n = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["host", "week", "reason_code"], name="decisionweek_unique"),
+        ]
+        # "which hosts have a week in the window / before it": probes by week across hosts
+        indexes = [models.Index(fields=["week", "host"], name="decisionweek_week_host")]
+
+    def __str__(self) -> str:
+        return f"{self.host} week of {self.week}: {self.n} x {self.reason_code or NO_REASON_CODE}"
+
+
 class ChainHead(models.Model):
     """The single row every decision-writing transaction locks, so ``seq`` and ``prev_hash`` never race."""
 

@@ -152,10 +152,14 @@ class LessonRecurrence:
         return min(times) if times else None
 
 
-def lesson_recurrence(*, lesson: Lesson, verdicts: Iterable[Verdict] | None = None) -> LessonRecurrence:
+def lesson_recurrence(
+    *, lesson: Lesson, verdicts: Iterable[Verdict] | None = None, versions: list[Version] | None = None
+) -> LessonRecurrence:
     """The recurrence section of ``lesson``'s page: at most ``MAX_QUERIES`` queries, whatever the data size.
 
     ``verdicts``: the lesson's verdicts when the caller already has them (any order; else one query).
+    ``versions``: the versions of the lesson's key (``key_versions``) when the caller already read them
+    (else one query).
     The counts come from ``lesson.recurrence`` when it was joined and the lesson is current.
 
     ``sessions``: newest ``TIMELINE_SESSIONS`` by first exposure; ``charged``: newest ``ATTRIBUTION_LIMIT``
@@ -164,7 +168,8 @@ def lesson_recurrence(*, lesson: Lesson, verdicts: Iterable[Verdict] | None = No
     sharing a word with it. spec: recurrence.md.
     """
     key = key_of(lesson)
-    versions = key_versions(host_id=lesson.host_id, keys=[key])
+    if versions is None:
+        versions = key_versions(host_id=lesson.host_id, keys=[key])
     current = current_versions(versions).get(key) or Version(
         lesson.id,
         lesson.hash,
@@ -173,6 +178,7 @@ def lesson_recurrence(*, lesson: Lesson, verdicts: Iterable[Verdict] | None = No
         lesson.text_hash,
         lesson.status == "live",
         to_ms(lesson.created_at),
+        lesson.status,
     )
     if current.id == lesson.id and Lesson._meta.get_field("recurrence").is_cached(lesson):
         counts = recurrence_dict(lesson)

@@ -185,6 +185,7 @@ def _tally(budget: _Budget, subjects: list[str], wanted: set[EntityKey]) -> dict
         if key not in wanted:
             continue
         row = rows.get(key) or rows.setdefault(key, _blank())
+        row["total"] += 1
         if status != Lesson.Status.LIVE:
             continue
         members[key].append((to_ms(created_at), digest, verdict, text))
@@ -321,7 +322,8 @@ def _table(model) -> str:
 
 def _aggregate_sql(host_id: int | None) -> tuple[str, list]:
     """SELECT the counts of every entity with a lesson (of one host, or all), columns in
-    ``_AGGREGATE_COLUMNS`` order; ``groups`` and ``document`` come out 0 and ""."""
+    ``_AGGREGATE_COLUMNS`` order (the model's: ``total`` after ``document``); ``groups`` and ``document``
+    come out 0 and ""."""
     live = "l.status = 'live'"
     where, params = ("WHERE l.host_id = %s", [host_id]) if host_id is not None else ("", [])
     mix = ", ".join(
@@ -334,7 +336,7 @@ def _aggregate_sql(host_id: int | None) -> tuple[str, list]:
                SUM(CASE WHEN {live} AND l.latest_verdict IS NULL THEN 1 ELSE 0 END) AS not_applied,
                SUM(CASE WHEN {live} AND rc.recurred_sessions >= {int(RECURRING_MIN_SESSIONS)}
                    THEN 1 ELSE 0 END) AS recurring,
-               MIN(CASE WHEN {live} THEN l.created_at END) AS oldest
+               MIN(CASE WHEN {live} THEN l.created_at END) AS oldest, COUNT(*) AS total
         FROM {_table(Lesson)} l
         JOIN {_table(Host)} h ON h.id = l.host_id
         LEFT JOIN {_table(RecurrenceCount)} rc ON rc.lesson_id = l.id
@@ -352,7 +354,7 @@ def _aggregate_sql(host_id: int | None) -> tuple[str, list]:
                a.live - a.held - a.regressed - a.drifted - a.not_applied, a.not_applied, a.recurring,
                COALESCE(d.n, 0), a.oldest,
                CASE WHEN {over} THEN TRUE ELSE FALSE END,
-               CASE WHEN {over} THEN a.live - a.max_active ELSE 0 END, 0, ''
+               CASE WHEN {over} THEN a.live - a.max_active ELSE 0 END, 0, '', a.total
         FROM ({inner}) a
         LEFT JOIN ({drafts}) d
           ON d.host_id = a.host_id AND d.namespace = a.namespace AND d.subject = a.subject

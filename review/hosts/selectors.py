@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, F, Q, QuerySet, Value
+from django.db.models import F, QuerySet, Value
 from django.db.models.functions import Coalesce
 
 from lessons.core.piles import pile_target
-from lessons.models import Host, Lesson
+from lessons.models import EntityCount, Host
 from lessons.selectors.piles import live_lessons
 
 
@@ -21,19 +21,16 @@ def host_overview(*, name: str) -> Host | None:
 
 
 def host_entities(*, host: Host) -> QuerySet:
-    """Every entity of ``host`` that has a lesson (any status), one dict each, counted in SQL (one query):
-    ``namespace``, ``subject``, ``live`` (live lessons: the count against the budget), ``total``
-    (lessons of any status), ``overage`` (``live - max_active``; negative within budget).
-    Sorted most live lessons first, then namespace and subject (unique per host). spec: piles.md rules 1-4.
+    """Every entity of ``host`` that has a lesson (any status), one dict each, read from the stored
+    per-entity counts (``EntityCount``, kept by the writers; one query): ``namespace``, ``subject``,
+    ``live`` (live lessons: the count against the budget), ``total`` (lessons of any status), ``overage``
+    (``live - max_active``; negative within budget). Sorted most live lessons first, then namespace and
+    subject (unique per host); each sort the table offers is served by an index (lessons.models).
+    spec: piles.md rules 1-4.
     """
     return (
-        Lesson.objects.filter(host=host)
-        .order_by()
-        .values("namespace", "subject")
-        .annotate(
-            live=Count("id", filter=Q(status=Lesson.Status.LIVE)),
-            total=Count("id"),
-        )
+        EntityCount.objects.filter(host=host)
+        .values("namespace", "subject", "live", "total")
         .annotate(overage=F("live") - Value(host.max_active))
         .order_by("-live", "namespace", "subject")
     )

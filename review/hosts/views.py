@@ -20,7 +20,12 @@ from lessons.models import Host
 from lessons.recurrence.counts import host_unmatched_topics, recurrence_coverage
 from review.hosts import selectors
 from review.hosts.forms import BudgetForm
-from review.hosts.tables import HOST_ENTITIES_PER_PAGE, HostEntityTable
+from review.hosts.tables import (
+    HOST_ENTITIES_PER_PAGE,
+    HostEntityTable,
+    hosts_rows,
+    unmatched_topics_links,
+)
 from review.roles import PERM_SET_BUDGET, PERM_VIEW
 from review.services.budget import budget_preview, host_set_budget
 from review.services.common import (
@@ -47,7 +52,14 @@ BUDGET_SAVED = "Budget of {host} saved: max_active {max_active}, {state}. Decisi
 @permission_required(PERM_VIEW, raise_exception=True)
 def hosts(request: HttpRequest) -> HttpResponse:
     """``/hosts/``: one row per host; an "Edit budget" link for admins."""
-    context = {"hosts": selectors.hosts_overview(), "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}
+    found = list(selectors.hosts_overview())
+    can_set_budget = request.user.has_perm(PERM_SET_BUDGET)
+    context = {
+        "hosts": found,
+        "host_rows": hosts_rows(found, can_set_budget=can_set_budget),
+        "topics_links": unmatched_topics_links(found),
+        "can_set_budget": can_set_budget,
+    }
     return render(request, "review/hosts/hosts.html", context)
 
 

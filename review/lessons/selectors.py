@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from lessons.core.piles import pile_target
 from lessons.models import Lesson
+from lessons.recurrence.versions import Version, key_of, key_versions
 from lessons.selectors.piles import pile_version
 from lessons.serializers import recurrence_dict
 from review.models import Decision
@@ -20,15 +21,16 @@ from review.piles.selectors import verdict_history
 class LessonDetail:
     """One lesson version with what the lesson page shows about it.
 
-    ``versions``: every version of the same ``lesson_id`` in the same store on the host, oldest first
-    (just this one when it has no ``lesson_id``). ``lesson.history``: its verdicts, newest first;
-    ``lesson.counts``: its recurrence counts.
+    ``versions``: every version of its recurrence key on the host (the same ``lesson_id`` in the same
+    store, a missing store being the empty one: recurrence.md, "Lesson keys and versions"), oldest first
+    (just this one when it has no ``lesson_id``), as ``lessons.recurrence.versions.Version``.
+    ``lesson.history``: its verdicts, newest first; ``lesson.counts``: its recurrence counts.
     ``decisions``: the decision records naming it, in ``seq`` order, each with ``ack`` joined.
     ``version``: the entity's pile version (for a restore).
     """
 
     lesson: Lesson
-    versions: tuple[Lesson, ...]
+    versions: tuple[Version, ...]
     decisions: tuple[Decision, ...]
     version: str
 
@@ -57,14 +59,10 @@ def lesson_detail(*, host_name: str, lesson_hash: str) -> LessonDetail | None:
     if lesson is None:
         return None
     lesson.counts = recurrence_dict(lesson)
-    if lesson.lesson_id:
-        versions = tuple(
-            Lesson.objects.filter(host=lesson.host_id, lesson_id=lesson.lesson_id, store=lesson.store)
-            .only("hash", "text", "status", "created_at", "host")
-            .order_by("created_at", "hash")
-        )
-    else:
-        versions = (lesson,)
+    # The versions of its recurrence key, read once for the versions table and the recurrence section
+    # (issue 10: one query fewer). A lesson without a lesson_id is its key's only version.
+    key_rows = key_versions(host_id=lesson.host_id, keys=[key_of(lesson)])
+    versions = tuple(sorted(key_rows, key=lambda v: (v.created_at, v.hash)))
     entity = Lesson.objects.filter(host=lesson.host_id, namespace=lesson.namespace, subject=lesson.subject)
     decisions = tuple(
         Decision.objects.filter(host=lesson.host.name, lesson_hash=lesson.hash)

@@ -49,7 +49,9 @@ def _context(
         "form": form if can_restore else None,
         "retire_form": retire_form if can_retire else None,
         "refusal": refusal,
-        "rec": lesson_recurrence(lesson=detail.lesson, verdicts=detail.lesson.history),
+        "rec": lesson_recurrence(
+            lesson=detail.lesson, verdicts=detail.lesson.history, versions=list(detail.versions)
+        ),
         **_retired_notice(request, detail, can_restore),
     }
 

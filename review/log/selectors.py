@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.db import connection
-from django.db.models import Count, DateField, Exists, Func, OuterRef, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from lessons.models import Host
 from review.log.chart import MAX_HOSTS, MAX_WEEKS
-from review.models import Decision
+from review.models import Decision, DecisionWeek
+from review.services.decision_weeks import WeekStart, week_of
 
 # Host status words of the log page. spec: decisions.md, "Hosts apply decisions".
 STATUS_AWAITING = "awaiting host"
@@ -66,21 +67,6 @@ def log_actor_names() -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
-class WeekStart(Func):
-    """The Monday (UTC) of a datetime's ISO week, as a date, computed by the database itself.
-
-    Django's ``TruncWeek`` is a Python call per row on SQLite; this is SQLite's own ``date()`` there and
-    ``date_trunc`` on PostgreSQL (the two databases the project runs on).
-    """
-
-    output_field = DateField()
-    template = "(date_trunc('week', %(expressions)s AT TIME ZONE 'UTC'))::date"
-
-    def as_sqlite(self, compiler, connection, **extra_context):
-        # 'weekday 0' moves to the Sunday ending the ISO week (or stays on it); six days back is its Monday
-        return self.as_sql(compiler, connection, template="date(%(expressions)s, 'weekday 0', '-6 days')")
-
-
 @dataclass(frozen=True)
 class ReasonCodeWindow:
     """What the log's chart draws: ``rows`` ``(host, week_start date, reason_code, count)`` of the
@@ -107,20 +93,11 @@ def reason_codes_by_week(decisions: QuerySet[Decision], *, max_hosts: int = MAX_
     newest = decisions.order_by("-seq").values_list("at", flat=True).first()
     if newest is None:
         return ReasonCodeWindow(rows=[], hosts=[], earlier=frozenset(), start=None)
-    last_monday = newest.astimezone(UTC).date() - timedelta(days=newest.astimezone(UTC).weekday())
-    start_day = last_monday - timedelta(weeks=MAX_WEEKS - 1)
+    start_day, last_monday = _window(newest)
     start = datetime.combine(start_day, time.min, tzinfo=UTC)
     stop = datetime.combine(last_monday + timedelta(weeks=1), time.min, tzinfo=UTC)
     window = decisions.filter(at__gte=start, at__lt=stop)
-    hosts = list(
-        Host.objects.annotate(
-            charted=Exists(window.filter(host=OuterRef("name"))),
-            earlier=Exists(decisions.filter(host=OuterRef("name"), at__lt=start)),
-        )
-        .filter(charted=True)
-        .order_by("name")
-        .values_list("name", "earlier")
-    )
+    hosts = _hosts(Host.objects.all(), window, decisions.filter(at__lt=start))
     charted = [name for name, _ in hosts[:max_hosts]]
     rows = (
         window.filter(host__in=charted)
@@ -129,12 +106,62 @@ def reason_codes_by_week(decisions: QuerySet[Decision], *, max_hosts: int = MAX_
         .annotate(n=Count("*"))  # not COUNT(id): PostgreSQL can then answer from the index alone
         .values_list("host", "week", "reason_code", "n")
     )
+    return _result(rows, hosts, max_hosts=max_hosts, start=start_day)
+
+
+def _hosts(candidates: QuerySet[Host], window: QuerySet, before: QuerySet) -> list[tuple[str, bool]]:
+    """``(name, has rows before the window)`` of each of ``candidates`` with a row in ``window``, by
+    name: one query, an EXISTS probe per host on the host-first index of ``window``'s table."""
+    return list(
+        candidates.annotate(
+            charted=Exists(window.filter(host=OuterRef("name"))),
+            earlier=Exists(before.filter(host=OuterRef("name"))),
+        )
+        .filter(charted=True)
+        .order_by("name")
+        .values_list("name", "earlier")
+    )
+
+
+def _result(rows, hosts: list[tuple[str, bool]], *, max_hosts: int, start: date) -> ReasonCodeWindow:
     return ReasonCodeWindow(
         rows=sorted(rows, key=lambda r: (r[0], r[1], r[2] is None, r[2] or "")),
         hosts=[name for name, _ in hosts],
         earlier=frozenset(name for name, before in hosts[:max_hosts] if before),
-        start=start_day,
+        start=start,
     )
+
+
+def _window(newest: datetime) -> tuple[date, date]:
+    """The Mondays of the first and last of the ``MAX_WEEKS`` weeks that end with ``newest``'s week."""
+    last_monday = week_of(newest)
+    return last_monday - timedelta(weeks=MAX_WEEKS - 1), last_monday
+
+
+def reason_codes_by_week_rollup(*, host: str | None = None, max_hosts: int = MAX_HOSTS) -> ReasonCodeWindow:
+    """``reason_codes_by_week`` of the whole log (``host`` None) or of one host's decisions, read from the
+    rollup ``DecisionWeek`` instead of the decisions: the same window, rows, hosts and ``earlier``, in
+    four queries that read at most ``MAX_WEEKS`` x codes rows a charted host, whatever the log's size.
+
+    The window ends with the week of the newest decision by ``seq`` (one index seek), as there.
+    """
+    newest_qs = Decision.objects.order_by("-seq")
+    if host is not None:
+        newest_qs = newest_qs.filter(host=host)
+    newest = newest_qs.values_list("at", flat=True).first()
+    if newest is None:
+        return ReasonCodeWindow(rows=[], hosts=[], earlier=frozenset(), start=None)
+    start_day, last_monday = _window(newest)
+    weeks = DecisionWeek.objects.order_by()
+    window = weeks.filter(week__gte=start_day, week__lte=last_monday)
+    candidates = Host.objects.all() if host is None else Host.objects.filter(name=host)
+    hosts = _hosts(candidates, window, weeks.filter(week__lt=start_day))
+    charted = [name for name, _ in hosts[:max_hosts]]
+    rows = [
+        (h, w, code or None, n)
+        for h, w, code, n in window.filter(host__in=charted).values_list("host", "week", "reason_code", "n")
+    ]
+    return _result(rows, hosts, max_hosts=max_hosts, start=start_day)
 
 
 def decisions_since(*, since: int, hosts: Iterable[str] | None, limit: int) -> list[Decision]:

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET
 from review.log.chart import log_chart
 from review.log.exports import decisions_csv, decisions_jsonl
 from review.log.filters import filter_decisions
-from review.log.selectors import decisions_log, reason_codes_by_week
+from review.log.selectors import decisions_log, reason_codes_by_week, reason_codes_by_week_rollup
 from review.log.tables import DecisionTable
 from review.roles import PERM_VIEW_DECISIONS
 from review.services.chain_head import chain_head, chain_head_stamp
@@ -62,15 +62,21 @@ def decision_log(request: HttpRequest) -> HttpResponse:
         "seq": log_filter.form.cleaned_data.get("seq") if log_filter.is_valid() else None,
         "batch": log_filter.form.cleaned_data.get("batch") if log_filter.is_valid() else None,
         "table": table,
-        "chart": _chart(decisions),
+        "chart": _chart(log_filter, decisions),
         "export_query": _filter_query(request),
     }
     template = "review/log/decisions.html#log" if request.htmx else "review/log/decisions.html"
     return render(request, template, context)
 
 
-def _chart(decisions):
-    window = reason_codes_by_week(decisions)
+def _chart(log_filter, decisions):
+    """The chart of the filtered decisions: from the rollup when no filter but ``host`` is set (the
+    same window; its cost does not grow with the log), else from the filtered decisions' window."""
+    data = log_filter.form.cleaned_data if log_filter.is_valid() else None
+    if data is not None and not any(value for key, value in data.items() if key != "host"):
+        window = reason_codes_by_week_rollup(host=data.get("host") or None)
+    else:
+        window = reason_codes_by_week(decisions)
     return log_chart(window.rows, earlier=window.earlier, host_count=len(window.hosts))
 
 

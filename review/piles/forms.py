@@ -7,6 +7,7 @@ from __future__ import annotations
 from django import forms
 
 from review.web.forms import PILE_VERSION_MISSING, ReasonForm
+from review.web.widgets import LeanSelect
 
 # Error texts the page tests assert.
 MEMBERS_REQUIRED = "Select at least one lesson of this pile to retire."
@@ -21,7 +22,7 @@ class QueueFilterForm(forms.Form):
     """The queue's GET filters, all optional: host (select), namespace and text (case-insensitive
     substrings)."""
 
-    host = forms.ChoiceField(required=False)
+    host = forms.ChoiceField(required=False, widget=LeanSelect)
     namespace = forms.CharField(required=False, max_length=200, strip=True, label="Namespace contains")
     q = forms.CharField(required=False, max_length=200, strip=True, label="Text")
     recurring = forms.BooleanField(required=False, label="Only piles with recurring members")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 
@@ -231,9 +232,9 @@ class PileDetail:
     def severity(self) -> str | None:
         return SEVERITY if self.over_budget else None
 
-    @property
+    @cached_property
     def summary(self) -> str | None:
-        """piles.md rule 8, when the entity is a pile."""
+        """piles.md rule 8, when the entity is a pile (computed once: the page asks twice)."""
         if not self.over_budget:
             return None
         return pile_summary(self.subject, self.max_active, [to_member(m) for m in self.members])
@@ -262,6 +263,25 @@ class PileDetail:
         return [row.draft.ext_id for row in self.pending_drafts if gone & set(row.draft.supersedes)]
 
 
+# What the pile page shows of each lesson (and its joined recurrence counts): reading only these spares
+# decoding the JSON and other columns of 200 rows (issue 10). The page's query-count test fails if a
+# template or rule reaches for a deferred field (one query per row).
+PILE_LESSON_FIELDS = (
+    "host",
+    "hash",
+    "namespace",
+    "subject",
+    "text",
+    "created_at",
+    "status",
+    "kind",
+    "origin",
+    "superseded_by",
+    "latest_verdict",
+    "recurrence",
+)
+
+
 def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | None:
     """The entity ``(host, namespace, subject)`` with its lessons and drafts, or ``None`` when it has
     no lesson at all. Three queries: lessons (recurrence joined), their verdicts, the drafts (each with
@@ -276,6 +296,7 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
     )
     lessons = list(
         entity_lessons(host=host, namespace=namespace, subject=subject)
+        .only(*PILE_LESSON_FIELDS)
         .annotate(latest_action=Subquery(latest_action[:1]))
         .prefetch_related(verdict_history())
     )

@@ -15,6 +15,7 @@ from django_tables2.data import TableListData
 
 from review.web.format import age, budget_gauge
 from review.web.links import pile_href, target_link
+from review.web.tables import LeanTable
 
 QUEUE_PER_PAGE = 25
 _TIE = ("host_name", "namespace", "subject")
@@ -49,7 +50,7 @@ class _CountColumn(tables.Column):
         return value if value else format_html('<span class="zero">{}</span>', "\u2014")
 
 
-class QueueTable(tables.Table):
+class QueueTable(LeanTable):
     """One over-budget entity per row: host, target, live count against budget, verdict mix, age."""
 
     host_name = tables.Column(verbose_name="Host", order_by=_then_tie("host_name"))

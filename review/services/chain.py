@@ -19,6 +19,7 @@ from django.db import transaction
 from lessons.core.text import format_datetime, sha256_hex
 from lessons.models import Lesson
 from review.models import Action, ChainHead, Decision
+from review.services.decision_weeks import decision_weeks_add
 
 # The record's fields in the order of decisions.md, "The record".
 RECORD_FIELDS: tuple[str, ...] = (
@@ -174,9 +175,10 @@ def decisions_append_many(*, entries: Sequence[DecisionEntry]) -> list[Decision]
     Locks the chain head once (``select_for_update``); each record takes the next ``seq`` and the
     previous record's hash as ``prev_hash`` and is hashed from its export record; the rows are inserted
     with one ``bulk_create`` and the head moved once, so the queries do not grow with the number of
-    entries. Must run inside the caller's ``transaction.atomic()`` so the records commit with the change
-    they record; raises ``TransactionManagementError`` otherwise. ``at`` is stored cut to milliseconds
-    (what the record shows), so a stored row re-hashes to the same value. spec: decisions.md, "The record".
+    entries; the log chart's rollup (``decision_weeks_add``) moves with them. Must run inside the
+    caller's ``transaction.atomic()`` so the records commit with the change they record; raises
+    ``TransactionManagementError`` otherwise. ``at`` is stored cut to milliseconds (what the record
+    shows), so a stored row re-hashes to the same value. spec: decisions.md, "The record".
     """
     if not transaction.get_connection().in_atomic_block:
         raise transaction.TransactionManagementError("decision_append must run inside transaction.atomic()")
@@ -211,6 +213,7 @@ def decisions_append_many(*, entries: Sequence[DecisionEntry]) -> list[Decision]
         prev_hash = decision.hash
         decisions.append(decision)
     Decision.objects.bulk_create(decisions)
+    decision_weeks_add(decisions)
     head.seq, head.hash = seq, prev_hash
     head.save(update_fields=["seq", "hash"])
     return decisions

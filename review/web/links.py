@@ -8,9 +8,11 @@ one) gets no link: ``None``. spec: piles.md (a pile is named by host, namespace 
 from __future__ import annotations
 
 import re
-from urllib.parse import urlencode
+from functools import lru_cache
+from urllib.parse import quote, urlencode
 
-from django.urls import reverse
+from django.conf import settings
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.html import format_html, format_html_join
 
 from lessons.core.piles import pile_target
@@ -21,11 +23,38 @@ def _segment(value: str) -> bool:
     return bool(value) and "/" not in value
 
 
+# Stands for the one path segment of a route reversed once (``route_path``); "%00" once quoted.
+_MARK = "\x00"
+_MARK_QUOTED = quote(_MARK)
+# What ``reverse`` leaves unquoted in a path (django.urls.resolvers: RFC 3986 sub-delims and "/~:@").
+_PATH_SAFE = "!$&'()*+,;=/~:@"
+
+
+@lru_cache(maxsize=64)
+def _route(name: str, kwarg: str | None, _prefix: str, urlconf: str) -> str:
+    kwargs = {kwarg: _MARK} if kwarg else None
+    return reverse(name, kwargs=kwargs, urlconf=urlconf)
+
+
+def route_path(route: str, /, **segment: str) -> str:
+    """``reverse(route, kwargs=segment)`` for a route with at most one ``<str:…>`` segment, reversed once
+    per route (and script prefix): the tables and the hosts page link 200 rows (issue 10). A value that
+    cannot be a segment (empty, or with a ``/``) goes through ``reverse`` itself, which refuses it."""
+    urlconf = get_urlconf() or settings.ROOT_URLCONF
+    if not segment:
+        return _route(route, None, get_script_prefix(), urlconf)
+    ((kwarg, value),) = segment.items()
+    if not _segment(value) or _MARK in value:
+        return reverse(route, kwargs=segment, urlconf=urlconf)
+    return _route(route, kwarg, get_script_prefix(), urlconf).replace(
+        _MARK_QUOTED, quote(value, safe=_PATH_SAFE), 1
+    )
+
+
 def pile_href(host: str, namespace: str, subject: str) -> str:
     """The pile page of an entity: ``/pile/?host=…&namespace=…&subject=…`` (namespace may be empty)."""
-    return (
-        reverse("review:pile") + "?" + urlencode({"host": host, "namespace": namespace, "subject": subject})
-    )
+    query = urlencode({"host": host, "namespace": namespace, "subject": subject})
+    return f"{route_path('review:pile')}?{query}"
 
 
 def host_url(host: str) -> str | None:

@@ -40,6 +40,7 @@ def test_an_intact_chain_ends_at_its_head(three):
     assert _verify() == "chain intact: 3 decisions\n"
 
 
+@pytest.mark.counts_unchecked  # rows deleted behind the writers' backs: the tamper under test
 def test_the_last_row_deleted_is_reported(three):
     from review.models import Decision
 
@@ -47,6 +48,7 @@ def test_the_last_row_deleted_is_reported(three):
     assert _verify() == "exit 1: chain broken: row 3 is missing at the tail (the chain head is at seq 3)"
 
 
+@pytest.mark.counts_unchecked  # rows deleted behind the writers' backs: the tamper under test
 def test_the_last_rows_deleted_are_reported_as_a_range(three):
     from review.models import Decision
 
@@ -54,6 +56,7 @@ def test_the_last_rows_deleted_are_reported_as_a_range(three):
     assert _verify() == "exit 1: chain broken: rows 2..3 are missing at the tail (the chain head is at seq 3)"
 
 
+@pytest.mark.counts_unchecked  # rows deleted behind the writers' backs: the tamper under test
 def test_every_row_deleted_is_reported(three):
     from review.models import Decision
 

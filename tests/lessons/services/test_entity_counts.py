@@ -7,8 +7,12 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from lessons.models import EntityCount, Host, HostCount
-from lessons.services.entity_counts import entity_counts_check, entity_counts_recount
+from lessons.models import EntityCount, Host, HostCount, Lesson
+from lessons.services.entity_counts import (
+    entity_counts_check,
+    entity_counts_recount,
+    entity_counts_refresh,
+)
 from review.hosts.selectors import hosts_overview
 from review.services.budget import host_set_budget
 
@@ -51,8 +55,8 @@ def test_recount_rebuilds_deleted_rows_and_check_is_clean_after(corpora, capsys)
     kept = stored()
     EntityCount.objects.all().delete()
     HostCount.objects.all().delete()
-    # Every field of every entity missing; the totals read as zeros, so each non-zero total differs (8).
-    assert len(entity_counts_check()) == 7 * 13 + 8
+    # Every field (14) of every entity missing; the totals read as zeros, so each non-zero total differs (8).
+    assert len(entity_counts_check()) == 7 * 14 + 8
     call_command("piles", "--recount")
     call_command("piles", "--check")
     assert capsys.readouterr().out.splitlines() == [
@@ -104,3 +108,15 @@ def test_a_host_without_counts_shows_zeros(db):
     assert [(h.name, h.live_lessons, h.entity_count, h.pile_count) for h in hosts_overview()] == [
         ("fresh", 0, 0, 0)
     ]
+
+
+@pytest.mark.counts_unchecked  # the test corrupts a stored total on purpose
+def test_check_reports_a_wrong_total_and_a_refresh_recounts_it(corpora):
+    row = EntityCount.objects.get(subject="revenue_models")
+    assert row.total == Lesson.objects.filter(host_id=row.host_id, subject="revenue_models").count() > 0
+    EntityCount.objects.filter(id=row.id).update(total=row.total + 3)
+    assert entity_counts_check() == [
+        f"host warehouse-sql entity analytics/revenue_models: total is {row.total + 3}, recounted {row.total}"
+    ]
+    entity_counts_refresh(host=row.host_id, keys=[("analytics", "revenue_models")])
+    assert entity_counts_check() == []

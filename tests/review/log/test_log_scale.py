@@ -4,7 +4,7 @@ Issue 10, build 3. spec: decisions.md; review/log/chart.py."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 
 import pytest
 from django.db import connection
@@ -12,9 +12,7 @@ from django.db import connection
 from review.log.selectors import WeekStart, decisions_log, log_actor_names, reason_codes_by_week
 from review.models import Decision
 from review.web.paging import BoundedPaginator
-from tests.fixtures.log import at, row_seqs
-
-NEWEST = "2026-09-16"  # a Wednesday: the window is the 26 weeks ending with the week of Monday 09-14
+from tests.fixtures.log import row_seqs
 
 
 def page(client, user, query=""):
@@ -22,21 +20,6 @@ def page(client, user, query=""):
     response = client.get("/decisions/" + (f"?{query}" if query else ""))
     assert response.status_code == 200
     return response.content.decode()
-
-
-@pytest.fixture
-def spread(two_hosts, budget_steps):
-    """beta: one decision 26 weeks before the newest week (outside), one on its first Monday (inside),
-    one on the newest day; alpha: one decision only, long before the window."""
-    alpha, beta = two_hosts
-    first_monday = date(2026, 9, 14) - timedelta(weeks=25)  # 2026-03-23
-    budget_steps(alpha, 1, now=at("2026-01-05"), code="other")
-    budget_steps(beta, 1, now=datetime(2026, 3, 22, 23, 59, 59, tzinfo=UTC), code="duplicate")  # a Sunday
-    budget_steps(
-        beta, 1, now=datetime.combine(first_monday, datetime.min.time(), tzinfo=UTC), code="obsolete"
-    )
-    budget_steps(beta, 1, now=at(NEWEST), code=None)
-    return first_monday
 
 
 def test_the_chart_reads_the_26_weeks_ending_with_the_newest_decision(spread):

@@ -64,11 +64,12 @@ def test_the_service_runs_the_same_queries_for_1_and_20_members(
     assert retracted() == n
     assert decisions_verify() == (None, n)
     # Savepoint; the entity's lessons, locked; ONE status update; the chain head locked (created on this
-    # first decision: three queries more), the records inserted, the head moved; the actor's pile claim
+    # first decision: three queries more), the records inserted, the log chart's week counted (one
+    # upsert), the head moved; the actor's pile claim
     # released (one DELETE); release. In between, the entity's counts refreshed (totals locked with the
     # budget, lessons, drafts, the stored row, one upsert, the totals moved). Then the one recurrence
     # refresh after the commit: savepoint, host lock, versions, count rows, release.
-    assert len(queries) == 22, "\n".join(q["sql"] for q in queries)
+    assert len(queries) == 23, "\n".join(q["sql"] for q in queries)
 
 
 @pytest.mark.parametrize("n", [1, 20])
@@ -87,7 +88,7 @@ def test_the_page_post_runs_the_same_queries_for_1_and_20_members(big_pile, clie
     # drafts); the retire as in the service test (no second look-up of the entity; the actor's claim
     # released; the entity's counts refreshed); the fresh pile and its claim box. The test's transaction
     # never commits, so the recurrence refresh is not run here.
-    assert len(queries) == 30, "\n".join(q["sql"] for q in queries)
+    assert len(queries) == 31, "\n".join(q["sql"] for q in queries)
 
 
 def test_restoring_a_retired_member_writes_one_status_and_one_record(big_pile, reviewer):

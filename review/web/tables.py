@@ -1,0 +1,131 @@
+"""Tables whose body rows are built in Python: ``LeanTable`` (django-tables2 keeps the columns, ordering,
+sort links, header and pagination; only the ``<tbody>`` is rendered here).
+
+django-tables2 renders each cell through the template engine and calls each column's ``render`` via
+``inspect.signature`` per cell; at 25 rows x 14 columns that was most of the queue page's server time
+(issue 10: profile in docs/benchmarks.md). Here each column's ``<td>`` attributes, accessor and render
+call are worked out once per table, then every row is one string join. The cells are what
+django-tables2 renders: the column's ``render_<name>`` (table method) or ``render``, called with the
+arguments it names; its ``default`` for a value in its ``empty_values``; every value escaped
+(``conditional_escape``) and localized like ``{{ cell }}``. Only the whitespace between the tags differs.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import django_tables2 as tables
+from django.utils.formats import localize
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from django_tables2.utils import A, AttributeDict
+
+LEAN_TABLE_TEMPLATE = "tables/lean_table.html"
+# The arguments django-tables2 offers a render method (django_tables2.rows.BoundRow._optional_cell_arguments).
+_RENDER_ARGUMENTS = ("value", "record", "column", "bound_column", "bound_row", "table")
+
+
+def _wanted(fn, offered: tuple[str, ...], *, what: str) -> tuple[str, ...]:
+    """The names of ``offered`` that ``fn`` takes (all with ``**kwargs``), as django-tables2's
+    ``call_with_appropriate`` passes them; ``ValueError`` for an argument it cannot be given."""
+    params = inspect.signature(fn).parameters.values()
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return offered
+    wants = tuple(p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+    unknown = set(wants) - set(offered)
+    if unknown:
+        raise ValueError(f"{what} takes unknown arguments {sorted(unknown)}")
+    return wants
+
+
+class _Cell:
+    """One column's rendering, worked out once: ``td`` (its attributes as HTML), how to read its value
+    from a record, and its render callable with the arguments it takes."""
+
+    def __init__(self, table: tables.Table, bound_column) -> None:
+        column = bound_column.column
+        if column.localize is not None or bound_column.link:
+            raise ValueError(f"LeanTable does not render column {bound_column.name!r}: localize or link set")
+        self.bound_column = bound_column
+        self.td = bound_column.attrs["td"].as_html()
+        self.accessor = str(bound_column.accessor)
+        self.plain = A.LEGACY_SEPARATOR not in self.accessor and A.SEPARATOR not in self.accessor
+        self.empty_values = column.empty_values
+        self.default = bound_column.default
+        self.render = bound_column.render
+        self.wants = _wanted(self.render, _RENDER_ARGUMENTS, what=f"render of {bound_column.name!r}")
+        self.table = table
+
+    def value(self, record):
+        if self.plain and isinstance(record, dict):
+            return record.get(self.accessor)
+        try:
+            return A(self.accessor).resolve(record)
+        except Exception:  # django-tables2 reads a failed lookup as an empty value too
+            return None
+
+    def html(self, row) -> str:
+        record = row.record
+        value = self.value(record)
+        if value in self.empty_values:
+            content = self.default
+        else:
+            offered = {
+                "value": value,
+                "record": record,
+                "column": self.bound_column.column,
+                "bound_column": self.bound_column,
+                "bound_row": row,
+                "table": self.table,
+            }
+            content = self.render(**{name: offered[name] for name in self.wants})
+        return f"<td {self.td}>{conditional_escape(localize(content))}</td>"
+
+
+class LeanTable(tables.Table):
+    """A django-tables2 table whose template (``tables/lean_table.html``, the project's htmx table with
+    another ``<tbody>``) prints ``body_html``: every row built in Python.
+
+    Same cells, row attributes (``Meta.row_attrs``, then ``even`` / ``odd``) and empty text as
+    django-tables2's own ``<tbody>``. Columns with ``localize`` or ``linkify`` are refused (``ValueError``):
+    none of ours use them, and the lean body does not implement them.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("template_name", LEAN_TABLE_TEMPLATE)
+        super().__init__(*args, **kwargs)
+
+    def body_html(self) -> SafeString:
+        """The ``<tr>`` rows of the table's current page (all rows when not paginated), or the empty text
+        in one cell across the columns; escaped except what the render methods marked safe."""
+        page = getattr(self, "page", None)
+        rows = page.object_list if page is not None else self.rows
+        rows = list(rows)  # BoundRows: each takes its even/odd number from the table's counter, in order
+        if not rows:
+            if not self.empty_text:
+                return mark_safe("")
+            return format_html('<tr><td colspan="{}">{}</td></tr>', len(self.columns), self.empty_text)
+        cells = [_Cell(self, bound) for bound in self.columns]
+        attrs = {
+            key: (value, _wanted(value, ("table", "record"), what=f"row_attrs[{key!r}]"))
+            if callable(value)
+            else (value, None)
+            for key, value in self.row_attrs.items()
+        }
+        out = []
+        for row in rows:
+            tds = "".join(cell.html(row) for cell in cells)
+            out.append(f"<tr {self._row_attrs(attrs, row)}>{tds}</tr>")
+        return mark_safe("\n".join(out))  # noqa: S308 - every cell went through conditional_escape
+
+    def _row_attrs(self, attrs: dict, row) -> str:
+        """``BoundRow.attrs`` as HTML: ``Meta.row_attrs`` (callables given what they name), then the
+        row's ``even`` / ``odd`` class."""
+        offered = {"table": self, "record": row.record}
+        values = {
+            key: value(**{name: offered[name] for name in wants}) if wants is not None else value
+            for key, (value, wants) in attrs.items()
+        }
+        parity = row.get_even_odd_css_class()
+        values["class"] = f"{values['class']} {parity}" if values.get("class") else parity
+        return AttributeDict(values).as_html()
