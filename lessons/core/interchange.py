@@ -512,6 +512,16 @@ def parse_object(obj: dict[str, Any], *, default_host: str | None = None, surrog
     found = _surrogate_errors(obj, rtype) if surrogates else []
     if found:
         raise RecordError(found)
+    fast = _FAST_PARSERS.get(rtype)
+    if fast is not None:
+        record = fast(obj, default_host)
+        if record is not None:
+            return record
+    return _parse_with_reader(obj, rtype, default_host)
+
+
+def _parse_with_reader(obj: dict[str, Any], rtype: str, default_host: str | None) -> Record:
+    """The general validator: every field through ``_Reader``, every problem collected."""
     reader = _Reader(obj, rtype)
     unknown = sorted(set(obj) - _ALLOWED[rtype])
     for key in unknown:
@@ -710,3 +720,104 @@ _PARSERS = {
     "correction": _parse_correction,
     "draft": _parse_draft,
 }
+
+
+# --- the fast paths ----------------------------------------------------------------------------
+# Exposures and corrections are nearly every line of a large batch. Their fast path checks a record in
+# one go and returns the very record the general validator would; at the first thing it does not
+# accept plainly (an error, an unusual but valid value) it returns None and the general validator runs,
+# which reports every problem (tests/lessons/core/test_interchange_fast.py holds both to the same result).
+
+
+def _plain(value: Any, max_len: int = MAX_SHORT) -> bool:
+    """What ``_Reader.string`` accepts without a message: a non-blank string without NUL, at most
+    ``max_len`` characters."""
+    return type(value) is str and len(value) <= max_len and "\x00" not in value and bool(value.strip())
+
+
+def _fast_host(obj: dict[str, Any], default_host: str | None) -> str | None:
+    name = obj.get("host")
+    if name is None:
+        name = default_host
+    # The pattern admits no NUL, no blank and at most 64 characters: what ``_Reader.host`` checks.
+    return name if type(name) is str and HOST_NAME.fullmatch(name) else None
+
+
+def _fast_text(value: Any, max_len: int) -> str | None:
+    if type(value) is not str or len(value) > 100_000 or "\x00" in value or not value.strip():
+        return None
+    text = normalize(value)
+    return text if 1 <= len(text) <= max_len else None
+
+
+def _fast_time(value: Any) -> int | None:
+    try:
+        return parse_timestamp(value)
+    except TimestampError:
+        return None
+
+
+_EXPOSURE_KEYS = frozenset(_ALLOWED["exposure"])
+_CORRECTION_KEYS = frozenset(_ALLOWED["correction"])
+
+
+def _fast_exposure(obj: dict[str, Any], default_host: str | None) -> ExposureRecord | None:
+    """``_parse_exposure``'s record for a plainly valid exposure, else None."""
+    if not obj.keys() <= _EXPOSURE_KEYS:
+        return None
+    host = _fast_host(obj, default_host)
+    session = obj.get("session")
+    shown = _fast_time(obj.get("shown_at"))
+    if host is None or shown is None or not _plain(session):
+        return None
+    given = obj.get("lesson")
+    if given is not None:  # by hash; an exposure's store and lesson_id beside it are not read
+        if type(given) is not str or not HEX64.fullmatch(given):
+            return None
+        ref = LessonRef(hash=given)
+    else:
+        store, lesson_id = obj.get("store"), obj.get("lesson_id")
+        if not (_plain(store) and _plain(lesson_id)):
+            return None
+        ref = LessonRef(store=store, lesson_id=lesson_id)
+    digest = obj.get("text_hash")
+    if digest is not None and (type(digest) is not str or not HEX64.fullmatch(digest)):
+        return None
+    tier = obj.get("tier")
+    if tier is not None and (type(tier) is not str or len(tier) > MAX_SHORT or "\x00" in tier):
+        return None
+    text = obj.get("text")
+    if text is not None:
+        text = _fast_text(text, MAX_TEXT)
+        if text is None:
+            return None
+        own = text_hash(text)
+        if digest is not None and digest != own:
+            return None
+        digest = own
+    return ExposureRecord(
+        host=host, session=session, lesson=ref, shown_at_ms=shown, text=text, text_hash=digest, tier=tier
+    )
+
+
+def _fast_correction(obj: dict[str, Any], default_host: str | None) -> CorrectionRecord | None:
+    """``_parse_correction``'s record for a plainly valid correction, else None."""
+    if not obj.keys() <= _CORRECTION_KEYS:
+        return None
+    host = _fast_host(obj, default_host)
+    session, cid, kind = obj.get("session"), obj.get("id"), obj.get("kind")
+    corrected = _fast_time(obj.get("corrected_at"))
+    if host is None or corrected is None or not _plain(session) or not _plain(kind, 64):
+        return None
+    if cid is not None and not _plain(cid):
+        return None
+    turn = obj.get("turn_started_at")
+    if turn is not None:
+        turn = _fast_time(turn)
+        if turn is None:
+            return None
+    text = _fast_text(obj.get("text"), MAX_CORRECTION_TEXT)
+    return None if text is None else CorrectionRecord(host, session, kind, text, corrected, turn, cid)
+
+
+_FAST_PARSERS = {"exposure": _fast_exposure, "correction": _fast_correction}

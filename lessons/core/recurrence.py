@@ -47,6 +47,7 @@ __all__ = [
     "correction_tokens",
     "correction_topics",
     "lesson_key",
+    "lesson_profile",
     "runs",
     "text_matches",
     "unmatched_topics",
@@ -220,11 +221,17 @@ def _correction_order(correction: Correction) -> tuple:
     )
 
 
+def lesson_profile(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What matching reads of a version's text: ``(content_tokens(text), anchors(text)[0])``."""
+    return content_tokens(text), anchors(text)[0]
+
+
 def attribute(
     *,
     versions: Iterable[LessonVersion],
     exposures: Iterable[Exposure],
     corrections: Iterable[Correction],
+    profile: Callable[[str], tuple[frozenset[str], frozenset[str]]] | None = None,
 ) -> RecurrenceResult:
     """Attribute every ``user_correction`` to the lesson the session was shown on its topic.
 
@@ -240,6 +247,8 @@ def attribute(
     ``Attribution`` per correction sorted by ``(session, corrected_at_ms, id)``; ``coverage`` with
     ``sessions``, ``exposures``, ``corrections_by_kind``, ``attributed`` (one lesson charged),
     ``ambiguous`` and ``unmatched``. Input order never changes the result.
+    ``profile``: a version text's ``(content_tokens, full anchors)``, for a caller attributing chunk after
+    chunk over the same versions that remembers them (``lesson_profile``, the default, computes them).
     Raises ``ValueError`` when a key with versions has no current text, or more than one.
     spec: recurrence.md, "Attributing one correction", "Per-lesson counts" and "Coverage".
     """
@@ -251,7 +260,7 @@ def attribute(
     # Several versions of a key may share a text_hash (same normalized text); any of them may match.
     profiles: dict[tuple[LessonKey, str], set[tuple[frozenset[str], frozenset[str]]]] = defaultdict(set)
     for version in versions:
-        profiles[version.key, version.text_hash].add((content_tokens(version.text), anchors(version.text)[0]))
+        profiles[version.key, version.text_hash].add((profile or lesson_profile)(version.text))
 
     by_session: dict[str, list[Exposure]] = defaultdict(list)
     shown_sessions: dict[LessonKey, set[str]] = defaultdict(set)

@@ -47,14 +47,14 @@ from lessons.core.interchange import (
 )
 from lessons.core.piles import entity_label
 from lessons.core.recurrence import current_version, lesson_key
-from lessons.core.text import from_ms, sha256_hex, text_hash, to_ms
+from lessons.core.text import from_ms, sha256_hex, text_hash
 from lessons.ingest.reading import Source, iter_lines
 from lessons.ingest.report import ImportReport, LineError
 from lessons.ingest.shown_texts import ShownTextItem, shown_texts_keep
 from lessons.ingest.writer import RowKind, Table, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
-from lessons.recurrence.versions import key_of
+from lessons.recurrence.versions import EpochMs, key_of
 from lessons.services.entity_counts import CountChanges, entity_counts_budget_changed
 from lessons.services.principals import draft_principals
 from lessons.services.status import lesson_status_set_undecided
@@ -625,7 +625,7 @@ class _Stored:
     subject: str
     text_hash: str
     status: str
-    created_at: object  # an aware datetime
+    created_at_ms: int  # epoch milliseconds, UTC
     store: str | None
     lesson_id: str | None
 
@@ -642,7 +642,7 @@ _STORED_FIELDS = (
     "subject",
     "text_hash",
     "status",
-    "created_at",
+    EpochMs("created_at"),
     "store",
     "lesson_id",
 )
@@ -700,7 +700,7 @@ class _Resolver:
                     stored = _Stored(*row)
                     found.setdefault((host_name, stored.store, stored.lesson_id), []).append(stored)
                 for versions in found.values():
-                    versions.sort(key=lambda v: (v.created_at, v.hash))
+                    versions.sort(key=lambda v: (v.created_at_ms, v.hash))
                 self.versions.update(found)
 
     def lesson(self, host: str, ref) -> _Stored | None:
@@ -710,14 +710,14 @@ class _Resolver:
         versions = self.versions.get((host, ref.store, ref.lesson_id))
         if not versions:
             return None
-        return current_version(versions, live=lambda v: v.is_live, newest=lambda v: (v.created_at, v.hash))
+        return current_version(versions, live=lambda v: v.is_live, newest=lambda v: (v.created_at_ms, v.hash))
 
     def version_at(self, host: str, ref, shown_at_ms: int) -> _Stored | None:
         """The version current at ``shown_at``: the newest created at or before it, else the current one."""
         if ref.hash:
             return self.by_hash.get((host, ref.hash))
         versions = self.versions.get((host, ref.store, ref.lesson_id)) or []
-        earlier = [v for v in versions if to_ms(v.created_at) <= shown_at_ms]
+        earlier = [v for v in versions if v.created_at_ms <= shown_at_ms]
         return earlier[-1] if earlier else self.lesson(host, ref)
 
     def same_key_with_text(self, host: str, anchor: _Stored, digest: str) -> _Stored | None:

@@ -24,6 +24,7 @@ from lessons.ingest.report import ImportReport
 
 T = TypeVar("T")
 _NAIVE_EPOCH = datetime(1970, 1, 1)
+SECONDS_CACHED = 4096
 
 
 def _ms_adapter() -> Callable[[int | None], object]:
@@ -33,9 +34,20 @@ def _ms_adapter() -> Callable[[int | None], object]:
     the same text without ``make_naive`` per value. Other databases take the aware datetime.
     """
     if connection.vendor == "sqlite" and connection.timezone == UTC:
+        # Rows of a batch come close in time: the text of each whole second is made once per call (up to
+        # SECONDS_CACHED of them), the milliseconds appended as Django's str() would (".mmm000", none at 0).
+        seconds: dict[int, str] = {}
 
         def sqlite(ms: int | None) -> object:
-            return None if ms is None else str(_NAIVE_EPOCH + timedelta(milliseconds=ms))
+            if ms is None:
+                return None
+            second, milli = divmod(ms, 1000)
+            text = seconds.get(second)
+            if text is None:
+                if len(seconds) >= SECONDS_CACHED:
+                    seconds.clear()
+                text = seconds[second] = str(_NAIVE_EPOCH + timedelta(seconds=second))
+            return f"{text}.{milli:03d}000" if milli else text
 
         return sqlite
     adapt = connection.ops.adapt_datetimefield_value
@@ -55,8 +67,15 @@ class Table:
     model: type[Model]
     fields: tuple[str, ...]
 
-    def insert(self, rows: Sequence[Sequence[object]]) -> int:
-        """INSERT ``rows`` (each matching ``fields``) with one ``executemany``; returns how many."""
+    def insert(
+        self, rows: Sequence[Sequence[object]], *, unique: Sequence[str] = (), update: Sequence[str] = ()
+    ) -> int:
+        """INSERT ``rows`` (each matching ``fields``) with one ``executemany``; returns how many.
+
+        With ``unique`` (the fields of a unique constraint) and ``update`` (fields), an upsert: a row whose
+        ``unique`` values are stored already overwrites that row's ``update`` columns instead
+        (``ON CONFLICT ... DO UPDATE``, the same on SQLite and PostgreSQL).
+        """
         if not rows:
             return 0
         meta = self.model._meta
@@ -85,6 +104,13 @@ class Table:
             f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(c) for c in columns)}) "
             f"VALUES ({', '.join(['%s'] * len(columns))})"
         )
+        if unique:
+            target = ", ".join(quote(meta.get_field(name).column) for name in unique)
+            assignments = ", ".join(
+                f"{quote(meta.get_field(name).column)} = excluded.{quote(meta.get_field(name).column)}"
+                for name in update
+            )
+            sql += f" ON CONFLICT ({target}) DO UPDATE SET {assignments}"
         plain = all(a is None for a in adapters)
         params = [
             (*row, *tail)

@@ -15,6 +15,7 @@ from datetime import datetime
 from django.db.models import Count, Min, Q
 
 from lessons.core.recurrence import USER_CORRECTION, content_tokens, is_recurring
+from lessons.core.text import to_ms
 from lessons.core.tokens import anchors, text_matches
 from lessons.models import (
     Correction,
@@ -176,7 +177,7 @@ def lesson_recurrence(
         lesson.text,
         lesson.text_hash,
         lesson.status == "live",
-        lesson.created_at,
+        to_ms(lesson.created_at),
         lesson.status,
     )
     if current.id == lesson.id and Lesson._meta.get_field("recurrence").is_cached(lesson):

@@ -39,18 +39,21 @@ from lessons.core.recurrence import (
     USER_CORRECTION,
     LessonKey,
     attribute,
+    lesson_profile,
 )
 from lessons.core.recurrence import Correction as CoreCorrection
 from lessons.core.recurrence import Exposure as CoreExposure
-from lessons.core.text import to_ms
+from lessons.ingest.writer import Table
 from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
 from lessons.recurrence.versions import (
     KEY_CHUNK,
+    EpochMs,
     Version,
     current_versions,
     host_versions,
     key_of,
     key_versions,
+    rows_where_any_in,
     shown_versions,
 )
 from lessons.services.entity_counts import CountChanges
@@ -122,6 +125,10 @@ def recurrence_changes_refresh(
         for host_id in keyed:
             recurrence_keys_changed(host_id=host_id, keys=changes.keys[host_id], stats=stats)
         return _counts_done(stats, counts)
+    # A host with this many changed sessions is rebuilt whole (recurrence_refresh): every session
+    # attributed, every key's counts on its current version; its keys need no check of their own.
+    rebuilt = {host_id for host_id, names in sessions.items() if len(names) > FULL_REFRESH_SESSIONS}
+    keyed = [host_id for host_id in keyed if host_id not in rebuilt]
     with transaction.atomic():
         for host_id in sorted(set(keyed) | set(sessions)):
             _lock_host(host_id)
@@ -307,9 +314,10 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
             .distinct()
         )
     )
+    profile = _ProfileMemo()  # every chunk may see most of the host's versions: each text tokenized once
     for chunk in _chunks(sessions, ATTRIBUTE_CHUNK):
         rows, _keys = _attribute_chunk(
-            host_id, chunk, lambda keys: [v for k in keys for v in by_key.get(k, ())], current
+            host_id, chunk, lambda keys: [v for k in keys for v in by_key.get(k, ())], current, profile
         )
         _insert_attributions(rows)
         stats.sessions += len(chunk)
@@ -350,8 +358,20 @@ def _refresh_sessions(
             stats.counts.add(host_id, namespace, subject)
 
 
-def _attribute_chunk(host_id, sessions, versions_of, current) -> tuple[list[tuple], set[LessonKey]]:
-    """Attribute the user corrections of ``sessions`` (one host).
+class _ProfileMemo(dict):
+    """``lesson_profile`` remembered per text for one host's rebuild (freed with it)."""
+
+    def __call__(self, text: str) -> tuple[frozenset[str], frozenset[str]]:
+        found = self.get(text)
+        if found is None:
+            found = self[text] = lesson_profile(text)
+        return found
+
+
+def _attribute_chunk(
+    host_id, sessions, versions_of, current, profile=None
+) -> tuple[list[tuple], set[LessonKey]]:
+    """Attribute the user corrections of ``sessions`` (one host); ``profile`` as ``attribute``'s.
 
     Returns the rows to store as ``(host_id, session, correction_id, lesson_id or None, outcome)``
     and every lesson key the sessions were shown. Reads ``SESSION_CHUNK`` sessions per query.
@@ -360,24 +380,31 @@ def _attribute_chunk(host_id, sessions, versions_of, current) -> tuple[list[tupl
     exposures = []
     for part in _chunks(sessions, SESSION_CHUNK):
         # No DISTINCT and no ORDER BY here: either makes SQLite walk another index over the whole host.
+        # Times read as epoch milliseconds computed in SQL (EpochMs): no datetime converter per row.
         corrections += [
             CoreCorrection(
                 session=session,
                 id=str(pk),
                 kind=USER_CORRECTION,
                 text=text,
-                corrected_at_ms=to_ms(corrected_at),
-                turn_started_at_ms=to_ms(turn_started_at) if turn_started_at is not None else None,
+                corrected_at_ms=corrected_at_ms,
+                turn_started_at_ms=turn_started_at_ms,
             )
-            for pk, session, text, corrected_at, turn_started_at in Correction.objects.filter(
-                host_id=host_id, session__in=part, kind=USER_CORRECTION
-            ).values_list("id", "session", "text", "corrected_at", "turn_started_at")
+            for pk, session, text, corrected_at_ms, turn_started_at_ms in rows_where_any_in(
+                Correction.objects.filter(host_id=host_id, kind=USER_CORRECTION)
+                .order_by()
+                .values_list("id", "session", "text", EpochMs("corrected_at"), EpochMs("turn_started_at")),
+                [("session", part)],
+            )
         ]
         exposures += [
-            CoreExposure(session=session, key=key, text_hash=digest or "", shown_at_ms=to_ms(shown_at))
-            for session, key, digest, shown_at in Exposure.objects.filter(
-                host_id=host_id, session__in=part
-            ).values_list("session", "lesson_key", "text_hash", "shown_at")
+            CoreExposure(session=session, key=key, text_hash=digest or "", shown_at_ms=shown_at_ms)
+            for session, key, digest, shown_at_ms in rows_where_any_in(
+                Exposure.objects.filter(host_id=host_id)
+                .order_by()
+                .values_list("session", "lesson_key", "text_hash", EpochMs("shown_at")),
+                [("session", part)],
+            )
         ]
     keys = {exposure.key for exposure in exposures}
     if not corrections:
@@ -393,6 +420,7 @@ def _attribute_chunk(host_id, sessions, versions_of, current) -> tuple[list[tupl
         + shown_versions(host_id=host_id, versions=versions, shown={(e.key, e.text_hash) for e in exposures}),
         exposures=exposures,
         corrections=corrections,
+        profile=profile,
     )
     rows: list[tuple] = []
     for attribution in result.attributions:
@@ -447,26 +475,21 @@ def _store_counts(
         ):
             shown[key, digest] = n
     rows = []
+    tallied = [f for f in COUNT_FIELDS if f != "sessions_shown"]
     for pk in sorted(by_id):
         version = by_id[pk]
         tally = tallies.get(pk, {})
-        rows.append(
-            RecurrenceCount(
-                lesson_id=pk,
-                sessions_shown=shown.get((version.key, version.text_hash), 0),
-                **{f: tally.get(f, 0) for f in COUNT_FIELDS if f != "sessions_shown"},
-            )
-        )
-    RecurrenceCount.objects.bulk_create(
-        rows,
-        batch_size=WRITE_BATCH,
-        update_conflicts=True,
-        unique_fields=["lesson"],
-        update_fields=[*COUNT_FIELDS, "computed_at"],
-    )
+        rows.append((pk, shown.get((version.key, version.text_hash), 0), *(tally.get(f, 0) for f in tallied)))
+    # One executemany upsert (bulk_create's per-object SQL building cost more than the database here).
+    for batch in _chunks(rows, WRITE_BATCH * 10):
+        _COUNT_ROWS.insert(batch, unique=("lesson_id",), update=(*COUNT_FIELDS, "computed_at"))
     stats.lessons += len(rows)
 
 
+_COUNT_ROWS = Table(
+    model=RecurrenceCount,
+    fields=("lesson_id", "sessions_shown", *(f for f in COUNT_FIELDS if f != "sessions_shown")),
+)
 _OUTCOME_AGGREGATES = {
     "recurred": Count("id", filter=Q(outcome=RECURRED)),
     "recurred_sessions": Count("session", filter=Q(outcome=RECURRED), distinct=True),

@@ -8,25 +8,77 @@ selectors (which read them back), so both agree on what "current" means.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import BigIntegerField, Func, QuerySet
 
 from lessons.core.recurrence import _KEY_SEPARATOR, LessonKey, LessonVersion, current_version, lesson_key
+from lessons.core.text import from_ms
 from lessons.models import Lesson, ShownText
 
 KEY_CHUNK = 500  # keys per lookup query: well under SQLite's 999 parameters
 _HASH_PREFIX = "hash:"
 _ID_PREFIX = "id:"
-_FIELDS = ("id", "hash", "store", "lesson_id", "text", "text_hash", "status", "created_at")
+
+
+class EpochMs(Func):
+    """A ``DateTimeField``'s value as integer milliseconds since the Unix epoch (UTC, floor, as
+    ``lessons.core.text.to_ms``), computed by the database: reading many rows this way skips Django's
+    Python datetime converter per row. NULL stays NULL.
+
+    SQLite stores Django's naive UTC text (``YYYY-MM-DD HH:MM:SS[.ffffff]``): whole seconds from
+    ``strftime('%s')`` plus the first three digits of the fraction (none: 0). PostgreSQL: ``EXTRACT(EPOCH)``
+    is an exact numeric there (15), floored after scaling.
+    """
+
+    output_field = BigIntegerField()
+    template = "CAST(FLOOR(EXTRACT(EPOCH FROM %(expressions)s) * 1000) AS BIGINT)"
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        # '%%%%s': Func's template formatting leaves '%%s', the SQLite backend's placeholder pass '%s'.
+        template = (
+            "(CAST(strftime('%%%%s', %(expressions)s) AS INTEGER) * 1000"
+            " + CAST(substr(%(expressions)s, 21, 3) AS INTEGER))"
+        )
+        return self.as_sql(compiler, connection, template=template, **extra_context)
+
+
+def rows_where_any_in(base: QuerySet, lists: Sequence[tuple[str, Sequence[object]]]) -> list[tuple]:
+    """The rows of ``base`` (an unordered ``values_list`` of plain columns: no converters are applied)
+    where any of ``lists``' fields is one of its values: ``base``'s own SQL with ``AND (f1 IN (...) OR
+    ...)`` appended. The IN lists are written as placeholders directly; a queryset's ``__in`` lookups
+    prepare every value one by one, which costs more than the query here. Empty lists are left out
+    (all empty: no query, no rows). The caller keeps the values under the database's parameter limit.
+    """
+    meta = base.model._meta
+    quote = connection.ops.quote_name
+    table = quote(meta.db_table)
+    conditions, params = [], []
+    for name, values in lists:
+        if values:
+            conditions.append(
+                f"{table}.{quote(meta.get_field(name).column)} IN ({', '.join(['%s'] * len(values))})"
+            )
+            params.extend(values)
+    if not conditions:
+        return []
+    sql, base_params = base.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sql} AND ({' OR '.join(conditions)})", [*base_params, *params])
+        return cursor.fetchall()
+
+
+_FIELDS = ("id", "hash", "store", "lesson_id", "text", "text_hash", "status", EpochMs("created_at"))
 
 
 @dataclass(frozen=True)
 class Version:
-    """One stored lesson version, as recurrence needs it; ``key`` is its recurrence key, ``status`` the
-    lesson's (``live`` is ``status == "live"``; the lesson page lists the versions with their status)."""
+    """One stored lesson version, as recurrence needs it; ``key`` is its recurrence key, ``created_at_ms``
+    its creation time in epoch milliseconds (UTC), ``status`` the lesson's (``live`` is ``status ==
+    "live"``; the lesson page lists the versions with their status)."""
 
     id: int
     hash: str
@@ -34,8 +86,13 @@ class Version:
     text: str
     text_hash: str
     live: bool
-    created_at: datetime
+    created_at_ms: int
     status: str = Lesson.Status.LIVE
+
+    @property
+    def created_at(self) -> datetime:
+        """``created_at_ms`` as an aware UTC datetime (for the lesson page's versions table)."""
+        return from_ms(self.created_at_ms)
 
     def as_core(self, *, is_current: bool) -> LessonVersion:
         return LessonVersion(
@@ -49,7 +106,7 @@ def key_of(lesson: Lesson) -> LessonKey:
 
 
 def _version(row: tuple) -> Version:
-    pk, digest, store, lid, text, text_hash, status, created_at = row
+    pk, digest, store, lid, text, text_hash, status, created_at_ms = row
     return Version(
         id=pk,
         hash=digest,
@@ -57,7 +114,7 @@ def _version(row: tuple) -> Version:
         text=text,
         text_hash=text_hash,
         live=status == Lesson.Status.LIVE,
-        created_at=created_at,
+        created_at_ms=created_at_ms,
         status=status,
     )
 
@@ -121,7 +178,7 @@ def current_versions(versions: Iterable[Version]) -> dict[LessonKey, Version]:
     for version in versions:
         by_key[version.key].append(version)
     return {
-        key: current_version(group, live=lambda v: v.live, newest=lambda v: (v.created_at, v.hash))
+        key: current_version(group, live=lambda v: v.live, newest=lambda v: (v.created_at_ms, v.hash))
         for key, group in by_key.items()
     }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
+import pytest
 from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -96,7 +97,15 @@ def corpus_halves() -> tuple[list[str], list[str]]:
     return first, second
 
 
-def test_a_corpus_ingested_in_two_halves_stores_what_a_full_recompute_gives(ingest):
+@pytest.mark.parametrize("full_refresh_sessions", [20_000, 0], ids=["by sessions", "whole host"])
+def test_a_corpus_ingested_in_two_halves_stores_what_a_full_recompute_gives(
+    ingest, monkeypatch, full_refresh_sessions
+):
+    # With 0, every batch rebuilds its hosts whole (recurrence_refresh) and skips the per-key check of
+    # its changed lessons (recurrence_changes_refresh): the same counts either way.
+    from lessons.recurrence import refresh
+
+    monkeypatch.setattr(refresh, "FULL_REFRESH_SESSIONS", full_refresh_sessions)
     first, second = corpus_halves()
     assert ingest(first).ok
     assert_current_and_complete()

@@ -1,0 +1,70 @@
+"""The row writer stores a time as Django itself would (SQLite: the naive UTC text of ``str()``), and its
+upsert overwrites only the named columns. spec: interchange.md ("Framing": epoch milliseconds, UTC)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+
+from lessons.core.text import to_ms
+from lessons.ingest import writer
+from lessons.models import Correction, Host, Lesson, RecurrenceCount
+
+MOMENTS_MS = [0, 1, 999, 1_000, 1_001, -1, -999, -1_000, -1_001, -62_135_596_800_000, 253_402_300_799_999]
+
+
+@pytest.mark.django_db
+def test_the_sqlite_time_text_is_djangos_even_past_the_seconds_cache(monkeypatch):
+    if connection.vendor != "sqlite":
+        pytest.skip("the text form is SQLite's")
+    monkeypatch.setattr(writer, "SECONDS_CACHED", 3)  # evicted several times below
+    adapt = writer._ms_adapter()
+    naive_epoch = datetime(1970, 1, 1)
+    got = [adapt(ms) for ms in [*MOMENTS_MS, *MOMENTS_MS]]
+    assert got == [str(naive_epoch + timedelta(milliseconds=ms)) for ms in [*MOMENTS_MS, *MOMENTS_MS]]
+    assert got[:4] == [
+        "1970-01-01 00:00:00",
+        "1970-01-01 00:00:00.001000",
+        "1970-01-01 00:00:00.999000",
+        "1970-01-01 00:00:01",
+    ]
+    assert got[5] == "1969-12-31 23:59:59.999000"
+    assert adapt(None) is None
+
+
+@pytest.mark.django_db
+def test_rows_written_read_back_as_the_same_moments():
+    host = Host.objects.create(name="h")
+    table = writer.Table(
+        model=Correction,
+        fields=("host_id", "session", "key", "kind", "text", "text_hash", "corrected_at", "turn_started_at"),
+    )
+    rows = [
+        (host.id, "s", f"k{n}", "user_correction", "t", "0" * 64, ms, None) for n, ms in enumerate(MOMENTS_MS)
+    ]
+    assert table.insert(rows) == len(MOMENTS_MS)
+    stored = list(Correction.objects.order_by("id").values_list("corrected_at", flat=True))
+    assert [to_ms(moment) for moment in stored] == MOMENTS_MS
+
+
+@pytest.mark.django_db
+@pytest.mark.counts_unchecked  # a lesson row made directly, to have a count row to overwrite: no write path
+def test_an_upsert_overwrites_the_named_columns_of_a_stored_row():
+    host = Host.objects.create(name="h")
+    lesson = Lesson.objects.create(
+        host=host,
+        hash="a" * 64,
+        namespace="n",
+        subject="s",
+        text="t",
+        text_hash="b" * 64,
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    RecurrenceCount.objects.create(lesson=lesson, sessions_shown=5, recurred=4, during=3)
+    table = writer.Table(model=RecurrenceCount, fields=("lesson_id", "sessions_shown", "recurred"))
+    table.insert([(lesson.id, 7, 1)], unique=("lesson_id",), update=("sessions_shown", "recurred"))
+    assert list(RecurrenceCount.objects.values_list("lesson_id", "sessions_shown", "recurred", "during")) == [
+        (lesson.id, 7, 1, 3)
+    ]
