@@ -6,8 +6,8 @@ whole batch, or "database is locked" and a traceback:
 
 - ``LockWaitMiddleware`` bounds the wait of every write request (not GET/HEAD/OPTIONS) to
   ``settings.WEB_LOCK_TIMEOUT_SECONDS``: PostgreSQL ``SET lock_timeout``, SQLite ``PRAGMA busy_timeout``,
-  on the request's connection when it opens (no connection is opened for it), restored after the
-  request (the task worker and the commands keep the longer waits of the settings);
+  on the request's connection when it opens (no connection is opened for it) or, when connections
+  are kept between requests (``CONN_MAX_AGE``), at the request's start; restored after the request (the task worker and the commands keep the longer waits of the settings);
 - a lock timeout, a deadlock or a serialization failure that reaches a view (``process_exception``) or
   Django's ``handler500`` (``busy_response``) is answered 503 with ``Retry-After`` and one clear sentence:
   the API's JSON error body under ``/api/``, a short page otherwise (only that sentence for an htmx
@@ -113,9 +113,13 @@ class LockWaitMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.method in SAFE_METHODS:
             return self.get_response(request)
-        # Connections are not kept between requests (conn_max_age=0, config/settings.py): the request's
-        # connection opens inside it and gets the short wait then (``_bound_new_connection``).
+        # By default connections are not kept between requests (CONN_MAX_AGE 0, config/settings.py): the
+        # request's connection opens inside it and gets the short wait then (``_bound_new_connection``).
+        # A connection kept from an earlier request (CONN_MAX_AGE > 0) gets it now.
         token = _web_write.set(True)
+        if connection.connection is not None and connection.settings_dict.get("CONN_MAX_AGE"):
+            _set_wait(connection, settings.WEB_LOCK_TIMEOUT_SECONDS)
+            connection.web_lock_wait = True
         try:
             return self.get_response(request)
         finally:

@@ -23,6 +23,7 @@ from review.log.selectors import (
     log_host_names,
 )
 from review.models import Action, Decision, ReasonCode
+from review.web.widgets import LeanSelect
 
 DATE_RANGE_BACKWARDS = "The date range ends before it starts: 'to' must be on or after 'from'."
 
@@ -63,17 +64,23 @@ class DecisionFilter(django_filters.FilterSet):
     """Filters of the log page and its exports; every value is exact (no partial matches)."""
 
     seq = SeqFilter(label="Decision #", min_value=1, max_value=SEQ_MAX)
-    host = django_filters.ChoiceFilter(choices=(), empty_label="every host")
-    actor = django_filters.ChoiceFilter(choices=(), empty_label="every actor")
+    # LeanSelect: the same HTML as Django's select templates, without an include per option (200 hosts)
+    host = django_filters.ChoiceFilter(choices=(), empty_label="every host", widget=LeanSelect)
+    actor = django_filters.ChoiceFilter(choices=(), empty_label="every actor", widget=LeanSelect)
     # Actions by their values: they are the words of the record and the exports. Reason codes by their
     # labels ("restates another"), as every form shows them; the URL carries the value.
-    action = django_filters.ChoiceFilter(choices=[(a, a) for a in Action.values], empty_label="every action")
-    reason_code = django_filters.ChoiceFilter(choices=ReasonCode.choices, empty_label="any reason code")
+    action = django_filters.ChoiceFilter(
+        choices=[(a, a) for a in Action.values], empty_label="every action", widget=LeanSelect
+    )
+    reason_code = django_filters.ChoiceFilter(
+        choices=ReasonCode.choices, empty_label="any reason code", widget=LeanSelect
+    )
     # The host's acknowledgement (decisions.md, "Hosts apply decisions"): none yet, applied, failed.
     status = django_filters.ChoiceFilter(
         choices=HOST_STATUS_CHOICES,
         empty_label="any host status",
         label="Host status",
+        widget=LeanSelect,
         method="filter_status",
     )
     batch = django_filters.CharFilter(label="Batch", max_length=64)

@@ -114,3 +114,29 @@ def test_a_lock_timeout_is_told_from_other_database_errors():
     assert is_lock_timeout(OperationalError("database is locked"))
     assert not is_lock_timeout(OperationalError("connection refused"))
     assert not is_lock_timeout(ValueError("database is locked"))
+
+
+@pytest.mark.django_db
+def test_a_connection_kept_between_requests_gets_the_short_wait_for_a_write(client, reviewer, monkeypatch):
+    """CONN_MAX_AGE > 0: the connection is already open when a write request starts, so no
+    ``connection_created`` fires; the middleware bounds it at the start and restores it at the end."""
+    from django.test.utils import CaptureQueriesContext
+
+    from review.locking import _wait_statement
+
+    client.force_login(reviewer)
+    monkeypatch.setitem(connection.settings_dict, "CONN_MAX_AGE", 60)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.post("/accounts/logout/").status_code == 302
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert sql[0] == _wait_statement(connection, 3)
+    assert sql[-1] == _wait_statement(connection, None)
+    assert _wait_statement(connection, 3) in (
+        "SET lock_timeout = '3000ms'",
+        "PRAGMA busy_timeout = 3000",
+    )
+    monkeypatch.setitem(connection.settings_dict, "CONN_MAX_AGE", 0)  # the default: nothing added
+    client.force_login(reviewer)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.post("/accounts/logout/").status_code == 302
+    assert not any("lock_timeout" in q["sql"] or "busy_timeout" in q["sql"] for q in queries.captured_queries)
