@@ -72,6 +72,12 @@ def test_manage_py_says_which_boolean_it_cannot_read_in_one_line_and_exits_2(nam
     assert proc.stderr == (f"error: {name}='ture' is not a boolean; use 1/0, true/false, yes/no or on/off\n")
 
 
+def test_manage_py_says_when_conn_max_age_is_not_a_number_and_exits_2():
+    proc = _manage("check", DEBUG="1", CONN_MAX_AGE="1m")
+    assert proc.returncode == 2
+    assert proc.stderr == "error: CONN_MAX_AGE='1m' is not a whole number of at least 0\n"
+
+
 def test_wsgi_refuses_an_unreadable_boolean_with_improperly_configured():
     code = (
         "from django.core.exceptions import ImproperlyConfigured\n"
