@@ -33,6 +33,8 @@ ADMIN_PAGES = {
     "not found": "no-such-page/",
     "import job, finished": "imports/jobs/{finished}/",
     "import job, queued": "imports/jobs/{queued}/",
+    "recount job, finished": "jobs/{recount_finished}/",
+    "recount job, queued": "jobs/{recount_queued}/",
 }
 # Swagger UI's own markup: each operation row is role=button with a copy button inside (one
 # nested-interactive node per operation), and its tag heading (h3) follows the info title (h2) of its
@@ -67,7 +69,9 @@ def world(corpora, reviewer, admin_user, viewer):
 
 @pytest.fixture
 def jobs(world, admin_user):
-    """Two import jobs for their page: one run to its report, one still queued (its progress bar)."""
+    """Two import jobs and two recount jobs for their pages: one of each run to its end, one still queued
+    (its progress bar)."""
+    from review.models import ImportJob
     from review.services.jobs import job_create, job_run
 
     lines = b'{"type": "host", "name": "jobs-host", "max_active": 3, "budget_enabled": true}\n'
@@ -75,7 +79,21 @@ def jobs(world, admin_user):
     finished = job_create(kind="api", payload=lines, options=options, created_by=admin_user)
     job_run(finished.pk)
     queued = job_create(kind="api", payload=lines, options=options, created_by=admin_user)
-    return {"finished": finished.pk, "queued": queued.pk}
+    recount = {
+        "kind": ImportJob.Kind.RECOUNT,
+        "payload": b'{"hosts": {}}',
+        "options": {},
+        "created_by": admin_user,
+    }
+    recount_finished = job_create(**recount)
+    job_run(recount_finished.pk)
+    recount_queued = job_create(**recount)
+    return {
+        "finished": finished.pk,
+        "queued": queued.pk,
+        "recount_finished": recount_finished.pk,
+        "recount_queued": recount_queued.pk,
+    }
 
 
 def check(page, *, swagger: bool = False) -> dict:
@@ -119,7 +137,8 @@ def test_every_page_fits_390_and_1440_with_no_axe_violation(world, jobs, browser
         problems[name] = check(page)  # leaves the page at 390 px
         if name == "queue":  # at 390 (check leaves it there) no cell's text runs into the next one
             spill = page.eval_on_selector_all(
-                "table.queue-table tbody td", "els => els.filter(td => td.scrollWidth > td.clientWidth).length"
+                "table.queue-table tbody td",
+                "els => els.filter(td => td.scrollWidth > td.clientWidth).length",
             )
             assert spill == 0
         if name == "queue":  # finding 13: Import looks like the other links, not disabled
