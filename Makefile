@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 # Ctrl-C stops both.
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py demo
+	$(BIN)/python manage.py demo --url http://127.0.0.1:$(PORT)/
 	@echo "Serving on http://127.0.0.1:$(PORT) with the background worker (Ctrl-C stops both)"
 	@$(BIN)/python manage.py db_worker --no-reload --verbosity 1 & worker=$$!; \
 	  trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' INT TERM EXIT; \

@@ -244,4 +244,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    # Django's default config gives "django" a console handler of its own (when DEBUG is on) that also
+    # propagates here: every line printed twice under make run. The root handler alone prints it.
+    "loggers": {"django": {"handlers": [], "propagate": True}},
 }

@@ -25,7 +25,12 @@ DEMO_USERS = (
 class Command(BaseCommand):
     help = "Load the demo corpus and the demo users viewer, reviewer, admin (and priya); prints the logins."
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--url", default="http://127.0.0.1:8000/", help="the address printed with the logins (make run's)"
+        )
+
+    def handle(self, *args, url="http://127.0.0.1:8000/", **options):
         report = ingest_sources(sources=[file_source(str(DEMO_CORPUS))])
         if not report.ok:
             for line in report.error_lines():
@@ -40,6 +45,6 @@ class Command(BaseCommand):
                     user.save()
                 user.groups.set(Group.objects.filter(name__in=groups))
         self.stdout.write(f"demo corpus: {report.summary_line()}")
-        self.stdout.write("demo logins (http://127.0.0.1:8000/):")
+        self.stdout.write(f"demo logins ({url}):")
         for username, password, groups in DEMO_USERS:
             self.stdout.write(f"  {username:<9} password {password:<20} role {', '.join(groups)}")

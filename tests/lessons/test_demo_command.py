@@ -1,0 +1,30 @@
+"""``manage.py demo``: loads the demo corpus and users and prints the logins with the address the server
+listens on (``make run`` passes its PORT: a newcomer on another port was shown :8000)."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+from django.core.management import call_command
+
+
+def run(**options) -> list[str]:
+    out = StringIO()
+    call_command("demo", stdout=out, **options)
+    return out.getvalue().splitlines()
+
+
+def test_the_logins_name_the_address_make_run_serves(db):
+    lines = run(url="http://127.0.0.1:8123/")
+    assert lines[0].startswith("demo corpus: ")
+    assert lines[1:] == [
+        "demo logins (http://127.0.0.1:8123/):",
+        "  viewer    password viewer-demo-pass     role viewer",
+        "  reviewer  password reviewer-demo-pass   role reviewer",
+        "  admin     password admin-demo-pass      role admin",
+        "  priya     password priya-demo-pass      role reviewer",
+    ]
+
+
+def test_the_default_address_is_the_development_server(db):
+    assert run()[1] == "demo logins (http://127.0.0.1:8000/):"
