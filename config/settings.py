@@ -108,10 +108,14 @@ TEMPLATES = [
     }
 ]
 
+_conn_max_age = env_int("CONN_MAX_AGE", default=0, minimum=0)
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-        conn_max_age=env_int("CONN_MAX_AGE", default=0, minimum=0),
+        conn_max_age=_conn_max_age,
+        # A kept connection the server dropped (a restart, an idle timeout) is replaced at a request's
+        # first query instead of failing that request (one per server thread).
+        conn_health_checks=_conn_max_age > 0,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
