@@ -115,10 +115,11 @@ def test_private_dir_refuses_a_directory_someone_else_owns(tmp_path, monkeypatch
 
 @sqlite_only
 def test_the_sessions_directory_is_ignored_by_git_and_not_under_the_static_files():
-    ignored = subprocess.run(
-        ["git", "check-ignore", "-q", "sessions/sessionidabc"], cwd=REPO, check=False
-    ).returncode
-    assert ignored == 0
+    """Beside the SQLite file wherever it is (``DATABASE_URL=sqlite:///var/lpr.sqlite3``: ``var/sessions``),
+    as ``db.sqlite3`` is ignored at any depth."""
+    for path in ("sessions/sessionidabc", "var/sessions/sessionidabc", "db.sqlite3", "var/db.sqlite3"):
+        ignored = subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO, check=False).returncode
+        assert ignored == 0, path
     from config import settings as configured
 
     sessions = Path(configured.SESSION_FILE_PATH).resolve()
