@@ -181,6 +181,10 @@ def assert_nothing_injected(body: str, path: str) -> None:
                 assert not value.strip().lower().startswith("javascript:"), f"{name}={value!r} on {path}"
         if el.tag == "script":
             assert "x-inj" not in el.text, f"script holds a value on {path}"
+        shown = [c for c in el.children if isinstance(c, str)] + list(el.attrs.values())
+        for text in shown:  # once unescaped by the parser, a value escaped twice still shows entities
+            for twice in ("&lt;/x-inj", "&#x27; data-inj", "&quot; data-inj", "&#39; data-inj"):
+                assert twice not in text, f"escaped twice on {path}: <{el.tag}> {text[:80]!r}"
 
 
 @pytest.mark.parametrize("htmx", [False, True])
@@ -207,7 +211,12 @@ def test_every_hostile_page_is_found(client, admin_user, hostile):
     entities, hashes, jobs, import_job = hostile
     for ns, subject in entities:
         entity = urlencode({"host": "xss", "namespace": ns, "subject": subject})
-        assert client.get(f"/pile/?{entity}").status_code == 200
+        response = client.get(f"/pile/?{entity}")
+        assert response.status_code == 200
+        shown = parse(response.content).text
+        assert f"{BREAKS[0]} shared words here {BREAKS[3]}" in shown  # the text as sent, once escaped
+    hosts = parse(client.get("/hosts/").content).find("tr", data_host="xss")
+    assert hosts.find("td", cls="text").text == HOSTILE
     for path in [f"/lessons/xss/{h}/" for h in hashes] + ["/hosts/xss/", f"/imports/jobs/{import_job}/"]:
         assert client.get(path).status_code == 200, path
     for j in jobs:
