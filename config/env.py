@@ -50,7 +50,10 @@ def env_list(name: str, *, default: str = "") -> list[str]:
     return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
 
 
-E_NOT_OURS = "SESSION_FILE_PATH {path} belongs to another user: set SESSION_FILE_PATH to a directory of the server's own"
+E_NOT_OURS = (
+    "SESSION_FILE_PATH {path} belongs to another user: "
+    "set SESSION_FILE_PATH to a directory of the server's own"
+)
 
 
 def private_dir(path: str) -> str:

@@ -19,7 +19,9 @@ from config.env import private_dir
 
 REPO = Path(settings.BASE_DIR)
 # The settings keep SQLite's sessions in files; the test suite keeps them in the database (tests/conftest.py)
-sqlite_only = pytest.mark.skipif(settings.SESSION_FILE_PATH is None, reason="file sessions: SQLite's settings")
+sqlite_only = pytest.mark.skipif(
+    settings.SESSION_FILE_PATH is None, reason="file sessions: SQLite's settings"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +62,16 @@ def test_signing_out_deletes_the_session_and_its_cookie_signs_in_nobody(signed_i
 
 @pytest.mark.parametrize(
     "cookie",
-    ["../../db.sqlite3", "..%2F..%2Fetc%2Fpasswd", "x" * 5000, "short", "", "abc/def" * 4, "\xe9" * 40, "\\" * 32],
+    [
+        "../../db.sqlite3",
+        "..%2F..%2Fetc%2Fpasswd",
+        "x" * 5000,
+        "short",
+        "",
+        "abc/def" * 4,
+        "\xe9" * 40,
+        "\\" * 32,
+    ],
 )
 def test_a_tampered_session_cookie_is_nobody(db, signed_in, cookie):
     client = Client()
@@ -129,5 +140,9 @@ def test_the_sessions_directory_is_ignored_by_git_and_not_under_the_static_files
 
 def test_a_session_file_is_not_served(db, signed_in):
     key = signed_in.cookies[settings.SESSION_COOKIE_NAME].value
-    for path in (f"/sessions/sessionid{key}", f"/static/../sessions/sessionid{key}", f"/static/sessionid{key}"):
+    for path in (
+        f"/sessions/sessionid{key}",
+        f"/static/../sessions/sessionid{key}",
+        f"/static/sessionid{key}",
+    ):
         assert signed_in.get(path).status_code == 404, path

@@ -7,7 +7,6 @@ untrusted").
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlencode
 
 import pytest
@@ -42,7 +41,9 @@ LONG_WORD = "x" * 900
 def _records():
     """Host ``xss`` (budget 1): two entities with hostile namespaces/subjects, 3 lessons each with hostile
     text, store and lesson id, verdicts, an exposure, a correction, drafts with hostile ids."""
-    records = [{"type": "host", "name": "xss", "max_active": 1, "budget_enabled": True, "description": HOSTILE}]
+    records = [
+        {"type": "host", "name": "xss", "max_active": 1, "budget_enabled": True, "description": HOSTILE}
+    ]
     entities = [(HOSTILE[:200], BREAKS[0] + BREAKS[2]), ("javascript:alert(1)", "a%2Fb/c/../" + BREAKS[1])]
     hashes = []
     for e, (ns, subject) in enumerate(entities):
@@ -122,7 +123,11 @@ def hostile(ingest, reviewer):
     host = Host.objects.get(name="xss")
     lesson_retire(host=host, hashes=[hashes[2]], actor=villain, reason=" ".join(BREAKS[:4]))
     recount = ImportJob.objects.create(
-        kind=ImportJob.Kind.RECOUNT, state=ImportJob.State.FAILED, error=HOSTILE, created_by=villain, options={}
+        kind=ImportJob.Kind.RECOUNT,
+        state=ImportJob.State.FAILED,
+        error=HOSTILE,
+        created_by=villain,
+        options={},
     )
     done = ImportJob.objects.create(
         kind=ImportJob.Kind.RECOUNT,
@@ -145,8 +150,18 @@ def hostile(ingest, reviewer):
 
 def _pages(entities, hashes, jobs, import_job):
     queue_sorts = [
-        "host_name", "target", "count", "groups", "overage", "held", "regressed", "drifted", "other",
-        "not_applied", "recurring", "pending_drafts",
+        "host_name",
+        "target",
+        "count",
+        "groups",
+        "overage",
+        "held",
+        "regressed",
+        "drifted",
+        "other",
+        "not_applied",
+        "recurring",
+        "pending_drafts",
     ]
     paths = ["/", "/?" + urlencode({"host": "xss", "namespace": BREAKS[0], "q": BREAKS[3]})]
     paths += [f"/?sort={s}" for s in queue_sorts] + [f"/?sort=-{s}" for s in queue_sorts]
@@ -155,7 +170,13 @@ def _pages(entities, hashes, jobs, import_job):
         entity = urlencode({"host": "xss", "namespace": ns, "subject": subject})
         paths += [f"/pile/?{entity}", f"/pile/?{entity}&keep={BREAKS[0]}", f"/pile/?{entity}&show=all"]
     paths += [f"/lessons/xss/{h}/" for h in hashes]
-    paths += ["/hosts/", "/hosts/xss/", "/hosts/xss/?sort=total", "/hosts/xss/?sort=-target", "/hosts/xss/budget/"]
+    paths += [
+        "/hosts/",
+        "/hosts/xss/",
+        "/hosts/xss/?sort=total",
+        "/hosts/xss/?sort=-target",
+        "/hosts/xss/budget/",
+    ]
     paths += ["/hosts/xss/unmatched-topics/", "/decisions/"]
     for params in (
         {"host": "xss"},

@@ -7,17 +7,14 @@ the next request on it. Django checks a kept connection at a request's first que
 from __future__ import annotations
 
 import http.client
-import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from django.db import connection
 
-ROOT = Path(__file__).resolve().parents[3]
-GUNICORN = Path(sys.executable).with_name("gunicorn")
+from tests.servers import ROOT, gunicorn
 
 
 def _settings_value(expression: str, **env: str) -> str:
@@ -42,12 +39,6 @@ def test_kept_connections_are_health_checked(max_age, checks):
     assert value == f"{int(max_age or 0)} {checks}"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _status(port: int) -> int:
     """An API request that reads the database (the token lookup) and is refused: 401."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -63,22 +54,8 @@ def _status(port: int) -> int:
 def test_a_kept_connection_the_server_dropped_does_not_fail_the_next_request():
     s = connection.settings_dict
     url = f"postgres://{s['USER']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
-    port = _free_port()
     env = {"PATH": "/usr/bin:/bin", "DEBUG": "1", "DATABASE_URL": url, "CONN_MAX_AGE": "600"}
-    process = subprocess.Popen(
-        [str(GUNICORN), "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", "1", "--timeout", "30"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+    with gunicorn(env) as port:
         assert _status(port) == 401  # the worker's connection is open and kept
         with connection.cursor() as cursor:
             cursor.execute(
@@ -88,6 +65,3 @@ def test_a_kept_connection_the_server_dropped_does_not_fail_the_next_request():
             assert cursor.fetchone()[0] >= 1
         time.sleep(0.3)
         assert [_status(port) for _ in range(3)] == [401, 401, 401]
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
