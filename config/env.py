@@ -48,3 +48,21 @@ def env_int(name: str, *, default: int, minimum: int = 0) -> int:
 def env_list(name: str, *, default: str = "") -> list[str]:
     """The comma-separated environment variable ``name`` as a list, blanks dropped."""
     return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
+
+
+E_NOT_OURS = (
+    "SESSION_FILE_PATH {path} belongs to another user: "
+    "set SESSION_FILE_PATH to a directory of the server's own"
+)
+
+
+def private_dir(path: str) -> str:
+    """Make ``path`` (with its parents) a directory only its owner may list, read or enter (mode 0700),
+    and return it. For the file sessions: their names are the session keys, so anyone who can list the
+    directory can sign in as anyone (a 0755 directory, or one another user made in ``/tmp`` first).
+    Raises ``ImproperlyConfigured`` (``E_NOT_OURS``) when the directory belongs to another user."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    if os.stat(path).st_uid != os.getuid():
+        raise ImproperlyConfigured(E_NOT_OURS.format(path=path))
+    os.chmod(path, 0o700)
+    return path

@@ -21,7 +21,7 @@ import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int
+from config.env import env_bool, env_int, private_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -108,10 +108,14 @@ TEMPLATES = [
     }
 ]
 
+_conn_max_age = env_int("CONN_MAX_AGE", default=0, minimum=0)
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-        conn_max_age=env_int("CONN_MAX_AGE", default=0, minimum=0),
+        conn_max_age=_conn_max_age,
+        # A kept connection the server dropped (a restart, an idle timeout) is replaced at a request's
+        # first query instead of failing that request (one per server thread).
+        conn_health_checks=_conn_max_age > 0,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -138,7 +142,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         if _db_name and _db_name != ":memory:" and not _db_name.startswith("file:")
         else str(Path(tempfile.gettempdir()) / "lpr-sessions")
     )
-    os.makedirs(SESSION_FILE_PATH, exist_ok=True)
+    # owner-only (0700): the file names are the session keys (config.env.private_dir)
+    private_dir(SESSION_FILE_PATH)
 
 # Long work in the background (issue 13, Build 2): Django's tasks framework through the django-tasks
 # backport, with django-tasks-db's database backend; the worker is ``manage.py db_worker``

@@ -8,25 +8,17 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.security.builders import pile_records
+from tests.servers import gunicorn
 
 ROOT = Path(__file__).resolve().parents[2]
-GUNICORN = Path(sys.executable).with_name("gunicorn")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -44,25 +36,8 @@ def server(tmp_path):
         capture_output=True,
         text=True,
     )
-    port = _free_port()
-    process = subprocess.Popen(
-        [str(GUNICORN), "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", "1", "--timeout", "30"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+    with gunicorn(env) as port:
         yield port, made.stdout.strip(), database
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def _send_chunked(port: int, token: str, pieces: list[bytes]) -> tuple[int, dict]:
