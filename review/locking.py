@@ -7,7 +7,8 @@ whole batch, or "database is locked" and a traceback:
 - ``LockWaitMiddleware`` bounds the wait of every write request (not GET/HEAD/OPTIONS) to
   ``settings.WEB_LOCK_TIMEOUT_SECONDS``: PostgreSQL ``SET lock_timeout``, SQLite ``PRAGMA busy_timeout``,
   on the request's connection when it opens (no connection is opened for it) or, when connections
-  are kept between requests (``CONN_MAX_AGE``), at the request's start; restored after the request (the task worker and the commands keep the longer waits of the settings);
+  are kept between requests (``CONN_MAX_AGE``), at the request's start; restored after the request
+  (the task worker and the commands keep the longer waits of the settings);
 - a lock timeout, a deadlock or a serialization failure that reaches a view (``process_exception``) or
   Django's ``handler500`` (``busy_response``) is answered 503 with ``Retry-After`` and one clear sentence:
   the API's JSON error body under ``/api/``, a short page otherwise (only that sentence for an htmx

@@ -87,7 +87,6 @@ class HostChart:
     weeks_cut: int  # earlier weeks left out (only the last MAX_WEEKS are drawn)
     earlier: bool = False  # decisions before the log's window (not read, so not counted in weeks_cut)
 
-
     @property
     def marks(self) -> SafeString:
         """The SVG's ticks and stacked rectangles (each with its ``<title>``), as markup.

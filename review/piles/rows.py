@@ -3,7 +3,8 @@ group (its head row and its members' rows) as one value instead of running ~25 t
 filters per member (issue 10: rendering 200 members was most of the page's ~350 ms at 1M lessons).
 
 The markup is the one the template wrote, byte for byte (the demo corpus's and the 1M set's pages diff
-clean): the group's head (shared words, "keep one of this group"), and for each member the checkbox, the short hash linking to the lesson, the pending-draft warning, the text cut into marked
+clean): the group's head (shared words, "keep one of this group"), and for each member the checkbox,
+the short hash linking to the lesson, the pending-draft warning, the text cut into marked
 pieces (``lessons.core.groups.marked_pieces``), the verdict history, the created time, origin and kind,
 the latest-verdict badge and the recurrence block. That block is the shared template
 ``review/shared/_recurrence.html``, rendered once per distinct set of counts (most members of a pile
