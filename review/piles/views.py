@@ -220,10 +220,7 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
             pile_version=data["pile_version"],
         )
     except StalePile as exc:
-        _host, fresh = get_entity_or_404(request.GET)
-        kept = {"reason": data["reason"], "reason_code": data["reason_code"] or ""}
-        context = _context(request, fresh, _fresh_form(fresh, kept), refusal=str(exc))
-        return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=409), SHOW_PILE_TOP)
+        return _refused_fresh(request, data, exc, restoring=False)
     except NotAllowed as exc:
         return render_problem(request, title="Not allowed", message=str(exc), status=403)
     except DecisionRefused as exc:
@@ -243,6 +240,28 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
     )
     context = _context(request, fresh, _fresh_form(fresh), notice=notice, undo=undo)
     return reswap(render_region(request, PILE_TEMPLATE, "pile", context), SHOW_PILE_TOP)
+
+
+def _refused_fresh(
+    request: HttpRequest, data: dict, exc: DecisionRefused, *, restoring: bool
+) -> HttpResponse:
+    """A retire (``restoring`` False) or restore the service refused: the fresh pile, which may have
+    changed, with the refusal on top and the reason kept in the form that was sent; 409 when the pile
+    changed (``StalePile``), else 422. Nothing was written."""
+    _host, fresh = get_entity_or_404(request.GET)
+    kept = {"reason": data["reason"], "reason_code": data["reason_code"] or ""}
+    if restoring:
+        context = _context(
+            request,
+            fresh,
+            _fresh_form(fresh),
+            refusal=str(exc),
+            restore_form=_restore_form(fresh, None, kept),
+        )
+    else:
+        context = _context(request, fresh, _fresh_form(fresh, kept), refusal=str(exc))
+    status = 409 if isinstance(exc, StalePile) else 422
+    return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=status), SHOW_PILE_TOP)
 
 
 def _seqs_notice(template: str, decisions) -> str:
@@ -280,17 +299,7 @@ def pile_restore(request: HttpRequest) -> HttpResponse:
     except NotAllowed as exc:
         return render_problem(request, title="Not allowed", message=str(exc), status=403)
     except DecisionRefused as exc:
-        _host, fresh = get_entity_or_404(request.GET)
-        kept = {"reason": data["reason"], "reason_code": data["reason_code"] or ""}
-        status = 409 if isinstance(exc, StalePile) else 422
-        context = _context(
-            request,
-            fresh,
-            _fresh_form(fresh),
-            refusal=str(exc),
-            restore_form=_restore_form(fresh, None, kept),
-        )
-        return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=status), SHOW_PILE_TOP)
+        return _refused_fresh(request, data, exc, restoring=True)
     notice = _seqs_notice(RESTORED_NOTICE, decisions)
     if not wants_region(request):
         messages.success(request, notice)
