@@ -155,6 +155,11 @@ IMPORT_BACKGROUND_BYTES = env_int("IMPORT_BACKGROUND_BYTES", default=1024 * 1024
 # A status change (retire, restore, approve, rollback) from a web request whose recurrence refresh touches
 # more than this many lesson keys is recounted by a background job (review/services/recount.py).
 RECURRENCE_BACKGROUND_KEYS = env_int("RECURRENCE_BACKGROUND_KEYS", default=100, minimum=0)
+# SQLite has one writer: a background API ingest there commits its write phase in slices of about this
+# many milliseconds, pausing between them so that a reviewer's decision waits at most about one slice
+# (issue 13, acceptance; lessons/ingest/passes.py, "Slices"). PostgreSQL writes every batch in one
+# transaction (its row locks hold nothing a reviewer touches).
+INGEST_SLICE_MS = env_int("INGEST_SLICE_MS", default=1000, minimum=50)
 # A running job that has shown no progress for this long (its worker died) is queued again by a worker.
 JOBS_STALE_SECONDS = env_int("JOBS_STALE_SECONDS", default=300, minimum=1)
 # How long a web write request waits for a lock held by another writer (an ingest, another reviewer)

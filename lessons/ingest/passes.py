@@ -17,6 +17,17 @@ Two phases:
    ``WRITE_ATTEMPTS`` times with backoff; if it persists, ``IngestBusy`` says so in one line.
 A batch is atomic: an invalid line rolls everything back unless ``skip_invalid``; ``dry_run`` always rolls
 back. Memory stays bounded by the chunk size (and the resolver's cache), not the input size.
+
+**Slices** (``sliced=True``: a background job on SQLite, issue 13). SQLite has one writer, so one
+transaction for a large batch would make every reviewer's decision wait for the whole write phase. A
+sliced write phase commits about every ``settings.INGEST_SLICE_MS`` (at a chunk's end, with that slice's
+recurrence refresh and entity counts, so every commit is consistent) and pauses ``SLICE_PAUSE_SECONDS``
+before the next slice, long enough for a waiting writer's busy handler to take the lock. Nothing is
+written for a refused batch all the same: before the first slice, ``_precheck`` finds, reading only, every
+refusal the write phase would make (a hash naming other content, a reference to no lesson, a draft's
+``supersedes``), and a batch it refuses is answered like one the write phase refused. The write is
+idempotent (rows are identified by content), so a job stopped between slices completes when it runs
+again. ``IngestIncomplete`` says when a failure stopped it after a slice was committed.
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, transaction
 
 from lessons.core.interchange import (
@@ -90,6 +102,15 @@ class IngestBusy(OperationalError):
     ``OperationalError``, so the API answers it as a busy database (503 with ``Retry-After``)."""
 
 
+class IngestIncomplete(Exception):
+    """A sliced write phase failed after committing ``slices`` of its slices (``__cause__``: the failure):
+    part of the batch is stored. The batch is idempotent, so sending or running it again completes it."""
+
+    def __init__(self, slices: int):
+        super().__init__(f"{slices} slice(s) committed")
+        self.slices = slices
+
+
 class _Rollback(Exception):
     """Raised inside the transaction to undo a refused batch or a dry run."""
 
@@ -134,6 +155,7 @@ class _State:
     default_host: str | None
     sources: list[Source]
     only_host: str | None = None
+    sliced: bool = False  # commit the write phase in slices (SQLite background jobs: module docstring)
     host_records: list[HostRecord] = field(default_factory=list)
     lessons: _Spool = field(default_factory=_Spool)
     references: _Spool = field(default_factory=_Spool)
@@ -162,6 +184,7 @@ def ingest_sources(
     skip_invalid: bool = False,
     dry_run: bool = False,
     progress: Progress | None = None,
+    sliced: bool = False,
 ) -> ImportReport:
     """Ingest interchange JSON Lines from ``sources``; returns the ``ImportReport``.
 
@@ -173,18 +196,25 @@ def ingest_sources(
     ``dry_run``, whose report says what the valid lines would do). Recurrence is
     refreshed once, inside the transaction. Raises ``IngestBusy`` (nothing written) when the database
     keeps reporting a deadlock or a locked file. spec: interchange.md.
+
+    ``sliced`` (background jobs): on SQLite, and unless ``dry_run``, the write phase commits in slices
+    (module docstring, "Slices"); elsewhere it is ignored. Raises ``IngestIncomplete`` when a sliced write
+    fails after its first commit.
     """
     state = _State(
         report=ImportReport(dry_run=dry_run, skip_invalid=skip_invalid),
         default_host=default_host,
         only_host=only_host,
         sources=sources,
+        sliced=sliced and connection.vendor == "sqlite" and not dry_run,
     )
     try:
         _pass_validate(state, progress)
         # Refused by validation: no write transaction (a dry run still resolves, to report it all).
         if state.report.outside_host_count or (state.report.error_count and not skip_invalid and not dry_run):
             return state.report
+        if state.sliced and not skip_invalid and _precheck(state):
+            return state.report  # refused, as the write phase would have refused it: nothing written
         validated = copy.deepcopy(state.report)
         checkpoint("validated")
         for attempt in range(1, WRITE_ATTEMPTS + 1):
@@ -207,8 +237,11 @@ def ingest_sources(
 
 
 def _write(state: _State, progress: Progress | None) -> None:
-    """The write phase, in one transaction (rolled back for a dry run or a refused batch)."""
+    """The write phase, in one transaction (rolled back for a dry run or a refused batch), or in slices."""
     report = state.report
+    if state.sliced:
+        _write_sliced(state, progress)
+        return
     try:
         with transaction.atomic():
             # The larger cache only while rows go in; the recurrence refresh reads with its own memory.
@@ -225,6 +258,76 @@ def _write(state: _State, progress: Progress | None) -> None:
     except _Rollback:
         state.changes.clear()
         state.counts.clear()
+
+
+SLICE_PAUSE_SECONDS = 0.15  # between slices: longer than SQLite's longest busy-handler sleep (100 ms)
+
+
+class _Slices:
+    """The open transaction of a sliced write phase: ``boundary()`` (at a chunk's end) commits it once it
+    has run ``settings.INGEST_SLICE_MS``, with the slice's derived refresh, pauses, and opens the next."""
+
+    def __init__(self, state: _State):
+        self.state = state
+        self.seconds = settings.INGEST_SLICE_MS / 1000
+        self.committed = 0
+        self._atomic: transaction.Atomic | None = None
+        self._started = 0.0
+
+    def begin(self) -> None:
+        self._atomic = transaction.atomic()
+        self._atomic.__enter__()
+        self._started = time.monotonic()
+
+    def commit(self) -> None:
+        """The slice's recurrence refresh and entity counts, then its commit."""
+        _refresh_derived(self.state)
+        self.state.changes.clear()
+        atomic, self._atomic = self._atomic, None
+        atomic.__exit__(None, None, None)
+        self.committed += 1
+
+    def rollback(self, exc: BaseException) -> None:
+        if self._atomic is not None:
+            atomic, self._atomic = self._atomic, None
+            atomic.__exit__(type(exc), exc, exc.__traceback__)
+
+    def boundary(self) -> None:
+        if time.monotonic() - self._started < self.seconds:
+            return
+        self.commit()
+        checkpoint("slice committed")
+        time.sleep(SLICE_PAUSE_SECONDS)
+        self.begin()
+
+
+def _write_sliced(state: _State, progress: Progress | None) -> None:
+    """The write phase as slices (module docstring, "Slices"): every slice's rows, with their recurrence
+    and entity counts, committed together. A failure rolls back the open slice; after a commit it is
+    raised as ``IngestIncomplete`` (never retried here: the job says so)."""
+    report = state.report
+    slices = _Slices(state)
+    slices.begin()
+    try:
+        with _sqlite_page_cache(state.lessons.count + state.references.count):
+            for record in state.host_records:
+                _apply_host(state, record)
+            _pass_lessons(state, progress, after_chunk=slices.boundary)
+            checkpoint("lessons written")
+            _pass_references(state, progress, after_chunk=slices.boundary)
+        slices.commit()
+    except BaseException as exc:
+        slices.rollback(exc)
+        if slices.committed and isinstance(exc, Exception):
+            raise IngestIncomplete(slices.committed) from exc
+        raise
+    report.written = True
+    if report.error_count and not report.skip_invalid:
+        # Refusals the check before the first slice did not see: another writer added a lesson meanwhile.
+        report.notes.append(
+            f"{report.error_count} line(s) were refused while the batch was being written (another writer "
+            "changed the lessons they name meanwhile); the rest of the batch was written"
+        )
 
 
 SQLITE_CACHE_KIB = 32_768  # SQLite's page cache during a large write phase (its default is 2,000 KiB)
@@ -332,19 +435,29 @@ def _pass_spooled(
     *,
     phase: str,
     apply: Callable[[_State, list[Entry]], None],
+    after_chunk: Callable[[], None] | None = None,
 ) -> None:
-    """Apply the spooled records of one kind, chunk by chunk, reporting progress as bytes of the sources."""
+    """Apply the spooled records of one kind, chunk by chunk, reporting progress as bytes of the sources;
+    ``after_chunk`` runs after each chunk (a sliced write's boundary)."""
     for chunk in spool.chunks():
         apply(state, chunk)
         if progress:
             progress(phase, chunk[-1][2])
+        if after_chunk is not None:
+            after_chunk()
 
 
-def _pass_lessons(state: _State, progress: Progress | None) -> None:
-    _pass_spooled(state, state.lessons, progress, phase="lessons", apply=_apply_lessons)
+def _pass_lessons(
+    state: _State, progress: Progress | None, after_chunk: Callable[[], None] | None = None
+) -> None:
+    _pass_spooled(
+        state, state.lessons, progress, phase="lessons", apply=_apply_lessons, after_chunk=after_chunk
+    )
 
 
-def _pass_references(state: _State, progress: Progress | None) -> None:
+def _pass_references(
+    state: _State, progress: Progress | None, after_chunk: Callable[[], None] | None = None
+) -> None:
     resolver = _Resolver(state)
     _pass_spooled(
         state,
@@ -352,11 +465,145 @@ def _pass_references(state: _State, progress: Progress | None) -> None:
         progress,
         phase="references",
         apply=lambda st, chunk: _apply_references(st, resolver, chunk),
+        after_chunk=after_chunk,
     )
 
 
 def _reject(state: _State, index: int, number: int, rtype: str, fld: str, message: str) -> None:
     state.report.add_error(LineError(state.sources[index].name, number, fld, message), rtype)
+
+
+# --- the check before a sliced write ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """What the check needs of a lesson (stored, or new in the batch): its entity and a digest of its
+    content (namespace, subject, text)."""
+
+    namespace: str
+    subject: str
+    content: str
+
+
+def _content_digest(x: Lesson | LessonRecord) -> str:
+    return _digest(*_content(x))
+
+
+class _Precheck:
+    """The refusals of the write phase, found by reading only (``_precheck``). The rules are the write
+    phase's own: ``_apply_lessons`` (a hash naming other content, in the batch or stored),
+    ``_apply_references`` (a verdict or exposure naming no lesson) and ``_apply_draft`` (its
+    ``supersedes``); a test holds the two to the same errors on random batches.
+
+    ``new`` remembers the batch's own new lessons (entity and content digest, by host and hash),
+    ``ids_of`` the ``(store, lesson_id)`` each accepted lesson record gives (new or stored: the write
+    phase writes it) and ``new_ids`` those as ``(host, store, lesson_id)``: what the write phase would find
+    written by earlier chunks. Stored lessons are read per chunk."""
+
+    def __init__(self, state: _State):
+        self.state = state
+        self.host_ids: dict[str, int | None] = {}
+        self.new: dict[tuple[str, str], _Known] = {}
+        self.ids_of: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+        self.new_ids: set[tuple[str, str | None, str]] = set()
+
+    def host_id(self, name: str) -> int | None:
+        if name not in self.host_ids:
+            self.host_ids[name] = Host.objects.filter(name=name).values_list("id", flat=True).first()
+        return self.host_ids[name]
+
+    def stored(self, host: str, hashes: Iterable[str]) -> dict[str, _Known]:
+        """The stored lessons of ``host`` among ``hashes``, by hash."""
+        wanted = [h for h in set(hashes) if (host, h) not in self.new]
+        host_id = self.host_id(host)
+        if not wanted or host_id is None:
+            return {}
+        rows = Lesson.objects.filter(host_id=host_id, hash__in=wanted).values_list(
+            "hash", "namespace", "subject", "text"
+        )
+        return {h: _Known(ns, subject, _digest(ns, subject, text)) for h, ns, subject, text in rows}
+
+    def stored_ids(self, host: str, pairs: set[tuple[str | None, str]]) -> set[tuple[str | None, str]]:
+        """The ``(store, lesson_id)`` of ``pairs`` that name a stored lesson of ``host``."""
+        host_id = self.host_id(host)
+        if not pairs or host_id is None:
+            return set()
+        rows = Lesson.objects.filter(host_id=host_id, lesson_id__in=sorted({lid for _s, lid in pairs}))
+        # a stored lesson the batch gives another store or id is found by those (in new_ids) instead
+        return {
+            self.ids_of.get((host, h), (store, lid))
+            for h, store, lid in rows.values_list("hash", "store", "lesson_id")
+        } & pairs
+
+    def lessons(self, chunk: list[Entry]) -> None:
+        state = self.state
+        by_host: dict[str, dict[str, LessonRecord]] = defaultdict(dict)
+        where: dict[tuple[str, str], tuple[int, int]] = {}
+        for index, number, _done, record in chunk:
+            earlier = by_host[record.host].get(record.hash)
+            if earlier is not None and _content(earlier) != _content(record):
+                _refuse_other_content(state, (index, number), record, earlier)
+                continue
+            by_host[record.host][record.hash] = record
+            where[(record.host, record.hash)] = (index, number)
+        for host, records in by_host.items():
+            stored = self.stored(host, records)
+            for h, record in records.items():
+                holder = self.new.get((host, h)) or stored.get(h)
+                if holder is not None and holder.content != _content_digest(record):
+                    _refuse_other_content(state, where[(host, h)], record, holder)
+                    continue
+                if holder is None:
+                    self.new[(host, h)] = _Known(record.namespace, record.subject, _content_digest(record))
+                self.ids_of[(host, h)] = (record.store, record.lesson_id)
+                if record.lesson_id is not None:
+                    self.new_ids.add((host, record.store, record.lesson_id))
+
+    def references(self, chunk: list[Entry]) -> None:
+        hashes: dict[str, set[str]] = defaultdict(set)
+        ids: dict[str, set[tuple[str | None, str]]] = defaultdict(set)
+        for *_where, r in chunk:
+            ref = getattr(r, "lesson", None)
+            if ref is not None and ref.hash:
+                hashes[r.host].add(ref.hash)
+            elif ref is not None and (r.host, ref.store, ref.lesson_id) not in self.new_ids:
+                ids[r.host].add((ref.store, ref.lesson_id))
+            if isinstance(r, DraftRecord):
+                hashes[r.host].update(r.supersedes)
+        known = {host: self.stored(host, wanted) for host, wanted in hashes.items()}
+        found_ids = {host: self.stored_ids(host, pairs) for host, pairs in ids.items()}
+
+        def lesson(host: str, h: str) -> _Known | None:
+            return self.new.get((host, h)) or known.get(host, {}).get(h)
+
+        for index, number, _done, r in chunk:
+            if isinstance(r, VerdictRecord | ExposureRecord):
+                ref = r.lesson
+                if ref.hash:
+                    exists = lesson(r.host, ref.hash) is not None
+                else:
+                    pair = (ref.store, ref.lesson_id)
+                    exists = (r.host, *pair) in self.new_ids or pair in found_ids.get(r.host, ())
+                if not exists:
+                    message = NO_LESSON.format(ref=ref.describe(), host=r.host)
+                    _reject(self.state, index, number, r.type, f"{r.type}.lesson", message)
+            elif isinstance(r, DraftRecord):
+                problem = _supersedes_problem(r, lambda h, host=r.host: lesson(host, h))
+                if problem is not None:
+                    _reject(self.state, index, number, "draft", *problem)
+
+
+def _precheck(state: _State) -> bool:
+    """Before a sliced write: add to the report every refusal the write phase would make, reading only
+    (no transaction, no lock); True when there is any (then nothing is to be written)."""
+    before = state.report.error_count
+    check = _Precheck(state)
+    for chunk in state.lessons.chunks():
+        check.lessons(chunk)
+    for chunk in state.references.chunks():
+        check.references(chunk)
+    return state.report.error_count > before
 
 
 # --- hosts -------------------------------------------------------------------------------------
@@ -440,7 +687,7 @@ def _content(x: Lesson | LessonRecord) -> tuple[str, str, str]:
 
 
 def _refuse_other_content(
-    state: _State, where: tuple[int, int], record: LessonRecord, holder: Lesson | LessonRecord
+    state: _State, where: tuple[int, int], record: LessonRecord, holder: Lesson | LessonRecord | _Known
 ) -> None:
     """A record whose given hash already names other content: refused, the first content kept (a hash is
     a content address, interchange.md "Text normalization and hashes"; a silent last-wins would lose it)."""
@@ -651,8 +898,9 @@ RESOLVER_CACHE = 200_000  # lessons remembered across chunks before the cache st
 
 class _Resolver:
     """Looks up the lessons the reference records refer to: per chunk, one query per host and reference
-    kind for what earlier chunks did not already find. The lessons cannot change during the references
-    pass (it writes no lesson), so what was found, or found missing, is remembered across chunks."""
+    kind for what earlier chunks did not already find. The references pass writes no lesson, so what was
+    found, or found missing, is remembered across chunks (between a sliced write's slices only a
+    reviewer's status change can commit; a reference then still names the version it named when read)."""
 
     def __init__(self, state: _State):
         self.state = state
@@ -872,19 +1120,30 @@ def _write_corrections(state: _State, items: list[tuple[Host, str, CorrectionRec
     state.changes.sessions.update((host.id, record.session) for host, _k, record in new)
 
 
-def _apply_draft(state: _State, resolver: _Resolver, index: int, number: int, record: DraftRecord) -> None:
+def _supersedes_problem(
+    record: DraftRecord, lesson: Callable[[str], object | None]
+) -> tuple[str, str] | None:
+    """The first of the draft's ``supersedes`` that names no lesson (``lesson(hash)`` gives None) or a
+    lesson of another entity, as ``(field, message)``; None when all are fine."""
     for position, h in enumerate(record.supersedes):
-        lesson = resolver.by_hash.get((record.host, h))
-        if lesson is None:
+        found = lesson(h)
+        if found is None:
             problem = f"no lesson {h} on host {record.host} in this batch or the database"
-        elif (lesson.namespace, lesson.subject) != (record.namespace, record.subject):
+        elif (found.namespace, found.subject) != (record.namespace, record.subject):
             problem = (
-                f"lesson {h[:12]} is on entity {lesson.namespace}/{lesson.subject}, "
+                f"lesson {h[:12]} is on entity {found.namespace}/{found.subject}, "
                 f"not the draft's {record.namespace}/{record.subject}"
             )
         else:
             continue
-        _reject(state, index, number, "draft", f"draft.supersedes[{position}]", problem)
+        return f"draft.supersedes[{position}]", problem
+    return None
+
+
+def _apply_draft(state: _State, resolver: _Resolver, index: int, number: int, record: DraftRecord) -> None:
+    problem = _supersedes_problem(record, lambda h: resolver.by_hash.get((record.host, h)))
+    if problem is not None:
+        _reject(state, index, number, "draft", *problem)
         return
     host = _host(state, record.host)
     values = {

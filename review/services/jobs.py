@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from django.conf import settings
-from django.db import DatabaseError, connections
+from django.db import DatabaseError, connection, connections
 from django.utils import timezone
 from django_tasks import task
 
@@ -41,7 +41,7 @@ from lessons.core.text import format_datetime
 from lessons.importers.common import SourceError
 from lessons.importers.run import ImportResult, altimate_prepare, execute
 from lessons.importers.zipped import ZipRefused, extract_zip, learn_root
-from lessons.ingest.passes import ingest_sources
+from lessons.ingest.passes import IngestIncomplete, ingest_sources
 from lessons.ingest.reading import Source, bytes_source
 from lessons.ingest.report import ImportReport
 from review.models import ImportJob
@@ -56,6 +56,13 @@ RECOVER_EVERY_SECONDS = 30
 E_REFUSED = "ingest refused: {n} invalid line(s), nothing written"
 E_OUTSIDE_HOST = "this token may only ingest into host {host}; nothing was written"
 E_WORKER_FAILED = "the import failed on the server ({kind}); nothing was written"
+E_INCOMPLETE = (
+    "the import failed on the server ({kind}) after part of the batch was written (SQLite writes a large "
+    "batch in slices); send the batch again to complete it: what is already stored counts as unchanged"
+)
+RERUN_NOTE = (
+    "attempt {n}: an earlier attempt of this job stopped part-way; what it had written counts as unchanged"
+)
 E_STORE = "{message}"
 
 
@@ -133,6 +140,9 @@ def job_run(job_id: int) -> ImportJob | None:
     progress = JobProgress(job)
     try:
         state, report, error = _run(job, progress)
+    except IngestIncomplete as exc:
+        logger.exception("import job %s failed after %s committed slice(s)", job_id, exc.slices)
+        state, report, error = State.FAILED, None, E_INCOMPLETE.format(kind=type(exc.__cause__).__name__)
     except Exception as exc:  # noqa: BLE001 - the worker's last line of defence: one line on the job
         logger.exception("import job %s failed", job_id)
         failed = E_RECOUNT_FAILED if job.kind == ImportJob.Kind.RECOUNT else E_WORKER_FAILED
@@ -169,7 +179,10 @@ def _run(job: ImportJob, progress: JobProgress) -> tuple[str, dict | None, str]:
         skip_invalid=bool(options.get("skip_invalid")),
         dry_run=bool(options.get("dry_run")),
         progress=progress,
+        sliced=True,  # on SQLite: reviewers' decisions go in between slices (ingest_sources)
     )
+    if job.attempt > 1 and report.written and connection.vendor == "sqlite":  # PostgreSQL: all or nothing
+        report.notes.append(RERUN_NOTE.format(n=job.attempt))
     return _outcome(
         report, only_host=options.get("only_host"), skip_invalid=bool(options.get("skip_invalid"))
     )

@@ -3,8 +3,9 @@ large ingest, reviewers on another connection sign in, read piles and retire wit
 
 ``run(lines, before_request)`` builds a pile (host ``acme``) and reviewer ``rita``, sends a batch of
 ``lines`` lessons for host ``bulk`` through the API (a background job), runs django-tasks-db's worker in a
-thread, and — while the worker is inside the ingest's write phase (paused there by a progress listener,
-so the requests land mid-ingest whatever the machine's speed) — signs in, reads the queue and the pile and
+thread, and — while the worker is inside the ingest's write phase (paused there, so the requests land
+mid-ingest whatever the machine's speed: on PostgreSQL by a progress listener inside its one transaction,
+on SQLite, whose background ingest commits in slices, between two slices) — signs in, reads the queue and the pile and
 retires a member from another connection, a second browser signing in meanwhile. Then it lets the ingest finish and retires again if the first was
 refused as busy. Returns each answer's status (and Retry-After) and the job's outcome as JSON.
 
@@ -48,6 +49,7 @@ def run(lines: int, before_request: Callable[[], None]) -> dict:
     from django.db import connections
     from django.test import Client
 
+    import lessons.ingest.passes as passes
     from lessons.models import Host, Lesson
     from lessons.selectors.piles import entity_lessons, pile_version
     from review.models import Decision, ImportJob
@@ -68,6 +70,14 @@ def run(lines: int, before_request: Callable[[], None]) -> dict:
 
     def pause_in_write_phase(job, phase, done):
         if job == job_id and phase == "lessons" and done and not inside.is_set():
+            inside.set()
+            resume.wait(120)
+
+    sliced = connections["default"].vendor == "sqlite"
+    checkpoint = passes.checkpoint
+
+    def pause_between_slices(name: str) -> None:
+        if name == "slice committed" and not inside.is_set():
             inside.set()
             resume.wait(120)
 
@@ -106,14 +116,20 @@ def run(lines: int, before_request: Callable[[], None]) -> dict:
             connections.close_all()
 
     # the worker in this (main) thread, as it runs in production: it installs signal handlers
-    JobProgress.listeners.append(pause_in_write_phase)
+    if sliced:
+        passes.checkpoint = pause_between_slices
+    else:
+        JobProgress.listeners.append(pause_in_write_phase)
     thread = threading.Thread(target=review_mid_ingest)
     thread.start()
     try:
         call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", "--verbosity", "0")
     finally:
         inside.set()
-        JobProgress.listeners.remove(pause_in_write_phase)
+        if sliced:
+            passes.checkpoint = checkpoint
+        else:
+            JobProgress.listeners.remove(pause_in_write_phase)
         thread.join(600)
     assert "error" not in out, out["error"]
     before_request()

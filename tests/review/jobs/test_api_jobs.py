@@ -10,14 +10,16 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+import lessons.ingest.passes as passes
 from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
 from lessons.models import Lesson
 from review.models import ImportJob
-from review.services.jobs import job_run
+from review.services.jobs import E_INCOMPLETE, RERUN_NOTE, job_run
 from tests.builders import numbered_lesson
 
 NS = "desk.jobs"
@@ -173,3 +175,37 @@ def test_a_finished_job_is_not_run_twice(background, call, make_token):
     finished = ImportJob.objects.get(pk=job_id)
     again = job_run(job_id)
     assert (again.state, again.attempt, again.finished_at) == ("succeeded", 1, finished.finished_at)
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="only SQLite writes a job's batch in slices")
+def test_a_sliced_job_stopped_after_a_slice_says_part_is_written_and_its_rerun_completes_it(
+    background, call, make_token, settings, monkeypatch
+):
+    settings.INGEST_SLICE_MS = 0  # every chunk of 2 lessons its own slice
+    monkeypatch.setattr(passes, "CHUNK", 2)
+    monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
+    commits: list[str] = []
+
+    def disk_full_after_two_slices(name: str) -> None:
+        commits.append(name)
+        if commits.count("slice committed") == 2:
+            raise OSError("No space left on device")
+
+    monkeypatch.setattr(passes, "checkpoint", disk_full_after_two_slices)
+    token = make_token()
+    job_id = call("post", "/ingest", token, batch(5), content_type="application/x-ndjson").json()["id"]
+    run_worker()
+    job = ImportJob.objects.get(pk=job_id)
+    assert (job.state, job.error) == ("failed", E_INCOMPLETE.format(kind="OSError"))
+    assert Lesson.objects.filter(host__name="alpha").count() == 4  # two slices of two lessons
+    # the worker runs it again (as after a crash: queued anew with its body), and it completes
+    ImportJob.objects.filter(pk=job_id).update(state="queued", payload=batch(5))
+    monkeypatch.setattr(passes, "checkpoint", commits.append)
+    again = job_run(job_id)
+    assert (again.state, again.attempt, again.error) == ("succeeded", 2, "")
+    assert (
+        again.report["counts"]["lesson"]["created"] == 1
+        and again.report["counts"]["lesson"]["unchanged"] == 4
+    )
+    assert again.report["notes"] == [RERUN_NOTE.format(n=2)]
+    assert Lesson.objects.filter(host__name="alpha").count() == 5

@@ -44,7 +44,7 @@ def test_on_postgresql_reviewers_sign_in_read_and_retire_during_a_large_ingest(s
     assert result["after"] == {"sign_in": {"status": 302, "retry_after": None}}
 
 
-def test_on_sqlite_reviewers_read_during_a_large_ingest_and_writes_say_busy_never_500(tmp_path):
+def test_on_sqlite_reviewers_sign_in_read_and_retire_between_the_slices_of_a_large_ingest(tmp_path):
     env = {
         **os.environ,
         "DEBUG": "1",
@@ -52,6 +52,7 @@ def test_on_sqlite_reviewers_read_during_a_large_ingest_and_writes_say_busy_neve
         "ALLOWED_HOSTS": "testserver",
         "INGEST_BACKGROUND_BYTES": "1",
         "WEB_LOCK_TIMEOUT_SECONDS": "1",
+        "INGEST_SLICE_MS": "50",  # several slices in a batch of 3,000 lines
     }
     done = subprocess.run(
         [sys.executable, "-m", "tests.review.jobs.concurrency_scenario", str(LINES)],
@@ -64,9 +65,9 @@ def test_on_sqlite_reviewers_read_during_a_large_ingest_and_writes_say_busy_neve
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     check_common(result)
-    # SQLite has one writer: while the batch is being written a sign-in still succeeds (it writes
-    # nothing that waits for the write lock: review/signin.py), reads are answered, and a retire answers
-    # 503 with Retry-After (never "database is locked") and goes through afterwards.
+    # SQLite has one writer: the background ingest commits its write phase in slices, and between two of
+    # them the reviewer's retire takes the lock (the wait is at most about one slice: the 200k-line run
+    # in bench/concurrency_bench.py measures it); a sign-in writes nothing that waits (review/signin.py).
     assert result["during"]["sign_in"] == {"status": 302, "retry_after": None}
-    assert result["during"]["retire"] == {"status": 503, "retry_after": "5"}
-    assert result["after"]["retire"] == {"status": 302, "retry_after": None}
+    assert result["during"]["retire"] == {"status": 302, "retry_after": None}
+    assert result["after"] == {"sign_in": {"status": 302, "retry_after": None}}
