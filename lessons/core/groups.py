@@ -91,13 +91,30 @@ def restatement_groups(
             i = parent[i]
         return i
 
-    restates = _mask_rule(profiles)
-    for i, candidates in enumerate(_candidates(profiles)):
-        for j in candidates:
-            if j > i and restates(i, j):
+    # Members with the same tokens and anchors restate one another (Jaccard 1) and any third member
+    # alike, so each such set joins its oldest and only that one is compared: a pile of 1,000 members
+    # differing only in numbers is one comparison, not 499,500. A text without content tokens restates
+    # nothing.
+    first: dict[tuple[frozenset[str], frozenset[str]], int] = {}
+    distinct: list[int] = []
+    for i, profile in enumerate(profiles):
+        if not profile[0]:
+            continue
+        oldest = first.setdefault(profile, i)
+        if oldest == i:
+            distinct.append(i)
+        else:
+            parent[i] = oldest
+    compared = [profiles[i] for i in distinct]
+    restates = _mask_rule(compared)
+    for a, candidates in enumerate(_candidates(compared)):
+        for b in candidates:
+            if b <= a:
+                continue
+            ri, rj = root(distinct[a]), root(distinct[b])
+            if ri != rj and restates(a, b):
                 # The smaller index (older member) stays the root, so a group's root is its oldest; the
                 # components do not depend on the order the pairs are joined in.
-                ri, rj = root(i), root(j)
                 parent[max(ri, rj)] = min(ri, rj)
 
     components: dict[int, list[int]] = {}
