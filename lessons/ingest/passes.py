@@ -21,8 +21,12 @@ back. Memory stays bounded by the chunk size (and the resolver's cache), not the
 **Slices** (``sliced=True``: a background job on SQLite, issue 13). SQLite has one writer, so one
 transaction for a large batch would make every reviewer's decision wait for the whole write phase. A
 sliced write phase commits about every ``settings.INGEST_SLICE_MS`` (at a chunk's end, with that slice's
-recurrence refresh and entity counts, so every commit is consistent) and pauses ``SLICE_PAUSE_SECONDS``
-before the next slice, long enough for a waiting writer's busy handler to take the lock. Nothing is
+recurrence refresh, so recurrence is always that of the rows stored) and pauses ``SLICE_PAUSE_SECONDS``
+before the next slice, long enough for a waiting writer's busy handler to take the lock. The entity
+counts (``EntityCount``) follow once the rows are in, in slices of entities: every entity the batch names
+(its lessons', its verdicts' lessons', its drafts'), changed or not, so that a job run again after a
+stop completes the counts of what the stopped attempt wrote. Until then the queue's counts of those
+entities are the ones from before the job (a decision refreshes its own entity's at once). Nothing is
 written for a refused batch all the same: before the first slice, ``_precheck`` finds, reading only, every
 refusal the write phase would make (a hash naming other content, a reference to no lesson, a draft's
 ``supersedes``), and a batch it refuses is answered like one the write phase refused. The write is
@@ -67,7 +71,12 @@ from lessons.ingest.writer import RowKind, Table, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
 from lessons.recurrence.versions import EpochMs, key_of
-from lessons.services.entity_counts import CountChanges, entity_counts_budget_changed
+from lessons.services.entity_counts import (
+    CountChanges,
+    entity_counts_budget_changed,
+    entity_counts_recount,
+    entity_counts_refresh,
+)
 from lessons.services.principals import draft_principals
 from lessons.services.status import lesson_status_set_undecided
 from lessons.services.verdicts import lesson_latest_verdict_refresh
@@ -263,14 +272,21 @@ def _write(state: _State, progress: Progress | None) -> None:
 SLICE_PAUSE_SECONDS = 0.15  # between slices: longer than SQLite's longest busy-handler sleep (100 ms)
 
 
+ENTITIES_PER_STEP = 10  # entity counts refreshed per step of a sliced write's last part
+
+
 class _Slices:
     """The open transaction of a sliced write phase: ``boundary()`` (at a chunk's end) commits it once it
-    has run ``settings.INGEST_SLICE_MS``, with the slice's derived refresh, pauses, and opens the next."""
+    has run ``settings.INGEST_SLICE_MS``, with the slice's recurrence refresh, pauses, and opens the next;
+    ``counts()`` refreshes the noted entity counts the same way, ``ENTITIES_PER_STEP`` at a time."""
 
     def __init__(self, state: _State):
         self.state = state
         self.seconds = settings.INGEST_SLICE_MS / 1000
         self.committed = 0
+        # seconds of recurrence refresh per second of writing rows, as the last slice took: a slice writes
+        # for seconds / (1 + ratio), so that with its refresh it holds the lock about ``seconds``
+        self.ratio = 1.0
         self._atomic: transaction.Atomic | None = None
         self._started = 0.0
 
@@ -280,9 +296,11 @@ class _Slices:
         self._started = time.monotonic()
 
     def commit(self) -> None:
-        """The slice's recurrence refresh and entity counts, then its commit."""
-        _refresh_derived(self.state)
+        """The slice's recurrence refresh (the entities it moves go to ``state.counts``), then its commit."""
+        written = time.monotonic()
+        recurrence_changes_refresh(changes=self.state.changes, counts=self.state.counts)
         self.state.changes.clear()
+        self.ratio = (time.monotonic() - written) / max(written - self._started, 0.001)
         atomic, self._atomic = self._atomic, None
         atomic.__exit__(None, None, None)
         self.committed += 1
@@ -293,18 +311,32 @@ class _Slices:
             atomic.__exit__(type(exc), exc, exc.__traceback__)
 
     def boundary(self) -> None:
-        if time.monotonic() - self._started < self.seconds:
+        if time.monotonic() - self._started < self.seconds / (1 + self.ratio):
             return
         self.commit()
         checkpoint("slice committed")
         time.sleep(SLICE_PAUSE_SECONDS)
         self.begin()
 
+    def counts(self) -> None:
+        """The entity counts of ``state.counts`` in slices (a host to recount whole: one step), then clear."""
+        counts = self.state.counts
+        for host_id in sorted(counts.hosts | set(counts.entities)):
+            if host_id in counts.hosts:
+                entity_counts_recount(host=Host.objects.get(id=host_id))
+                self.boundary()
+                continue
+            keys = sorted(counts.entities[host_id])
+            for start in range(0, len(keys), ENTITIES_PER_STEP):
+                entity_counts_refresh(host=host_id, keys=keys[start : start + ENTITIES_PER_STEP])
+                self.boundary()
+        counts.clear()
+
 
 def _write_sliced(state: _State, progress: Progress | None) -> None:
-    """The write phase as slices (module docstring, "Slices"): every slice's rows, with their recurrence
-    and entity counts, committed together. A failure rolls back the open slice; after a commit it is
-    raised as ``IngestIncomplete`` (never retried here: the job says so)."""
+    """The write phase as slices (module docstring, "Slices"): every slice's rows committed with their
+    recurrence, then the entity counts. A failure rolls back the open slice; after a commit it is raised
+    as ``IngestIncomplete`` (never retried here: the job says so)."""
     report = state.report
     slices = _Slices(state)
     slices.begin()
@@ -315,6 +347,10 @@ def _write_sliced(state: _State, progress: Progress | None) -> None:
             _pass_lessons(state, progress, after_chunk=slices.boundary)
             checkpoint("lessons written")
             _pass_references(state, progress, after_chunk=slices.boundary)
+        slices.commit()
+        checkpoint("rows written")
+        slices.begin()
+        slices.counts()
         slices.commit()
     except BaseException as exc:
         slices.rollback(exc)
@@ -783,6 +819,8 @@ def _apply_lessons(state: _State, chunk: list[Entry]) -> None:
             if lesson is not None and _content(lesson) != _content(record):
                 _refuse_other_content(state, where[(host_name, h)], record, lesson)
                 continue
+            if state.sliced:  # every entity the batch names (module docstring, "Slices")
+                state.counts.add(host.id, record.namespace, record.subject)
             if lesson is None:
                 new.append(_lesson_row(host.id, record))
                 state.changes.keys[host.id].add(
@@ -997,6 +1035,8 @@ def _apply_references(state: _State, resolver: _Resolver, chunk: list[Entry]) ->
                 continue
             key = _digest(record.metric, record.horizon_ms, record.measured_at_ms)
             verdicts.append((lesson, key, record))
+            if state.sliced:  # every entity the batch names (module docstring, "Slices")
+                state.counts.add(lesson.host_id, lesson.namespace, lesson.subject)
         elif isinstance(record, ExposureRecord):
             lesson = resolver.version_at(record.host, record.lesson, record.shown_at_ms)
             if lesson is None:
