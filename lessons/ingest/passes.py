@@ -43,7 +43,7 @@ import pickle
 import random
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -533,16 +533,17 @@ class _Precheck:
     ``supersedes``); a test holds the two to the same errors on random batches.
 
     ``new`` remembers the batch's own new lessons (entity and content digest, by host and hash),
-    ``ids_of`` the ``(store, lesson_id)`` each accepted lesson record gives (new or stored: the write
-    phase writes it) and ``new_ids`` those as ``(host, store, lesson_id)``: what the write phase would find
-    written by earlier chunks. Stored lessons are read per chunk."""
+    ``ids_of`` the ``(store, lesson_id)`` the last accepted record of each lesson gives (new or stored: the
+    write phase writes it, a missing id included) and ``new_ids`` how many of those lessons have each
+    ``(host, store, lesson_id)``: what the write phase would find written by earlier chunks. Stored lessons
+    are read per chunk."""
 
     def __init__(self, state: _State):
         self.state = state
         self.host_ids: dict[str, int | None] = {}
         self.new: dict[tuple[str, str], _Known] = {}
         self.ids_of: dict[tuple[str, str], tuple[str | None, str | None]] = {}
-        self.new_ids: set[tuple[str, str | None, str]] = set()
+        self.new_ids: Counter[tuple[str, str | None, str]] = Counter()
 
     def host_id(self, name: str) -> int | None:
         if name not in self.host_ids:
@@ -592,9 +593,12 @@ class _Precheck:
                     continue
                 if holder is None:
                     self.new[(host, h)] = _Known(record.namespace, record.subject, _content_digest(record))
+                before = self.ids_of.get((host, h))
+                if before is not None and before[1] is not None:
+                    self.new_ids[(host, *before)] -= 1
                 self.ids_of[(host, h)] = (record.store, record.lesson_id)
                 if record.lesson_id is not None:
-                    self.new_ids.add((host, record.store, record.lesson_id))
+                    self.new_ids[(host, record.store, record.lesson_id)] += 1
 
     def references(self, chunk: list[Entry]) -> None:
         hashes: dict[str, set[str]] = defaultdict(set)
@@ -603,7 +607,7 @@ class _Precheck:
             ref = getattr(r, "lesson", None)
             if ref is not None and ref.hash:
                 hashes[r.host].add(ref.hash)
-            elif ref is not None and (r.host, ref.store, ref.lesson_id) not in self.new_ids:
+            elif ref is not None and self.new_ids[(r.host, ref.store, ref.lesson_id)] <= 0:
                 ids[r.host].add((ref.store, ref.lesson_id))
             if isinstance(r, DraftRecord):
                 hashes[r.host].update(r.supersedes)
@@ -620,7 +624,7 @@ class _Precheck:
                     exists = lesson(r.host, ref.hash) is not None
                 else:
                     pair = (ref.store, ref.lesson_id)
-                    exists = (r.host, *pair) in self.new_ids or pair in found_ids.get(r.host, ())
+                    exists = self.new_ids[(r.host, *pair)] > 0 or pair in found_ids.get(r.host, ())
                 if not exists:
                     message = NO_LESSON.format(ref=ref.describe(), host=r.host)
                     _reject(self.state, index, number, r.type, f"{r.type}.lesson", message)

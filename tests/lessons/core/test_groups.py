@@ -149,44 +149,40 @@ def test_each_text_is_tokenized_a_bounded_number_of_times_not_once_per_pair(monk
     assert len(calls) == 30  # once each: the groups' shared words reuse the tokens the pairs were compared by
 
 
-def test_words_every_member_has_do_not_make_every_pair_a_candidate(monkeypatch):
-    # Issue 10: 200 members all saying "check" and "rule" compared all 19,900 pairs (~40 ms of the pile
-    # page at 1M); a pair is compared only when it shares one of its rarest tokens or a full anchor.
+@pytest.fixture
+def compared(monkeypatch) -> list[tuple[int, int]]:
+    """The pairs the groups compare (indexes into the profiles compared), in order."""
     import lessons.core.groups as groups
 
-    compared = []
+    pairs: list[tuple[int, int]] = []
     real = groups._mask_rule
 
     def counting(profiles):
         rule = real(profiles)
-        return lambda i, j: compared.append((i, j)) or rule(i, j)
+        return lambda i, j: pairs.append((i, j)) or rule(i, j)
 
     monkeypatch.setattr(groups, "_mask_rule", counting)
+    return pairs
+
+
+def test_words_every_member_has_do_not_make_every_pair_a_candidate(compared):
+    # Issue 10: 200 members all saying "check" and "rule" compared all 19,900 pairs (~40 ms of the pile
+    # page at 1M); a pair is compared only when it shares one of its rarest tokens or a full anchor.
     members = [_m(f"x{i:03d}", i) for i in range(200)]
     texts = {m.hash: f"check the rule on field_{i} of table_{i // 2}" for i, m in enumerate(members)}
-    found = groups.restatement_groups(members=members, texts=texts)
+    found = restatement_groups(members=members, texts=texts)
     assert (len(compared), len(found)) == (100, 100)  # each pair of a table restates: 3 of 5 words
 
 
-def test_members_with_the_same_tokens_are_one_group_without_comparing_their_pairs(monkeypatch):
+def test_members_with_the_same_tokens_are_one_group_without_comparing_their_pairs(compared):
     # Issue 13's 200k-line run: 1,000 members per entity that differ only in numbers made every pair a
     # candidate (499,500 comparisons per entity, 68 s of entity counts at 100k lines). Same tokens and
     # anchors restate at Jaccard 1, so each such set is joined to its oldest and compared once.
-    import lessons.core.groups as groups
-
-    compared = []
-    real = groups._mask_rule
-
-    def counting(profiles):
-        rule = real(profiles)
-        return lambda i, j: compared.append((i, j)) or rule(i, j)
-
-    monkeypatch.setattr(groups, "_mask_rule", counting)
     members = [_m(f"x{i:04d}", i) for i in range(1000)]
     texts = {m.hash: f"Bulk lesson {i}: check field {i} before saving." for i, m in enumerate(members)}
     texts["x0500"] = "Bulk lesson: check the field before saving twice."  # one more token: compared once
     texts["x0700"] = "."  # no content token: restates nothing
-    found = groups.restatement_groups(members=members, texts=texts)
+    found = restatement_groups(members=members, texts=texts)
     assert len(compared) == 1
     assert [(g.name, len(g.members)) for g in found] == [("x0000", 999), ("x0700", 1)]
 
