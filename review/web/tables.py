@@ -12,9 +12,11 @@ arguments it names; its ``default`` for a value in its ``empty_values``; every v
 
 from __future__ import annotations
 
+import html as stdlib_html
 import inspect
 
 import django_tables2 as tables
+from django.conf import settings
 from django.utils.formats import localize
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -54,7 +56,10 @@ class _Cell:
         self.default = bound_column.default
         self.render = bound_column.render
         self.wants = _wanted(self.render, _RENDER_ARGUMENTS, what=f"render of {bound_column.name!r}")
+        # tables.Column's own render returns its value: not called
+        self.passthrough = getattr(self.render, "__func__", None) is tables.Column.render
         self.table = table
+        self.grouping = settings.USE_THOUSAND_SEPARATOR
 
     def value(self, record):
         if self.plain and isinstance(record, dict):
@@ -69,6 +74,12 @@ class _Cell:
         value = self.value(record)
         if value in self.empty_values:
             content = self.default
+        elif self.passthrough:
+            content = value
+        elif self.wants == ("value",):
+            content = self.render(value=value)
+        elif self.wants == ("record",):
+            content = self.render(record=record)
         else:
             offered = {
                 "value": value,
@@ -79,7 +90,21 @@ class _Cell:
                 "table": self.table,
             }
             content = self.render(**{name: offered[name] for name in self.wants})
-        return f"<td {self.td}>{conditional_escape(localize(content))}</td>"
+        return f"<td {self.td}>{_cell_text(content, grouping=self.grouping)}</td>"
+
+
+def _cell_text(content, *, grouping: bool) -> str:
+    """``conditional_escape(localize(content))``, with the common types first: a plain ``int`` is its
+    digits unless thousands are grouped, a plain ``str`` is escaped, a ``SafeString`` kept (what
+    ``localize`` and ``conditional_escape`` give for them)."""
+    kind = type(content)
+    if kind is SafeString:
+        return content
+    if kind is str:
+        return stdlib_html.escape(content)
+    if kind is int and not grouping:
+        return str(content)
+    return conditional_escape(localize(content))
 
 
 class LeanTable(tables.Table):

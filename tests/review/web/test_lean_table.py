@@ -88,3 +88,27 @@ def test_a_linkified_column_is_refused():
 
     with pytest.raises(ValueError, match="'name'"):
         Linked(ROWS).body_html()
+
+
+@pytest.mark.parametrize("grouping", [False, True])
+def test_cell_text_is_what_localize_and_conditional_escape_give(settings, grouping):
+    from datetime import UTC, date, datetime
+    from decimal import Decimal
+
+    from django.utils.formats import localize
+    from django.utils.html import conditional_escape
+    from django.utils.safestring import mark_safe
+    from django.utils.translation import gettext_lazy
+
+    from review.web.tables import _cell_text
+
+    settings.USE_THOUSAND_SEPARATOR = grouping
+    values = [0, -7, 1234567, True, False, 2.5, Decimal("1234.50"), None, "", "a <b> & 'c\" d", "plain"]
+    values += [
+        mark_safe("<b>safe</b>"),
+        gettext_lazy("lazy <x>"),
+        date(2026, 12, 1),
+        datetime(2026, 12, 1, 9, 5, tzinfo=UTC),
+    ]
+    for value in values:
+        assert _cell_text(value, grouping=grouping) == conditional_escape(localize(value)), value
