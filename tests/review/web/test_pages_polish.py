@@ -291,3 +291,20 @@ def test_a_budget_off_host_is_neutral_on_its_pile_page(corpora, client, viewer):
     page = get(client, viewer, "/pile/?host=support-triage&namespace=support&subject=refunds")
     assert "gauge-off" in page.find(cls="gauge").classes
     assert page.find(cls="pile-status").find(cls="state").text == "budget off"
+
+
+def test_the_budget_gauge_draws_the_overage_past_the_budget_tick():
+    from review.web.format import budget_gauge
+
+    assert budget_gauge(12, 8) == (
+        '<span class="gauge gauge-over" title="12 live of a budget of 8">'
+        '<svg viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true" focusable="false">'
+        '<rect class="g-track" x="0" y="1" width="100" height="8"/>'
+        '<rect class="g-within" x="0" y="1" width="66.67" height="8"/>'
+        '<rect class="g-over" x="66.67" y="1" width="33.33" height="8"/>'
+        '<rect class="g-tick" x="65.87" y="0" width="0.8" height="10"/></svg>'
+        '<span class="gauge-text"><b>12</b> / 8</span></span>'
+    )
+    assert budget_gauge(3, 8, False).startswith(
+        '<span class="gauge gauge-off" title="3 live of a budget of 8 (budget off)">'
+    )
