@@ -38,7 +38,7 @@ from lessons.core.recurrence import (
     UNMATCHED,
     USER_CORRECTION,
     LessonKey,
-    attribute,
+    attribute_corrections,
     lesson_profile,
 )
 from lessons.core.recurrence import Correction as CoreCorrection
@@ -415,7 +415,8 @@ def _attribute_chunk(
     versions = versions_of({e.key for e in exposures})
     if current is None:
         current = current_versions(versions)
-    result = attribute(
+    # The attributions alone: the counts are summed from the stored rows in SQL (_store_counts).
+    attributions = attribute_corrections(
         versions=[v.as_core(is_current=current[v.key].id == v.id) for v in versions]
         + shown_versions(host_id=host_id, versions=versions, shown={(e.key, e.text_hash) for e in exposures}),
         exposures=exposures,
@@ -423,7 +424,7 @@ def _attribute_chunk(
         profile=profile,
     )
     rows: list[tuple] = []
-    for attribution in result.attributions:
+    for attribution in attributions:
         correction_id = int(attribution.correction_id)
         if attribution.outcome == UNMATCHED:
             rows.append((host_id, attribution.session, correction_id, None, UNMATCHED))

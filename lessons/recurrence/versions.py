@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import BigIntegerField, Func, QuerySet
@@ -74,8 +74,7 @@ def rows_where_any_in(base: QuerySet, lists: Sequence[tuple[str, Sequence[object
 _FIELDS = ("id", "hash", "store", "lesson_id", "text", "text_hash", "status", EpochMs("created_at"))
 
 
-@dataclass(frozen=True)
-class Version:
+class Version(NamedTuple):
     """One stored lesson version, as recurrence needs it; ``key`` is its recurrence key, ``created_at_ms``
     its creation time in epoch milliseconds (UTC), ``status`` the lesson's (``live`` is ``status ==
     "live"``; the lesson page lists the versions with their status)."""
