@@ -435,7 +435,7 @@ def parse_line(line: str, *, default_host: str | None = None) -> Record | None:
     if not line.strip():
         return None
     try:
-        obj = json.loads(line, object_pairs_hook=_unique_keys)
+        obj = _decode(line)
     except json.JSONDecodeError as exc:
         raise RecordError([FieldError("json", f"not valid JSON ({exc.msg} at column {exc.colno})")]) from None
     except _DuplicateKey as exc:
@@ -448,8 +448,19 @@ def parse_line(line: str, *, default_host: str | None = None) -> Record | None:
         raise RecordError([FieldError("json", message)]) from None
     if not isinstance(obj, dict):
         raise RecordError([FieldError("json", f"expected a JSON object, got {_json_type(obj)}")])
-    # A line with neither a surrogate nor an escape of one cannot decode to one: skip the walk.
-    return parse_object(obj, default_host=default_host, surrogates=_SURROGATE_SOURCE.search(line) is not None)
+    # A line with neither a surrogate nor an escape of one cannot decode to one: skip the walk. An ASCII
+    # line (``isascii`` is a flag of the string, no scan) without a backslash-u holds neither.
+    surrogates = (not line.isascii() or "\\u" in line) and _SURROGATE_SOURCE.search(line) is not None
+    return parse_object(obj, default_host=default_host, surrogates=surrogates)
+
+
+def _decode(line: str) -> Any:
+    """``json.loads(line, object_pairs_hook=_unique_keys)``, with one decoder made once: ``json.loads``
+    with a hook builds a new decoder per call. A leading BOM (which ``json.loads`` refuses before decoding,
+    with its own message) and a non-``str`` go through ``json.loads`` itself."""
+    if type(line) is not str or line.startswith("\ufeff"):
+        return json.loads(line, object_pairs_hook=_unique_keys)
+    return _DECODER.decode(line)
 
 
 class _DuplicateKey(Exception):
@@ -468,6 +479,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise _DuplicateKey(key)
             seen.add(key)
     return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
 
 
 def _has_surrogate(value: Any) -> bool:
