@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from django.db import connection, transaction
 from django.db.models import Count, Q
@@ -129,11 +130,12 @@ def recurrence_changes_refresh(
     # attributed, every key's counts on its current version; its keys need no check of their own.
     rebuilt = {host_id for host_id, names in sessions.items() if len(names) > FULL_REFRESH_SESSIONS}
     keyed = [host_id for host_id in keyed if host_id not in rebuilt]
+    versions = _Versions()  # no lesson changes while this runs: each key's versions are read once
     with transaction.atomic():
         for host_id in sorted(set(keyed) | set(sessions)):
             _lock_host(host_id)
-        stale = {host_id: _stale_keys(host_id, changes.keys[host_id]) for host_id in keyed}
-        recurrence_refresh(sessions=changes.sessions, stats=stats)
+        stale = {host_id: _stale_keys(host_id, changes.keys[host_id], versions) for host_id in keyed}
+        recurrence_refresh(sessions=changes.sessions, stats=stats, versions=versions)
         for host_id in keyed:
             recurrence_keys_changed(
                 host_id=host_id,
@@ -141,6 +143,7 @@ def recurrence_changes_refresh(
                 stats=stats,
                 stale=stale[host_id],
                 skip_sessions=sessions[host_id],
+                versions=versions,
             )
         return _counts_done(stats, counts)
 
@@ -178,6 +181,7 @@ def recurrence_refresh(
     sessions: Iterable[tuple[int, str]] = (),
     host_ids: Iterable[int] = (),
     stats: RecurrenceStats | None = None,
+    versions: _Versions | None = None,
 ) -> RecurrenceStats:
     """Bring attributions and counts up to date after new exposures, corrections or lessons.
 
@@ -186,9 +190,11 @@ def recurrence_refresh(
     lessons were created or changed (a new version can change a key's current text, which changes
     attributions in every session that saw the key), rebuilt in full. Runs in the caller's
     transaction when there is one (ingest calls it inside its own). Returns ``RecurrenceStats``; with
-    ``stats`` given, adds to it and leaves the entity counts to its owner.
+    ``stats`` given, adds to it and leaves the entity counts to its owner. ``versions``: the caller's
+    ``_Versions`` when its own refresh reads the same keys (no lesson may change meanwhile).
     """
     owner = stats is None
+    versions = _Versions() if versions is None else versions
     stats = stats or RecurrenceStats()
     full = set(host_ids)
     by_host: dict[int, set[str]] = defaultdict(set)
@@ -201,7 +207,9 @@ def recurrence_refresh(
             if host_id in full or len(by_host[host_id]) > FULL_REFRESH_SESSIONS:
                 _recompute_host(host_id, stats)
             else:
-                _refresh_sessions(host_id, sorted(by_host[host_id]), changed_keys=set(), stats=stats)
+                _refresh_sessions(
+                    host_id, sorted(by_host[host_id]), changed_keys=set(), stats=stats, versions=versions
+                )
         if owner:
             stats.counts.apply()
     return stats
@@ -228,22 +236,25 @@ def recurrence_keys_changed(
     stats: RecurrenceStats | None = None,
     stale: Collection[LessonKey] = (),
     skip_sessions: Collection[str] = (),
+    versions: _Versions | None = None,
 ) -> RecurrenceStats:
     """``recurrence_lessons_changed`` for lesson keys of one host (see there), under the host lock.
 
     ``stale``: keys found off their current version before the caller refreshed ``skip_sessions``
     (those sessions are up to date): the other sessions that saw them are attributed again too.
+    ``versions``: as ``recurrence_refresh``'s.
     """
     owner = stats is None
+    versions = _Versions() if versions is None else versions
     stats = stats or RecurrenceStats()
     with transaction.atomic():
         _lock_host(host_id)
-        changed = _stale_keys(host_id, keys)
+        changed = _stale_keys(host_id, keys, versions)
         exposed = _sessions_shown(host_id, changed | set(stale)) - set(skip_sessions)
         if exposed:
             changed |= set(stale)
         if changed:
-            _refresh_sessions(host_id, sorted(exposed), changed_keys=changed, stats=stats)
+            _refresh_sessions(host_id, sorted(exposed), changed_keys=changed, stats=stats, versions=versions)
         if owner:
             stats.counts.apply()
     return stats
@@ -255,9 +266,9 @@ def recurrence_stale_keys(*, host_id: int, keys: Iterable[LessonKey]) -> set[Les
     return _stale_keys(host_id, keys)
 
 
-def _stale_keys(host_id: int, keys: Iterable[LessonKey]) -> set[LessonKey]:
+def _stale_keys(host_id: int, keys: Iterable[LessonKey], found: _Versions | None = None) -> set[LessonKey]:
     """The ``keys`` whose stored count rows are not exactly one row on their current version."""
-    versions = key_versions(host_id=host_id, keys=keys)
+    versions = (_Versions() if found is None else found)(host_id, keys)
     current = current_versions(versions)
     with_rows = set(
         RecurrenceCount.objects.filter(lesson_id__in=[v.id for v in versions]).values_list(
@@ -329,31 +340,53 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
         RecurrenceCount.objects.filter(lesson_id__in=chunk).delete()
 
 
+class _Versions:
+    """The versions of lesson keys (``key_versions``), each key read once: for one refresh, during which
+    no lesson changes. Called as ``versions(host_id, keys)``: the versions of ``keys``, in id order."""
+
+    def __init__(self) -> None:
+        self._of: dict[int, dict[LessonKey, list[Version]]] = defaultdict(dict)
+
+    def __call__(self, host_id: int, keys: Iterable[LessonKey]) -> list[Version]:
+        known = self._of[host_id]
+        wanted = set(keys)
+        missing = [key for key in wanted if key not in known]
+        if missing:
+            known.update((key, []) for key in missing)
+            for version in key_versions(host_id=host_id, keys=missing):
+                known[version.key].append(version)
+        return sorted((v for key in wanted for v in known[key]), key=attrgetter("id"))
+
+
 def _refresh_sessions(
-    host_id: int, sessions: list[str], *, changed_keys: set[LessonKey], stats: RecurrenceStats
+    host_id: int,
+    sessions: list[str],
+    *,
+    changed_keys: set[LessonKey],
+    stats: RecurrenceStats,
+    versions: _Versions,
 ) -> None:
     touched: set[LessonKey] = set(changed_keys)
+    profile = _ProfileMemo()  # chunks of one host share most of their keys: each text tokenized once
     for chunk in _chunks(sessions, ATTRIBUTE_CHUNK):
         for part in _chunks(chunk, SESSION_CHUNK):
             CorrectionAttribution.objects.filter(host_id=host_id, session__in=part).delete()
-        rows, keys = _attribute_chunk(
-            host_id, chunk, lambda keys: key_versions(host_id=host_id, keys=keys), None
-        )
+        rows, keys = _attribute_chunk(host_id, chunk, lambda keys: versions(host_id, keys), None, profile)
         # Every key these sessions saw may have gained a session shown, whether or not it was corrected.
         touched |= keys
         _insert_attributions(rows)
         stats.sessions += len(chunk)
         stats.attributions += len(rows)
-    versions = key_versions(host_id=host_id, keys=touched)
-    current = current_versions(versions)
+    found = versions(host_id, touched)
+    current = current_versions(found)
     _store_counts(host_id, current, full=False, stats=stats)
     # Versions of these keys that are no longer current keep no counts (one row per current version).
     current_ids = {v.id for v in current.values()}
-    stale = [v.id for v in versions if v.id not in current_ids]
+    stale = [v.id for v in found if v.id not in current_ids]
     for chunk in _chunks(stale, KEY_CHUNK):
         RecurrenceCount.objects.filter(lesson_id__in=chunk).delete()
     # Every version of these keys may have gained or lost a recurring count: their entities' counts move.
-    for chunk in _chunks(sorted(v.id for v in versions), KEY_CHUNK):
+    for chunk in _chunks(sorted(v.id for v in found), KEY_CHUNK):
         for namespace, subject in Lesson.objects.filter(id__in=chunk).values_list("namespace", "subject"):
             stats.counts.add(host_id, namespace, subject)
 
