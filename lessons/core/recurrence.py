@@ -187,7 +187,19 @@ def current_version(versions: Iterable[V], *, live: Callable[[V], bool], newest:
     return max([v for v in group if live(v)] or group, key=newest)
 
 
-def _current_hashes(versions: Iterable[LessonVersion]) -> dict[LessonKey, str]:
+def _current_hashes(versions: list[LessonVersion]) -> dict[LessonKey, str]:
+    """The current ``text_hash`` of every key of ``versions``; ``ValueError`` (for the first such key in
+    sorted order) when a key has none or two."""
+    result: dict[LessonKey, str] = {}
+    keys: set[LessonKey] = set()
+    for version in versions:
+        keys.add(version.key)
+        if version.is_current and result.setdefault(version.key, version.text_hash) != version.text_hash:
+            return _current_hashes_checked(versions)  # two current texts: the error, as the check words it
+    return result if len(result) == len(keys) else _current_hashes_checked(versions)
+
+
+def _current_hashes_checked(versions: list[LessonVersion]) -> dict[LessonKey, str]:
     current: dict[LessonKey, set[str]] = defaultdict(set)
     keys: set[LessonKey] = set()
     for version in versions:

@@ -21,7 +21,7 @@ spec: recurrence.md.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -39,6 +39,7 @@ from lessons.core.recurrence import (
     UNMATCHED,
     USER_CORRECTION,
     LessonKey,
+    LessonVersion,
     attribute_corrections,
     lesson_profile,
 )
@@ -55,6 +56,7 @@ from lessons.recurrence.versions import (
     key_of,
     key_versions,
     rows_where_any_in,
+    shown_texts,
     shown_versions,
 )
 from lessons.services.entity_counts import CountChanges
@@ -313,9 +315,8 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
     stats.counts.hosts.add(host_id)
     versions = list(host_versions(host_id=host_id))
     current = current_versions(versions)
-    by_key: dict[LessonKey, list[Version]] = defaultdict(list)
-    for version in versions:
-        by_key[version.key].append(version)
+    candidates = _HostCandidates(host_id, versions, current)
+    del versions  # the candidates hold what the chunks need (the peak memory of a large rebuild is here)
     CorrectionAttribution.objects.filter(host_id=host_id).delete()
     # Only sessions with a user correction can produce attributions; sessions_shown is counted in SQL.
     sessions = sorted(
@@ -327,9 +328,7 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
     )
     profile = _ProfileMemo()  # every chunk may see most of the host's versions: each text tokenized once
     for chunk in _chunks(sessions, ATTRIBUTE_CHUNK):
-        rows, _keys = _attribute_chunk(
-            host_id, chunk, lambda keys: [v for k in keys for v in by_key.get(k, ())], current, profile
-        )
+        rows, _keys = _attribute_chunk(host_id, chunk, candidates, profile)
         _insert_attributions(rows)
         stats.sessions += len(chunk)
         stats.attributions += len(rows)
@@ -371,7 +370,7 @@ def _refresh_sessions(
     for chunk in _chunks(sessions, ATTRIBUTE_CHUNK):
         for part in _chunks(chunk, SESSION_CHUNK):
             CorrectionAttribution.objects.filter(host_id=host_id, session__in=part).delete()
-        rows, keys = _attribute_chunk(host_id, chunk, lambda keys: versions(host_id, keys), None, profile)
+        rows, keys = _attribute_chunk(host_id, chunk, _KeyCandidates(host_id, versions), profile)
         # Every key these sessions saw may have gained a session shown, whether or not it was corrected.
         touched |= keys
         _insert_attributions(rows)
@@ -401,10 +400,55 @@ class _ProfileMemo(dict):
         return found
 
 
+Candidates = Callable[
+    [set[LessonKey], set[tuple[LessonKey, str]]], tuple[list[LessonVersion], Mapping[LessonKey, Version]]
+]
+
+
+class _KeyCandidates:
+    """``_attribute_chunk``'s candidates read per chunk: the versions of the keys shown (``_Versions``),
+    the current one of each, and the shown texts no version has (``shown_versions``)."""
+
+    def __init__(self, host_id: int, versions: _Versions):
+        self.host_id = host_id
+        self.versions = versions
+
+    def __call__(
+        self, keys: set[LessonKey], shown: set[tuple[LessonKey, str]]
+    ) -> tuple[list[LessonVersion], Mapping[LessonKey, Version]]:
+        found = self.versions(self.host_id, keys)
+        current = current_versions(found)
+        core = [v.as_core(is_current=current[v.key].id == v.id) for v in found]
+        return core + shown_versions(host_id=self.host_id, versions=found, shown=shown), current
+
+
+class _HostCandidates:
+    """``_attribute_chunk``'s candidates for a host rebuilt whole: every version made a core version
+    once, not once per chunk that shows its key (at 100,000 sessions, 20 chunks over most keys)."""
+
+    def __init__(self, host_id: int, versions: list[Version], current: Mapping[LessonKey, Version]):
+        self.host_id = host_id
+        self.current = current
+        self.core: dict[LessonKey, list[LessonVersion]] = defaultdict(list)
+        self.stored: set[tuple[LessonKey, str]] = set()
+        for v in versions:
+            self.core[v.key].append(v.as_core(is_current=current[v.key].id == v.id))
+            self.stored.add((v.key, v.text_hash))
+
+    def __call__(
+        self, keys: set[LessonKey], shown: set[tuple[LessonKey, str]]
+    ) -> tuple[list[LessonVersion], Mapping[LessonKey, Version]]:
+        core = [c for key in keys for c in self.core.get(key, ())]
+        missing = {pair for pair in shown if pair[0] in self.core and pair not in self.stored}
+        return core + shown_texts(host_id=self.host_id, missing=missing), self.current
+
+
 def _attribute_chunk(
-    host_id, sessions, versions_of, current, profile=None
+    host_id: int, sessions: list[str], candidates: Candidates, profile: _ProfileMemo | None = None
 ) -> tuple[list[tuple], set[LessonKey]]:
-    """Attribute the user corrections of ``sessions`` (one host); ``profile`` as ``attribute``'s.
+    """Attribute the user corrections of ``sessions`` (one host) against ``candidates(keys, shown)``
+    (the core versions of the keys shown, with the shown texts no version has, and the current version
+    of each key); ``profile`` as ``attribute``'s.
 
     Returns the rows to store as ``(host_id, session, correction_id, lesson_id or None, outcome)``
     and every lesson key the sessions were shown. Reads ``SESSION_CHUNK`` sessions per query.
@@ -415,14 +459,7 @@ def _attribute_chunk(
         # No DISTINCT and no ORDER BY here: either makes SQLite walk another index over the whole host.
         # Times read as epoch milliseconds computed in SQL (EpochMs): no datetime converter per row.
         corrections += [
-            CoreCorrection(
-                session=session,
-                id=str(pk),
-                kind=USER_CORRECTION,
-                text=text,
-                corrected_at_ms=corrected_at_ms,
-                turn_started_at_ms=turn_started_at_ms,
-            )
+            CoreCorrection(session, str(pk), USER_CORRECTION, text, corrected_at_ms, turn_started_at_ms)
             for pk, session, text, corrected_at_ms, turn_started_at_ms in rows_where_any_in(
                 Correction.objects.filter(host_id=host_id, kind=USER_CORRECTION)
                 .order_by()
@@ -431,7 +468,7 @@ def _attribute_chunk(
             )
         ]
         exposures += [
-            CoreExposure(session=session, key=key, text_hash=digest or "", shown_at_ms=shown_at_ms)
+            CoreExposure(session, key, digest or "", shown_at_ms)
             for session, key, digest, shown_at_ms in rows_where_any_in(
                 Exposure.objects.filter(host_id=host_id)
                 .order_by()
@@ -445,16 +482,10 @@ def _attribute_chunk(
     # Only the keys shown in sessions with a user correction can be candidates.
     corrected = {c.session for c in corrections}
     exposures = [e for e in exposures if e.session in corrected]
-    versions = versions_of({e.key for e in exposures})
-    if current is None:
-        current = current_versions(versions)
+    versions, current = candidates({e.key for e in exposures}, {(e.key, e.text_hash) for e in exposures})
     # The attributions alone: the counts are summed from the stored rows in SQL (_store_counts).
     attributions = attribute_corrections(
-        versions=[v.as_core(is_current=current[v.key].id == v.id) for v in versions]
-        + shown_versions(host_id=host_id, versions=versions, shown={(e.key, e.text_hash) for e in exposures}),
-        exposures=exposures,
-        corrections=corrections,
-        profile=profile,
+        versions=versions, exposures=exposures, corrections=corrections, profile=profile
     )
     rows: list[tuple] = []
     for attribution in attributions:

@@ -197,6 +197,12 @@ def shown_versions(
     for version in versions:
         stored[version.key].add(version.text_hash)
     missing = {(key, digest) for key, digest in shown if key in stored and digest not in stored[key]}
+    return shown_texts(host_id=host_id, missing=missing)
+
+
+def shown_texts(*, host_id: int, missing: set[tuple[LessonKey, str]]) -> list[LessonVersion]:
+    """``shown_versions`` for the ``(lesson key, text_hash)`` pairs already known to be no stored version
+    of a key that has one (``ShownText`` rows, as non-current versions); no query when there is none."""
     keys = sorted({key for key, _digest in missing})
     result = []
     for start in range(0, len(keys), KEY_CHUNK):
