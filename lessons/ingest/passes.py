@@ -671,10 +671,17 @@ class _Stored:
     created_at_ms: int  # epoch milliseconds, UTC
     store: str | None
     lesson_id: str | None
+    key: str  # its recurrence key (``key_of``), made once: every exposure of the version needs it
 
     @property
     def is_live(self) -> bool:
         return self.status == Lesson.Status.LIVE
+
+    @classmethod
+    def of(cls, row: tuple) -> _Stored:
+        """A row of ``_STORED_FIELDS``."""
+        digest, store, lesson_id = row[2], row[8], row[9]
+        return cls(*row, lesson_key(hash=digest, store=store, lesson_id=lesson_id))
 
 
 _STORED_FIELDS = (
@@ -733,14 +740,14 @@ class _Resolver:
                 for row in Lesson.objects.filter(host=host, hash__in=list(wanted)).values_list(
                     *_STORED_FIELDS
                 ):
-                    self.by_hash[(host_name, row[2])] = _Stored(*row)
+                    self.by_hash[(host_name, row[2])] = _Stored.of(row)
             pairs = ids[host_name]
             if pairs:
                 found: dict[tuple[str, str, str], list[_Stored]] = {(host_name, *pair): [] for pair in pairs}
                 lesson_ids = sorted({lid for _store, lid in pairs})
                 rows = Lesson.objects.filter(host=host, lesson_id__in=lesson_ids).values_list(*_STORED_FIELDS)
                 for row in rows:
-                    stored = _Stored(*row)
+                    stored = _Stored.of(row)
                     found.setdefault((host_name, stored.store, stored.lesson_id), []).append(stored)
                 for versions in found.values():
                     versions.sort(key=lambda v: (v.created_at_ms, v.hash))
@@ -776,6 +783,11 @@ def _digest(*parts: object) -> str:
     return sha256_hex("\u001f".join("" if p is None else str(p) for p in parts))
 
 
+def _exposure_key(session: str, lkey: str, digest: str, shown_at_ms: int) -> str:
+    """``_digest(session, lkey, digest, shown_at_ms)`` (none of them None), without the generic join."""
+    return sha256_hex(f"{session}\u001f{lkey}\u001f{digest}\u001f{shown_at_ms}")
+
+
 NO_LESSON = "no {ref} on host {host} in this batch or the database"
 
 
@@ -800,8 +812,8 @@ def _apply_references(state: _State, resolver: _Resolver, chunk: list[Entry]) ->
                 continue
             digest = record.text_hash or lesson.text_hash
             shown = resolver.same_key_with_text(record.host, lesson, digest)
-            lkey = key_of(lesson)
-            key = _digest(record.session, lkey, digest, record.shown_at_ms)
+            lkey = lesson.key
+            key = _exposure_key(record.session, lkey, digest, record.shown_at_ms)
             exposures.append((lesson.host_id, shown, lkey, digest, key, record))
             if shown is None and record.text is not None:
                 texts.append(ShownTextItem(lesson.host_id, lkey, digest, record.text, record.session))
