@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Q
 
 from lessons.core.recurrence import (
@@ -509,19 +509,15 @@ def _attribute_chunk(
 
 
 def _insert_attributions(rows: list[tuple]) -> None:
-    # A plain executemany: derived rows by the hundred thousand, where bulk_create's per-object SQL
-    # building costs more than the database does. Column names come from the model, never from input.
-    if not rows:
-        return
-    meta = CorrectionAttribution._meta
-    columns = ", ".join(
-        connection.ops.quote_name(meta.get_field(name).column)
-        for name in ("host", "session", "correction", "lesson", "outcome")
-    )
-    sql = f"INSERT INTO {connection.ops.quote_name(meta.db_table)} ({columns}) VALUES (%s, %s, %s, %s, %s)"
-    with connection.cursor() as cursor:
-        for batch in _chunks(rows, WRITE_BATCH * 10):
-            cursor.executemany(sql, batch)
+    # The row writer's plain insert: derived rows by the hundred thousand, where bulk_create's per-object SQL
+    # building costs more than the database does (an executemany on SQLite, a COPY on PostgreSQL).
+    for batch in _chunks(rows, WRITE_BATCH * 10):
+        _ATTRIBUTION_ROWS.insert(batch)
+
+
+_ATTRIBUTION_ROWS = Table(
+    model=CorrectionAttribution, fields=("host_id", "session", "correction_id", "lesson_id", "outcome")
+)
 
 
 def _store_counts(
