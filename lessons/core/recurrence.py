@@ -1,7 +1,9 @@
 """Recurrence: was a session still corrected on a lesson's topic after it was shown the lesson?
 
-The pure core: plain functions over frozen dataclasses, no ORM, no clock, no model calls. Services map
-stored exposures, corrections and lesson versions to these dataclasses and store or render the result.
+The pure core: plain functions over immutable records, no ORM, no clock, no model calls. Services map
+stored exposures, corrections and lesson versions to these records (``NamedTuple`` rows: a recompute
+makes one per stored row, and a named tuple is made several times faster than a frozen dataclass, in
+less memory) and store or render the result.
 All times are integer milliseconds since the Unix epoch (UTC). spec: recurrence.md.
 """
 
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from lessons.core.tokens import (
     STOP_WORDS,
@@ -88,8 +90,7 @@ def lesson_key(*, hash: str, store: str | None, lesson_id: str | None) -> Lesson
     return f"hash:{hash}"
 
 
-@dataclass(frozen=True)
-class LessonVersion:
+class LessonVersion(NamedTuple):
     """One text of a lesson key. ``is_current``: this is the key's current text (live, else newest).
 
     ``text_hash`` is ``sha256_hex(normalize(text))`` (interchange.md); every key that has versions must
@@ -103,8 +104,7 @@ class LessonVersion:
     is_current: bool
 
 
-@dataclass(frozen=True)
-class Exposure:
+class Exposure(NamedTuple):
     """Session ``session`` was shown the text ``text_hash`` of lesson ``key`` at ``shown_at_ms``."""
 
     session: str
@@ -113,8 +113,7 @@ class Exposure:
     shown_at_ms: int
 
 
-@dataclass(frozen=True)
-class Correction:
+class Correction(NamedTuple):
     """A correction signal; ``turn_started_at_ms`` is ``None`` when the turn's start is unknown."""
 
     session: str
@@ -157,8 +156,7 @@ def is_recurring(counts: Mapping[str, int]) -> bool:
     return counts.get("recurred_sessions", 0) >= RECURRING_MIN_SESSIONS
 
 
-@dataclass(frozen=True)
-class Attribution:
+class Attribution(NamedTuple):
     """What one correction was attributed to; ``keys`` are the matching candidates, sorted."""
 
     correction_id: str
@@ -189,7 +187,19 @@ def current_version(versions: Iterable[V], *, live: Callable[[V], bool], newest:
     return max([v for v in group if live(v)] or group, key=newest)
 
 
-def _current_hashes(versions: Iterable[LessonVersion]) -> dict[LessonKey, str]:
+def _current_hashes(versions: list[LessonVersion]) -> dict[LessonKey, str]:
+    """The current ``text_hash`` of every key of ``versions``; ``ValueError`` (for the first such key in
+    sorted order) when a key has none or two."""
+    result: dict[LessonKey, str] = {}
+    keys: set[LessonKey] = set()
+    for version in versions:
+        keys.add(version.key)
+        if version.is_current and result.setdefault(version.key, version.text_hash) != version.text_hash:
+            return _current_hashes_checked(versions)  # two current texts: the error, as the check words it
+    return result if len(result) == len(keys) else _current_hashes_checked(versions)
+
+
+def _current_hashes_checked(versions: list[LessonVersion]) -> dict[LessonKey, str]:
     current: dict[LessonKey, set[str]] = defaultdict(set)
     keys: set[LessonKey] = set()
     for version in versions:
@@ -256,33 +266,20 @@ def attribute(
     exposures = list(exposures)
     corrections = sorted(corrections, key=_correction_order)
     current = _current_hashes(versions)
+    attributions = _attributions(versions, exposures, corrections, current, profile)
 
-    # Several versions of a key may share a text_hash (same normalized text); any of them may match.
-    profiles: dict[tuple[LessonKey, str], set[tuple[frozenset[str], frozenset[str]]]] = defaultdict(set)
-    for version in versions:
-        profiles[version.key, version.text_hash].add((profile or lesson_profile)(version.text))
-
-    by_session: dict[str, list[Exposure]] = defaultdict(list)
     shown_sessions: dict[LessonKey, set[str]] = defaultdict(set)
     for exposure in exposures:
-        by_session[exposure.session].append(exposure)
         if current.get(exposure.key) == exposure.text_hash:
             shown_sessions[exposure.key].add(exposure.session)
-
     tallies: dict[LessonKey, Counter[str]] = defaultdict(Counter)
     recurred_in: dict[LessonKey, set[str]] = defaultdict(set)
-    attributions: list[Attribution] = []
-    for correction in corrections:
-        if correction.kind != USER_CORRECTION:
-            attributions.append(Attribution(correction.id, correction.session, NOT_ATTRIBUTED))
-            continue
-        outcome, keys = _attribute_one(correction, by_session.get(correction.session, ()), profiles, current)
-        attributions.append(Attribution(correction.id, correction.session, outcome, keys))
+    for attribution in attributions:
         # Unmatched corrections have no keys; ambiguous ones charge each candidate (spec step 4).
-        for key in keys:
-            tallies[key][outcome] += 1
-        if outcome == RECURRED:
-            recurred_in[keys[0]].add(correction.session)
+        for key in attribution.keys:
+            tallies[key][attribution.outcome] += 1
+        if attribution.outcome == RECURRED:
+            recurred_in[attribution.keys[0]].add(attribution.session)
 
     counts = {
         (key, current[key]): Counts(
@@ -298,9 +295,54 @@ def attribute(
     }
     return RecurrenceResult(
         counts=counts,
-        attributions=tuple(attributions),
-        coverage=_coverage(exposures, corrections, attributions),
+        attributions=attributions,
+        coverage=_coverage(exposures, corrections, list(attributions)),
     )
+
+
+def attribute_corrections(
+    *,
+    versions: Iterable[LessonVersion],
+    exposures: Iterable[Exposure],
+    corrections: Iterable[Correction],
+    profile: Callable[[str], tuple[frozenset[str], frozenset[str]]] | None = None,
+) -> tuple[Attribution, ...]:
+    """``attribute(...).attributions`` alone, without the counts and coverage (for a caller that sums
+    the counts from the stored attributions, as the recurrence refresh does in SQL). Same arguments,
+    same order, same ``ValueError``. spec: recurrence.md, "Attributing one correction".
+    """
+    versions = list(versions)
+    current = _current_hashes(versions)
+    return _attributions(versions, exposures, sorted(corrections, key=_correction_order), current, profile)
+
+
+def _attributions(
+    versions: list[LessonVersion],
+    exposures: Iterable[Exposure],
+    corrections: list[Correction],
+    current: dict[LessonKey, str],
+    profile: Callable[[str], tuple[frozenset[str], frozenset[str]]] | None,
+) -> tuple[Attribution, ...]:
+    """One ``Attribution`` per correction of ``corrections`` (sorted by ``_correction_order``)."""
+    # ``is None``, not truthiness: a caller's memo is a dict, empty (so falsy) until its first text.
+    profile_of = lesson_profile if profile is None else profile
+    # Several versions of a key may share a text_hash (same normalized text); any of them may match.
+    profiles: dict[tuple[LessonKey, str], set[tuple[frozenset[str], frozenset[str]]]] = defaultdict(set)
+    for version in versions:
+        profiles[version.key, version.text_hash].add(profile_of(version.text))
+
+    by_session: dict[str, list[Exposure]] = defaultdict(list)
+    for exposure in exposures:
+        by_session[exposure.session].append(exposure)
+
+    attributions: list[Attribution] = []
+    for correction in corrections:
+        if correction.kind != USER_CORRECTION:
+            attributions.append(Attribution(correction.id, correction.session, NOT_ATTRIBUTED))
+            continue
+        outcome, keys = _attribute_one(correction, by_session.get(correction.session, ()), profiles, current)
+        attributions.append(Attribution(correction.id, correction.session, outcome, keys))
+    return tuple(attributions)
 
 
 def _attribute_one(

@@ -127,11 +127,10 @@ def host_unmatched_topics(
     """
 
     def stream() -> Iterator[CoreCorrection]:
-        rows = (
-            _user_corrections_with_anchors(host)
-            .order_by("id")
-            .values_list("id", "session", "text", "corrected_at")
-        )
+        # Unordered: the topics do not depend on the order (an id order would sort the host's corrections,
+        # as no index of them starts with (host, id)).
+        rows = _user_corrections_with_anchors(host).order_by()
+        rows = rows.values_list("id", "session", "text", "corrected_at")
         for pk, session, text, _at in rows.iterator(chunk_size=2000):
             yield CoreCorrection(
                 session=session,

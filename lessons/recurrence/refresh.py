@@ -21,10 +21,11 @@ spec: recurrence.md.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Q
 
 from lessons.core.recurrence import (
@@ -38,7 +39,8 @@ from lessons.core.recurrence import (
     UNMATCHED,
     USER_CORRECTION,
     LessonKey,
-    attribute,
+    LessonVersion,
+    attribute_corrections,
     lesson_profile,
 )
 from lessons.core.recurrence import Correction as CoreCorrection
@@ -54,6 +56,7 @@ from lessons.recurrence.versions import (
     key_of,
     key_versions,
     rows_where_any_in,
+    shown_texts,
     shown_versions,
 )
 from lessons.services.entity_counts import CountChanges
@@ -129,11 +132,12 @@ def recurrence_changes_refresh(
     # attributed, every key's counts on its current version; its keys need no check of their own.
     rebuilt = {host_id for host_id, names in sessions.items() if len(names) > FULL_REFRESH_SESSIONS}
     keyed = [host_id for host_id in keyed if host_id not in rebuilt]
+    versions = _Versions()  # no lesson changes while this runs: each key's versions are read once
     with transaction.atomic():
         for host_id in sorted(set(keyed) | set(sessions)):
             _lock_host(host_id)
-        stale = {host_id: _stale_keys(host_id, changes.keys[host_id]) for host_id in keyed}
-        recurrence_refresh(sessions=changes.sessions, stats=stats)
+        stale = {host_id: _stale_keys(host_id, changes.keys[host_id], versions) for host_id in keyed}
+        recurrence_refresh(sessions=changes.sessions, stats=stats, versions=versions)
         for host_id in keyed:
             recurrence_keys_changed(
                 host_id=host_id,
@@ -141,6 +145,7 @@ def recurrence_changes_refresh(
                 stats=stats,
                 stale=stale[host_id],
                 skip_sessions=sessions[host_id],
+                versions=versions,
             )
         return _counts_done(stats, counts)
 
@@ -178,6 +183,7 @@ def recurrence_refresh(
     sessions: Iterable[tuple[int, str]] = (),
     host_ids: Iterable[int] = (),
     stats: RecurrenceStats | None = None,
+    versions: _Versions | None = None,
 ) -> RecurrenceStats:
     """Bring attributions and counts up to date after new exposures, corrections or lessons.
 
@@ -186,9 +192,11 @@ def recurrence_refresh(
     lessons were created or changed (a new version can change a key's current text, which changes
     attributions in every session that saw the key), rebuilt in full. Runs in the caller's
     transaction when there is one (ingest calls it inside its own). Returns ``RecurrenceStats``; with
-    ``stats`` given, adds to it and leaves the entity counts to its owner.
+    ``stats`` given, adds to it and leaves the entity counts to its owner. ``versions``: the caller's
+    ``_Versions`` when its own refresh reads the same keys (no lesson may change meanwhile).
     """
     owner = stats is None
+    versions = _Versions() if versions is None else versions
     stats = stats or RecurrenceStats()
     full = set(host_ids)
     by_host: dict[int, set[str]] = defaultdict(set)
@@ -201,7 +209,9 @@ def recurrence_refresh(
             if host_id in full or len(by_host[host_id]) > FULL_REFRESH_SESSIONS:
                 _recompute_host(host_id, stats)
             else:
-                _refresh_sessions(host_id, sorted(by_host[host_id]), changed_keys=set(), stats=stats)
+                _refresh_sessions(
+                    host_id, sorted(by_host[host_id]), changed_keys=set(), stats=stats, versions=versions
+                )
         if owner:
             stats.counts.apply()
     return stats
@@ -228,22 +238,25 @@ def recurrence_keys_changed(
     stats: RecurrenceStats | None = None,
     stale: Collection[LessonKey] = (),
     skip_sessions: Collection[str] = (),
+    versions: _Versions | None = None,
 ) -> RecurrenceStats:
     """``recurrence_lessons_changed`` for lesson keys of one host (see there), under the host lock.
 
     ``stale``: keys found off their current version before the caller refreshed ``skip_sessions``
     (those sessions are up to date): the other sessions that saw them are attributed again too.
+    ``versions``: as ``recurrence_refresh``'s.
     """
     owner = stats is None
+    versions = _Versions() if versions is None else versions
     stats = stats or RecurrenceStats()
     with transaction.atomic():
         _lock_host(host_id)
-        changed = _stale_keys(host_id, keys)
+        changed = _stale_keys(host_id, keys, versions)
         exposed = _sessions_shown(host_id, changed | set(stale)) - set(skip_sessions)
         if exposed:
             changed |= set(stale)
         if changed:
-            _refresh_sessions(host_id, sorted(exposed), changed_keys=changed, stats=stats)
+            _refresh_sessions(host_id, sorted(exposed), changed_keys=changed, stats=stats, versions=versions)
         if owner:
             stats.counts.apply()
     return stats
@@ -255,9 +268,9 @@ def recurrence_stale_keys(*, host_id: int, keys: Iterable[LessonKey]) -> set[Les
     return _stale_keys(host_id, keys)
 
 
-def _stale_keys(host_id: int, keys: Iterable[LessonKey]) -> set[LessonKey]:
+def _stale_keys(host_id: int, keys: Iterable[LessonKey], found: _Versions | None = None) -> set[LessonKey]:
     """The ``keys`` whose stored count rows are not exactly one row on their current version."""
-    versions = key_versions(host_id=host_id, keys=keys)
+    versions = (_Versions() if found is None else found)(host_id, keys)
     current = current_versions(versions)
     with_rows = set(
         RecurrenceCount.objects.filter(lesson_id__in=[v.id for v in versions]).values_list(
@@ -302,9 +315,8 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
     stats.counts.hosts.add(host_id)
     versions = list(host_versions(host_id=host_id))
     current = current_versions(versions)
-    by_key: dict[LessonKey, list[Version]] = defaultdict(list)
-    for version in versions:
-        by_key[version.key].append(version)
+    candidates = _HostCandidates(host_id, versions, current)
+    del versions  # the candidates hold what the chunks need (the peak memory of a large rebuild is here)
     CorrectionAttribution.objects.filter(host_id=host_id).delete()
     # Only sessions with a user correction can produce attributions; sessions_shown is counted in SQL.
     sessions = sorted(
@@ -316,9 +328,7 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
     )
     profile = _ProfileMemo()  # every chunk may see most of the host's versions: each text tokenized once
     for chunk in _chunks(sessions, ATTRIBUTE_CHUNK):
-        rows, _keys = _attribute_chunk(
-            host_id, chunk, lambda keys: [v for k in keys for v in by_key.get(k, ())], current, profile
-        )
+        rows, _keys = _attribute_chunk(host_id, chunk, candidates, profile)
         _insert_attributions(rows)
         stats.sessions += len(chunk)
         stats.attributions += len(rows)
@@ -329,49 +339,124 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
         RecurrenceCount.objects.filter(lesson_id__in=chunk).delete()
 
 
+class _Versions:
+    """The versions of lesson keys (``key_versions``), each key read once: for one refresh, during which
+    no lesson changes. Called as ``versions(host_id, keys)``: the versions of ``keys``, in id order."""
+
+    def __init__(self) -> None:
+        self._of: dict[int, dict[LessonKey, list[Version]]] = defaultdict(dict)
+
+    def __call__(self, host_id: int, keys: Iterable[LessonKey]) -> list[Version]:
+        known = self._of[host_id]
+        wanted = set(keys)
+        missing = [key for key in wanted if key not in known]
+        if missing:
+            known.update((key, []) for key in missing)
+            for version in key_versions(host_id=host_id, keys=missing):
+                known[version.key].append(version)
+        return sorted((v for key in wanted for v in known[key]), key=attrgetter("id"))
+
+
 def _refresh_sessions(
-    host_id: int, sessions: list[str], *, changed_keys: set[LessonKey], stats: RecurrenceStats
+    host_id: int,
+    sessions: list[str],
+    *,
+    changed_keys: set[LessonKey],
+    stats: RecurrenceStats,
+    versions: _Versions,
 ) -> None:
     touched: set[LessonKey] = set(changed_keys)
+    profile = _ProfileMemo()  # chunks of one host share most of their keys: each text tokenized once
     for chunk in _chunks(sessions, ATTRIBUTE_CHUNK):
         for part in _chunks(chunk, SESSION_CHUNK):
             CorrectionAttribution.objects.filter(host_id=host_id, session__in=part).delete()
-        rows, keys = _attribute_chunk(
-            host_id, chunk, lambda keys: key_versions(host_id=host_id, keys=keys), None
-        )
+        rows, keys = _attribute_chunk(host_id, chunk, _KeyCandidates(host_id, versions), profile)
         # Every key these sessions saw may have gained a session shown, whether or not it was corrected.
         touched |= keys
         _insert_attributions(rows)
         stats.sessions += len(chunk)
         stats.attributions += len(rows)
-    versions = key_versions(host_id=host_id, keys=touched)
-    current = current_versions(versions)
+    found = versions(host_id, touched)
+    current = current_versions(found)
     _store_counts(host_id, current, full=False, stats=stats)
     # Versions of these keys that are no longer current keep no counts (one row per current version).
     current_ids = {v.id for v in current.values()}
-    stale = [v.id for v in versions if v.id not in current_ids]
+    stale = [v.id for v in found if v.id not in current_ids]
     for chunk in _chunks(stale, KEY_CHUNK):
         RecurrenceCount.objects.filter(lesson_id__in=chunk).delete()
     # Every version of these keys may have gained or lost a recurring count: their entities' counts move.
-    for chunk in _chunks(sorted(v.id for v in versions), KEY_CHUNK):
+    for chunk in _chunks(sorted(v.id for v in found), KEY_CHUNK):
         for namespace, subject in Lesson.objects.filter(id__in=chunk).values_list("namespace", "subject"):
             stats.counts.add(host_id, namespace, subject)
 
 
 class _ProfileMemo(dict):
-    """``lesson_profile`` remembered per text for one host's rebuild (freed with it)."""
+    """``lesson_profile`` remembered per text for one host's rebuild (freed with it). Each distinct word
+    is kept once: texts share most of their words, and at 50,000 texts the sets' own copies of them were
+    most of the memo's memory (the peak of a large rebuild)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._words: dict[str, str] = {}
 
     def __call__(self, text: str) -> tuple[frozenset[str], frozenset[str]]:
         found = self.get(text)
         if found is None:
-            found = self[text] = lesson_profile(text)
+            one = self._words.setdefault
+            content, full = lesson_profile(text)
+            found = self[text] = (frozenset(one(w, w) for w in content), frozenset(one(w, w) for w in full))
         return found
 
 
+Candidates = Callable[
+    [set[LessonKey], set[tuple[LessonKey, str]]], tuple[list[LessonVersion], Mapping[LessonKey, Version]]
+]
+
+
+class _KeyCandidates:
+    """``_attribute_chunk``'s candidates read per chunk: the versions of the keys shown (``_Versions``),
+    the current one of each, and the shown texts no version has (``shown_versions``)."""
+
+    def __init__(self, host_id: int, versions: _Versions):
+        self.host_id = host_id
+        self.versions = versions
+
+    def __call__(
+        self, keys: set[LessonKey], shown: set[tuple[LessonKey, str]]
+    ) -> tuple[list[LessonVersion], Mapping[LessonKey, Version]]:
+        found = self.versions(self.host_id, keys)
+        current = current_versions(found)
+        core = [v.as_core(is_current=current[v.key].id == v.id) for v in found]
+        return core + shown_versions(host_id=self.host_id, versions=found, shown=shown), current
+
+
+class _HostCandidates:
+    """``_attribute_chunk``'s candidates for a host rebuilt whole: every version made a core version
+    once, not once per chunk that shows its key (at 100,000 sessions, 20 chunks over most keys)."""
+
+    def __init__(self, host_id: int, versions: list[Version], current: Mapping[LessonKey, Version]):
+        self.host_id = host_id
+        self.current = current
+        self.core: dict[LessonKey, list[LessonVersion]] = defaultdict(list)
+        self.stored: set[tuple[LessonKey, str]] = set()
+        for v in versions:
+            self.core[v.key].append(v.as_core(is_current=current[v.key].id == v.id))
+            self.stored.add((v.key, v.text_hash))
+
+    def __call__(
+        self, keys: set[LessonKey], shown: set[tuple[LessonKey, str]]
+    ) -> tuple[list[LessonVersion], Mapping[LessonKey, Version]]:
+        core = [c for key in keys for c in self.core.get(key, ())]
+        missing = {pair for pair in shown if pair[0] in self.core and pair not in self.stored}
+        return core + shown_texts(host_id=self.host_id, missing=missing), self.current
+
+
 def _attribute_chunk(
-    host_id, sessions, versions_of, current, profile=None
+    host_id: int, sessions: list[str], candidates: Candidates, profile: _ProfileMemo | None = None
 ) -> tuple[list[tuple], set[LessonKey]]:
-    """Attribute the user corrections of ``sessions`` (one host); ``profile`` as ``attribute``'s.
+    """Attribute the user corrections of ``sessions`` (one host) against ``candidates(keys, shown)``
+    (the core versions of the keys shown, with the shown texts no version has, and the current version
+    of each key); ``profile`` as ``attribute``'s.
 
     Returns the rows to store as ``(host_id, session, correction_id, lesson_id or None, outcome)``
     and every lesson key the sessions were shown. Reads ``SESSION_CHUNK`` sessions per query.
@@ -382,14 +467,7 @@ def _attribute_chunk(
         # No DISTINCT and no ORDER BY here: either makes SQLite walk another index over the whole host.
         # Times read as epoch milliseconds computed in SQL (EpochMs): no datetime converter per row.
         corrections += [
-            CoreCorrection(
-                session=session,
-                id=str(pk),
-                kind=USER_CORRECTION,
-                text=text,
-                corrected_at_ms=corrected_at_ms,
-                turn_started_at_ms=turn_started_at_ms,
-            )
+            CoreCorrection(session, str(pk), USER_CORRECTION, text, corrected_at_ms, turn_started_at_ms)
             for pk, session, text, corrected_at_ms, turn_started_at_ms in rows_where_any_in(
                 Correction.objects.filter(host_id=host_id, kind=USER_CORRECTION)
                 .order_by()
@@ -398,7 +476,7 @@ def _attribute_chunk(
             )
         ]
         exposures += [
-            CoreExposure(session=session, key=key, text_hash=digest or "", shown_at_ms=shown_at_ms)
+            CoreExposure(session, key, digest or "", shown_at_ms)
             for session, key, digest, shown_at_ms in rows_where_any_in(
                 Exposure.objects.filter(host_id=host_id)
                 .order_by()
@@ -412,18 +490,13 @@ def _attribute_chunk(
     # Only the keys shown in sessions with a user correction can be candidates.
     corrected = {c.session for c in corrections}
     exposures = [e for e in exposures if e.session in corrected]
-    versions = versions_of({e.key for e in exposures})
-    if current is None:
-        current = current_versions(versions)
-    result = attribute(
-        versions=[v.as_core(is_current=current[v.key].id == v.id) for v in versions]
-        + shown_versions(host_id=host_id, versions=versions, shown={(e.key, e.text_hash) for e in exposures}),
-        exposures=exposures,
-        corrections=corrections,
-        profile=profile,
+    versions, current = candidates({e.key for e in exposures}, {(e.key, e.text_hash) for e in exposures})
+    # The attributions alone: the counts are summed from the stored rows in SQL (_store_counts).
+    attributions = attribute_corrections(
+        versions=versions, exposures=exposures, corrections=corrections, profile=profile
     )
     rows: list[tuple] = []
-    for attribution in result.attributions:
+    for attribution in attributions:
         correction_id = int(attribution.correction_id)
         if attribution.outcome == UNMATCHED:
             rows.append((host_id, attribution.session, correction_id, None, UNMATCHED))
@@ -436,19 +509,15 @@ def _attribute_chunk(
 
 
 def _insert_attributions(rows: list[tuple]) -> None:
-    # A plain executemany: derived rows by the hundred thousand, where bulk_create's per-object SQL
-    # building costs more than the database does. Column names come from the model, never from input.
-    if not rows:
-        return
-    meta = CorrectionAttribution._meta
-    columns = ", ".join(
-        connection.ops.quote_name(meta.get_field(name).column)
-        for name in ("host", "session", "correction", "lesson", "outcome")
-    )
-    sql = f"INSERT INTO {connection.ops.quote_name(meta.db_table)} ({columns}) VALUES (%s, %s, %s, %s, %s)"
-    with connection.cursor() as cursor:
-        for batch in _chunks(rows, WRITE_BATCH * 10):
-            cursor.executemany(sql, batch)
+    # The row writer's plain insert: derived rows by the hundred thousand, where bulk_create's per-object SQL
+    # building costs more than the database does (an executemany on SQLite, a COPY on PostgreSQL).
+    for batch in _chunks(rows, WRITE_BATCH * 10):
+        _ATTRIBUTION_ROWS.insert(batch)
+
+
+_ATTRIBUTION_ROWS = Table(
+    model=CorrectionAttribution, fields=("host_id", "session", "correction_id", "lesson_id", "outcome")
+)
 
 
 def _store_counts(

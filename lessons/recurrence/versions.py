@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import BigIntegerField, Func, QuerySet
@@ -74,8 +74,7 @@ def rows_where_any_in(base: QuerySet, lists: Sequence[tuple[str, Sequence[object
 _FIELDS = ("id", "hash", "store", "lesson_id", "text", "text_hash", "status", EpochMs("created_at"))
 
 
-@dataclass(frozen=True)
-class Version:
+class Version(NamedTuple):
     """One stored lesson version, as recurrence needs it; ``key`` is its recurrence key, ``created_at_ms``
     its creation time in epoch milliseconds (UTC), ``status`` the lesson's (``live`` is ``status ==
     "live"``; the lesson page lists the versions with their status)."""
@@ -198,6 +197,12 @@ def shown_versions(
     for version in versions:
         stored[version.key].add(version.text_hash)
     missing = {(key, digest) for key, digest in shown if key in stored and digest not in stored[key]}
+    return shown_texts(host_id=host_id, missing=missing)
+
+
+def shown_texts(*, host_id: int, missing: set[tuple[LessonKey, str]]) -> list[LessonVersion]:
+    """``shown_versions`` for the ``(lesson key, text_hash)`` pairs already known to be no stored version
+    of a key that has one (``ShownText`` rows, as non-current versions); no query when there is none."""
     keys = sorted({key for key, _digest in missing})
     result = []
     for start in range(0, len(keys), KEY_CHUNK):

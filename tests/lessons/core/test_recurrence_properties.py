@@ -125,7 +125,7 @@ def test_an_exposure_moved_after_every_correction_never_counts(world, data):
     later = max((c.corrected_at_ms for c in corrections), default=0) + 1
     moved = [
         *exposures[:index],
-        dataclasses.replace(exposures[index], shown_at_ms=later),
+        exposures[index]._replace(shown_at_ms=later),
         *exposures[index + 1 :],
     ]
     dropped = exposures[:index] + exposures[index + 1 :]

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from lessons.core.text import to_ms
 from lessons.ingest import writer
@@ -68,3 +69,20 @@ def test_an_upsert_overwrites_the_named_columns_of_a_stored_row():
     assert list(RecurrenceCount.objects.values_list("lesson_id", "sessions_shown", "recurred", "during")) == [
         (lesson.id, 7, 1, 3)
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_row_breaking_a_constraint_raises_djangos_integrity_error_and_writes_nothing():
+    # On PostgreSQL a plain insert is a COPY: its error must still be Django's, the statement logged.
+    host = Host.objects.create(name="h")
+    table = writer.Table(
+        model=Correction, fields=("host_id", "session", "key", "kind", "text", "text_hash", "corrected_at")
+    )
+    rows = [(host.id, "s", key, "user_correction", "t", "0" * 64, 0) for key in ("k1", "k2", "k1")]
+    with CaptureQueriesContext(connection) as queries, pytest.raises(IntegrityError):
+        with transaction.atomic():
+            table.insert(rows)
+    assert Correction.objects.count() == 0
+    assert [
+        q["sql"].split(" ", 3)[:3] for q in queries.captured_queries if "lessons_correction" in q["sql"]
+    ] == [["3", "times:", "COPY" if connection.vendor == "postgresql" else "INSERT"]]

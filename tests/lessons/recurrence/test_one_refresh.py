@@ -108,11 +108,12 @@ def test_re_ingesting_20_lessons_as_retracted_runs_one_refresh(
     assert refreshes == {"keys": 1, "sessions": 0}
     assert callbacks == []
     # Savepoint, host, the lessons (locked), ONE status update; then the refresh: savepoint, host lock,
-    # versions, count rows, exposed sessions, the sessions' attributions rebuilt (delete, corrections,
-    # exposures, versions, insert), the counts (versions, two sums, upsert, stale rows), the entities of
-    # the touched versions; then the one entity-counts refresh (the host's totals locked with its budget,
-    # the lessons, the pending drafts, the stored rows, one upsert, the totals moved); two releases.
-    assert len(queries) == 28
+    # versions (read once for the whole refresh), count rows, exposed sessions, the sessions' attributions
+    # rebuilt (delete, corrections, exposures, insert), the counts (two sums, upsert, stale rows), the
+    # entities of the touched versions; then the one entity-counts refresh (the host's totals locked with
+    # its budget, the lessons, the pending drafts, the stored rows, one upsert, the totals moved); two
+    # releases.
+    assert len(queries) == 26
     stored = stored_counts()
     for i in range(N):
         # The counts moved to the older version, live and now current; the newer text is an earlier one.
