@@ -15,6 +15,9 @@ from lessons.management.progress import progress_bar
 
 class Command(BaseCommand):
     help = "Ingest interchange JSON Lines files (- reads standard input) and print the import report."
+    # Django's system checks (about 0.3 s of every run) are for the server's configuration; hosts run
+    # ingest often, in scripts. ``manage.py check`` runs them.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", metavar="FILE")
