@@ -533,9 +533,10 @@ class _Precheck:
     ``supersedes``); a test holds the two to the same errors on random batches.
 
     ``new`` remembers the batch's own new lessons (entity and content digest, by host and hash),
-    ``ids_of`` the ``(store, lesson_id)`` each accepted lesson record gives (new or stored: the write
-    phase writes it) and ``new_ids`` those as ``(host, store, lesson_id)``: what the write phase would find
-    written by earlier chunks. Stored lessons are read per chunk."""
+    ``ids_of`` the ``(store, lesson_id)`` the last accepted lesson record of each hash gives (new or stored:
+    the write phase writes it; a later record of the same hash overwrites it) and ``new_ids`` those as
+    ``(host, store, lesson_id)`` once every lesson chunk is read (``lessons_done``): what the references
+    pass finds written. Stored lessons are read per chunk."""
 
     def __init__(self, state: _State):
         self.state = state
@@ -593,8 +594,14 @@ class _Precheck:
                 if holder is None:
                     self.new[(host, h)] = _Known(record.namespace, record.subject, _content_digest(record))
                 self.ids_of[(host, h)] = (record.store, record.lesson_id)
-                if record.lesson_id is not None:
-                    self.new_ids.add((host, record.store, record.lesson_id))
+
+    def lessons_done(self) -> None:
+        """After the last lesson chunk: ``new_ids`` as the write phase leaves them, each lesson with the ids
+        of the last record that gave its hash (a lesson given other ids by a later chunk keeps only
+        those)."""
+        self.new_ids = {
+            (host, store, lid) for (host, _h), (store, lid) in self.ids_of.items() if lid is not None
+        }
 
     def references(self, chunk: list[Entry]) -> None:
         hashes: dict[str, set[str]] = defaultdict(set)
@@ -637,6 +644,7 @@ def _precheck(state: _State) -> bool:
     check = _Precheck(state)
     for chunk in state.lessons.chunks():
         check.lessons(chunk)
+    check.lessons_done()
     for chunk in state.references.chunks():
         check.references(chunk)
     return state.report.error_count > before

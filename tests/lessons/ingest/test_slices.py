@@ -373,3 +373,40 @@ def test_a_lesson_the_batch_gives_another_id_is_found_by_its_new_id_only(ingest)
     expected = ["batch.jsonl:2: verdict.lesson: no lesson st/L-1 on host h1 in this batch or the database"]
     assert [str(e) for e in ingest_records(batch, dry_run=True).errors] == expected
     assert precheck_errors(batch) == expected
+
+
+@sqlite_only
+def test_a_lesson_given_other_ids_by_a_later_chunk_is_found_by_those_only(ingest, slices):
+    """The same lesson in two chunks with two ids: the write phase keeps the later ids, so a verdict naming
+    the earlier is refused by the check too, and nothing of the batch is written."""
+    zero = {
+        "host": "h1",
+        "namespace": NS,
+        "subject": "s0",
+        "text": "Rule zero.",
+        "created_at": 1,
+        "store": "st",
+    }
+    fillers = [
+        builders.lesson(host="h1", namespace=NS, subject="s1", text=f"Filler {i}.", created_at=1)
+        for i in range(3)
+    ]
+    batch = [
+        builders.lesson(**zero, lesson_id="L-1"),
+        *fillers,  # the first chunk of 4 ends here
+        builders.lesson(**zero, lesson_id="L-2"),
+        {
+            "type": "verdict",
+            "host": "h1",
+            "store": "st",
+            "lesson_id": "L-1",
+            "verdict": "held",
+            "measured_at": 5,
+        },
+    ]
+    expected = ["batch.jsonl:6: verdict.lesson: no lesson st/L-1 on host h1 in this batch or the database"]
+    assert [str(e) for e in ingest_records(batch, dry_run=True).errors] == expected
+    assert precheck_errors(batch) == expected
+    sliced = ingest_records(batch, sliced=True)
+    assert ([str(e) for e in sliced.errors], sliced.written) == (expected, False)
+    assert (Host.objects.count(), Lesson.objects.count(), "slice committed" in slices) == (0, 0, False)
