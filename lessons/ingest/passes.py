@@ -24,14 +24,16 @@ sliced write phase commits about every ``settings.INGEST_SLICE_MS`` (at a chunk'
 recurrence refresh, so recurrence is always that of the rows stored) and pauses ``SLICE_PAUSE_SECONDS``
 before the next slice, long enough for a waiting writer's busy handler to take the lock. The entity
 counts (``EntityCount``) follow once the rows are in, in slices of entities: every entity the batch names
-(its lessons', its verdicts' lessons', its drafts'), changed or not, so that a job run again after a
-stop completes the counts of what the stopped attempt wrote. Until then the queue's counts of those
-entities are the ones from before the job (a decision refreshes its own entity's at once). Nothing is
-written for a refused batch all the same: before the first slice, ``_precheck`` finds, reading only, every
-refusal the write phase would make (a hash naming other content, a reference to no lesson, a draft's
-``supersedes``), and a batch it refuses is answered like one the write phase refused. The write is
-idempotent (rows are identified by content), so a job stopped between slices completes when it runs
-again. ``IngestIncomplete`` says when a failure stopped it after a slice was committed.
+(its lessons', its verdicts' lessons', its drafts', and those whose members its exposures' and
+corrections' sessions were shown: those sessions are attributed again, new rows or not), changed or
+not, so that a job run again after a stop completes the counts of what the stopped attempt wrote. Until
+then the queue's counts of those entities are the ones from before the job (a decision refreshes its
+own entity's at once). Nothing is written for a refused batch all the same: before the first slice,
+``_precheck`` finds, reading only, every refusal the write phase would make (a hash naming other content,
+a reference to no lesson, a draft's ``supersedes``), and a batch it refuses is answered like one the
+write phase refused. The write is idempotent (rows are identified by content), so a job stopped between
+slices completes when it runs again. ``IngestIncomplete`` says when a failure stopped it after a slice
+was committed.
 """
 
 from __future__ import annotations
@@ -1159,13 +1161,17 @@ def _write_verdicts(state: _State, items: list[tuple[_Stored, str, VerdictRecord
 def _write_exposures(state: _State, items: list) -> None:
     rows = [(item[0], item[4], item) for item in items]  # (host_id, key, item)
     new = insert_new_rows(report=state.report, kind=EXPOSURE_ROWS, items=rows)
-    state.changes.sessions.update((host_id, record.session) for host_id, *_rest, record in new)
+    # Sliced: every session the batch names, new rows or not, so that a run after a stop refreshes the
+    # entity counts its attributions move (module docstring, "Slices").
+    noted = items if state.sliced else new
+    state.changes.sessions.update((host_id, record.session) for host_id, *_rest, record in noted)
 
 
 def _write_corrections(state: _State, items: list[tuple[Host, str, CorrectionRecord]]) -> None:
     rows = [(host.id, key, (host, key, record)) for host, key, record in items]
     new = insert_new_rows(report=state.report, kind=CORRECTION_ROWS, items=rows)
-    state.changes.sessions.update((host.id, record.session) for host, _k, record in new)
+    noted = items if state.sliced else new  # sliced: every session the batch names (_write_exposures)
+    state.changes.sessions.update((host.id, record.session) for host, _k, record in noted)
 
 
 def _supersedes_problem(

@@ -20,7 +20,7 @@ from lessons.ingest.report import ImportReport
 from lessons.models import Correction, EntityCount, Exposure, Host, Lesson, Verdict
 from lessons.services.entity_counts import entity_counts_check
 from tests import builders
-from tests.conftest import ingest_records
+from tests.conftest import CORPORA, ingest_records
 
 NS = "ns"
 SUBJECTS = ("s0", "s1")
@@ -410,3 +410,35 @@ def test_a_lesson_given_other_ids_by_a_later_chunk_is_found_by_those_only(ingest
     sliced = ingest_records(batch, sliced=True)
     assert ([str(e) for e in sliced.errors], sliced.written) == (expected, False)
     assert (Host.objects.count(), Lesson.objects.count(), "slice committed" in slices) == (0, 0, False)
+
+
+@sqlite_only
+def test_a_batch_of_corrections_stopped_before_its_counts_completes_them_when_run_again(
+    ingest, slices, monkeypatch
+):
+    """Corrections whose sessions were shown lessons of earlier batches: the entities they make recurring
+    are named by no lesson of the batch; a run after a stop between the rows and the counts refreshes
+    them all the same (their sessions are attributed again)."""
+    records = [json.loads(line) for line in (CORPORA / "warehouse-sql.jsonl").read_text().splitlines()]
+    ingest([r for r in records if r["type"] != "correction"])
+    corrections = [r for r in records if r["type"] == "correction"]
+
+    def stopped_before_the_counts(name: str) -> None:
+        if name == "rows written":
+            raise OSError("No space left on device")
+
+    monkeypatch.setattr(passes, "checkpoint", stopped_before_the_counts)
+    with pytest.raises(IngestIncomplete):
+        ingest_records(corrections, sliced=True)
+    lagging = ["host warehouse-sql entity analytics/revenue_models: recurring is 0, recounted 1"]
+    assert entity_counts_check() == lagging
+    monkeypatch.setattr(passes, "checkpoint", slices.append)
+    again = ingest_records(corrections, sliced=True)
+    assert again.counts["correction"] == {
+        "created": 0,
+        "unchanged": 3,
+        "updated": 0,
+        "held": 0,
+        "rejected": 0,
+    }
+    assert entity_counts_check() == []
