@@ -54,6 +54,10 @@ PROGRESS_EVERY_SECONDS = 0.5
 RECOVER_EVERY_SECONDS = 30
 
 E_REFUSED = "ingest refused: {n} invalid line(s), nothing written"
+E_REFUSED_WRITTEN = (
+    "ingest refused {n} line(s) while the batch was being written (another writer changed the lessons "
+    "they name meanwhile); the rest of the batch was written (SQLite writes a large batch in slices)"
+)
 E_OUTSIDE_HOST = "this token may only ingest into host {host}; nothing was written"
 E_WORKER_FAILED = "the import failed on the server ({kind}); nothing was written"
 E_INCOMPLETE = (
@@ -193,7 +197,9 @@ def _outcome(report: ImportReport, *, only_host: str | None, skip_invalid: bool)
     if report.outside_host_count:
         return State.FAILED, body, E_OUTSIDE_HOST.format(host=only_host)
     if report.error_count and not skip_invalid:
-        return State.FAILED, body, E_REFUSED.format(n=report.error_count)
+        # Sliced (SQLite): refusals the check before the first slice could not see leave the rest written.
+        refused = E_REFUSED_WRITTEN if report.written else E_REFUSED
+        return State.FAILED, body, refused.format(n=report.error_count)
     return State.SUCCEEDED, body, ""
 
 

@@ -15,11 +15,12 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 import lessons.ingest.passes as passes
+from lessons.core.text import lesson_hash
 from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
 from lessons.models import Lesson
 from review.models import ImportJob
-from review.services.jobs import E_INCOMPLETE, RERUN_NOTE, job_run
+from review.services.jobs import E_INCOMPLETE, E_REFUSED_WRITTEN, RERUN_NOTE, job_run
 from tests.builders import numbered_lesson
 
 NS = "desk.jobs"
@@ -209,3 +210,33 @@ def test_a_sliced_job_stopped_after_a_slice_says_part_is_written_and_its_rerun_c
     )
     assert again.report["notes"] == [RERUN_NOTE.format(n=2)]
     assert Lesson.objects.filter(host__name="alpha").count() == 5
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="only SQLite writes a job's batch in slices")
+def test_a_line_refused_after_slices_were_written_does_not_say_nothing_was_written(
+    background, call, make_token, settings, monkeypatch
+):
+    """The check before the first slice passes the batch; between slices another writer stores other
+    content under the hash its last lesson gives, so the write phase refuses that line only: the job's
+    error says the rest was written, as it was."""
+    settings.INGEST_SLICE_MS = 0  # every chunk of 2 lessons its own slice
+    monkeypatch.setattr(passes, "CHUNK", 2)
+    monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
+    other = {"type": "lesson", "host": "alpha", "namespace": NS, "subject": "other", "text": "Other text."}
+    other_hash = lesson_hash(NS, "other", "Other text.")
+    lines = [json.loads(line) for line in batch(5).splitlines()]
+    lines[-1]["hash"] = other_hash
+
+    def another_writer_after_the_first_slice(name: str) -> None:
+        if name == "slice committed" and not Lesson.objects.filter(hash=other_hash).exists():
+            ingest_sources(sources=[bytes_source(json.dumps({**other, "created_at": 1}).encode(), name="b")])
+
+    monkeypatch.setattr(passes, "checkpoint", another_writer_after_the_first_slice)
+    body = "\n".join(json.dumps(r) for r in lines).encode()
+    job_id = call("post", "/ingest", make_token(), body, content_type="application/x-ndjson").json()["id"]
+    run_worker()
+    job = ImportJob.objects.get(pk=job_id)
+    assert (job.state, job.error) == ("failed", E_REFUSED_WRITTEN.format(n=1))
+    assert (job.report["written"], job.report["counts"]["lesson"]["created"]) == (True, 4)
+    assert [e["line"] for e in job.report["errors"]] == [6]
+    assert Lesson.objects.filter(host__name="alpha", subject="invoice_capture").count() == 4
