@@ -24,16 +24,16 @@ sliced write phase commits about every ``settings.INGEST_SLICE_MS`` (at a chunk'
 recurrence refresh, so recurrence is always that of the rows stored) and pauses ``SLICE_PAUSE_SECONDS``
 before the next slice, long enough for a waiting writer's busy handler to take the lock. The entity
 counts (``EntityCount``) follow once the rows are in, in slices of entities: every entity the batch names
-(its lessons', its verdicts' lessons', its drafts', and those whose members its exposures' and
-corrections' sessions were shown: those sessions are attributed again, new rows or not), changed or
-not, so that a job run again after a stop completes the counts of what the stopped attempt wrote. Until
-then the queue's counts of those entities are the ones from before the job (a decision refreshes its
-own entity's at once). Nothing is written for a refused batch all the same: before the first slice,
-``_precheck`` finds, reading only, every refusal the write phase would make (a hash naming other content,
-a reference to no lesson, a draft's ``supersedes``), and a batch it refuses is answered like one the
-write phase refused. The write is idempotent (rows are identified by content), so a job stopped between
-slices completes when it runs again. ``IngestIncomplete`` says when a failure stopped it after a slice
-was committed.
+(its lessons' and their keys' other versions', its verdicts' lessons', its drafts', and those whose
+members its exposures' and corrections' sessions were shown: those sessions are attributed again, new
+rows or not), changed or not, so that a job run again after a stop completes the counts of what the
+stopped attempt wrote. Until then the queue's counts of those entities are the ones from before the job
+(a decision refreshes its own entity's at once). Nothing is written for a refused batch all the same:
+before the first slice, ``_precheck`` finds, reading only, every refusal the write phase would make (a
+hash naming other content, a reference to no lesson, a draft's ``supersedes``), and a batch it refuses is
+answered like one the write phase refused. The write is idempotent (rows are identified by content), so a
+job stopped between slices completes when it runs again. ``IngestIncomplete`` says when a failure stopped
+it after a slice was committed.
 """
 
 from __future__ import annotations
@@ -842,6 +842,8 @@ def _apply_lessons(state: _State, chunk: list[Entry]) -> None:
                 status_changed[(record.status, record.superseded_by)].append((lesson, host_name))
         LESSON_ROWS.insert(new)
         report.count("lesson", "created", len(new))
+        if state.sliced:
+            _name_key_versions(state, host.id, records.values())
         for (status, superseded_by), pairs in status_changed.items():
             lessons = [lesson for lesson, _name in pairs]
             written = lesson_status_set_undecided(
@@ -853,6 +855,22 @@ def _apply_lessons(state: _State, chunk: list[Entry]) -> None:
             )
             written_ids = {lesson.id for lesson in written}
             _held_after_all(state, [p for p in pairs if p[0].id not in written_ids], status)
+
+
+def _name_key_versions(state: _State, host_id: int, records: Iterable[LessonRecord]) -> None:
+    """Sliced: note the entity of every stored version of the records' lesson keys (``store`` +
+    ``lesson_id``), whatever entity each is on. A version of a key, new or not, may move which of its
+    versions is current, and with it the recurring counts of the entities of the others; a run after a
+    stop sees that version unchanged, so it names them here (module docstring, "Slices"). One query."""
+    keys = {(r.store, r.lesson_id) for r in records if r.lesson_id is not None}
+    if not keys:
+        return
+    rows = Lesson.objects.filter(host_id=host_id, lesson_id__in=sorted({lid for _s, lid in keys}))
+    for store, lesson_id, namespace, subject in rows.values_list(
+        "store", "lesson_id", "namespace", "subject"
+    ):
+        if (store, lesson_id) in keys:
+            state.counts.add(host_id, namespace, subject)
 
 
 def _held_after_all(state: _State, pairs: list[tuple[Lesson, str]], status: str) -> None:

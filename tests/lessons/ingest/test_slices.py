@@ -442,3 +442,38 @@ def test_a_batch_of_corrections_stopped_before_its_counts_completes_them_when_ru
         "rejected": 0,
     }
     assert entity_counts_check() == []
+
+
+@sqlite_only
+def test_a_new_version_on_another_entity_stopped_before_its_counts_completes_them_when_run_again(
+    ingest, slices, monkeypatch
+):
+    """A new version of L-0a07 on another entity becomes its key's current version, so the corrected
+    sessions' attribution to L-0a07 becomes ``earlier_version`` and revenue_models has no recurring member
+    left. That entity is named by no lesson of the batch; a run after a stop between the rows and the
+    counts refreshes it all the same (the entities of every version of the batch's keys)."""
+    records = [json.loads(line) for line in (CORPORA / "warehouse-sql.jsonl").read_text().splitlines()]
+    ingest(records)
+    assert EntityCount.objects.get(subject="revenue_models").recurring == 1
+    version = builders.lesson(
+        host="warehouse-sql",
+        namespace="analytics",
+        subject="cohorts",
+        text="Cohorts start on the first paid order.",
+        created_at="2026-03-01T00:00:00Z",
+        store="team-playbook",
+        lesson_id="L-0a07",
+    )
+
+    def stopped_before_the_counts(name: str) -> None:
+        if name == "rows written":
+            raise OSError("No space left on device")
+
+    monkeypatch.setattr(passes, "checkpoint", stopped_before_the_counts)
+    with pytest.raises(IngestIncomplete):
+        ingest_records([version], sliced=True)
+    monkeypatch.setattr(passes, "checkpoint", slices.append)
+    again = ingest_records([version], sliced=True)
+    assert again.counts["lesson"] == {"created": 0, "unchanged": 1, "updated": 0, "held": 0, "rejected": 0}
+    assert entity_counts_check() == []
+    assert EntityCount.objects.get(subject="revenue_models").recurring == 0
