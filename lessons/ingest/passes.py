@@ -172,6 +172,8 @@ class _State:
     references: _Spool = field(default_factory=_Spool)
     hosts: dict[str, Host] = field(default_factory=dict)
     created_in_batch: set[str] = field(default_factory=set)
+    # Sliced: the last (phase, bytes) of the write phase, reported between slices (``_Slices.boundary``).
+    progressed: tuple[str, int] | None = None
     # Sessions that gained exposures or corrections, and the lesson keys (recurrence.md) whose versions
     # were created or changed: only those need attributing again, not the whole host.
     changes: RecurrenceChanges = field(default_factory=RecurrenceChanges)
@@ -280,10 +282,15 @@ ENTITIES_PER_STEP = 10  # entity counts refreshed per step of a sliced write's l
 class _Slices:
     """The open transaction of a sliced write phase: ``boundary()`` (at a chunk's end) commits it once it
     has run ``settings.INGEST_SLICE_MS``, with the slice's recurrence refresh, pauses, and opens the next;
-    ``counts()`` refreshes the noted entity counts the same way, ``ENTITIES_PER_STEP`` at a time."""
+    ``counts()`` refreshes the noted entity counts the same way, ``ENTITIES_PER_STEP`` at a time.
 
-    def __init__(self, state: _State):
+    Progress (and with it a job's heartbeat) is reported after each commit, with no transaction open: a
+    job's progress is written through a connection of its own that never waits for the lock, so inside a
+    slice it could never be written, and a long write phase would look like a dead worker."""
+
+    def __init__(self, state: _State, progress: Progress | None = None):
         self.state = state
+        self.progress = progress
         self.seconds = settings.INGEST_SLICE_MS / 1000
         self.committed = 0
         # seconds of recurrence refresh per second of writing rows, as the last slice took: a slice writes
@@ -306,6 +313,8 @@ class _Slices:
         atomic, self._atomic = self._atomic, None
         atomic.__exit__(None, None, None)
         self.committed += 1
+        if self.progress is not None and self.state.progressed is not None:
+            self.progress(*self.state.progressed)
 
     def rollback(self, exc: BaseException) -> None:
         if self._atomic is not None:
@@ -340,7 +349,7 @@ def _write_sliced(state: _State, progress: Progress | None) -> None:
     recurrence, then the entity counts. A failure rolls back the open slice; after a commit it is raised
     as ``IngestIncomplete`` (never retried here: the job says so)."""
     report = state.report
-    slices = _Slices(state)
+    slices = _Slices(state, progress)
     slices.begin()
     try:
         with _sqlite_page_cache(state.lessons.count + state.references.count):
@@ -479,7 +488,9 @@ def _pass_spooled(
     ``after_chunk`` runs after each chunk (a sliced write's boundary)."""
     for chunk in spool.chunks():
         apply(state, chunk)
-        if progress:
+        if progress and state.sliced:
+            state.progressed = (phase, chunk[-1][2])  # reported once the slice is committed
+        elif progress:
             progress(phase, chunk[-1][2])
         if after_chunk is not None:
             after_chunk()

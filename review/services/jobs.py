@@ -18,7 +18,8 @@ recovered, finished by its attempt; its progress counts hosts.
 Progress (``JobProgress``) is written through a second database connection in autocommit, so that the
 page can read it while the ingest's own transaction is open; where that connection cannot write (SQLite
 allows one writer, and the ingest holds it while it writes), a progress write is skipped, never waited
-for: the bar then stands still until the write phase ends.
+for. A sliced write (SQLite jobs) therefore reports its progress after each slice's commit, so that its
+phase and ``heartbeat_at`` move while it writes (lessons/ingest/passes.py, "Slices").
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
 from lessons.models import Lesson
 from review.models import ImportJob
+from review.services import jobs
 from review.services.jobs import E_INCOMPLETE, E_REFUSED_WRITTEN, RERUN_NOTE, job_run
 from tests.builders import numbered_lesson
 
@@ -240,3 +241,32 @@ def test_a_line_refused_after_slices_were_written_does_not_say_nothing_was_writt
     assert (job.report["written"], job.report["counts"]["lesson"]["created"]) == (True, 4)
     assert [e["line"] for e in job.report["errors"]] == [6]
     assert Lesson.objects.filter(host__name="alpha", subject="invoice_capture").count() == 4
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="only SQLite writes a job's batch in slices")
+def test_a_sliced_job_writes_its_progress_and_heartbeat_between_slices(
+    background, call, make_token, settings, monkeypatch
+):
+    """The progress connection never waits for the lock, so inside a slice it cannot write: the job's
+    phase and heartbeat go in after each commit. Before, they stood at the validation's last report for
+    the whole write phase, and one longer than JOBS_STALE_SECONDS looked like a dead worker (queued
+    again while it ran)."""
+    settings.INGEST_SLICE_MS = 0  # every chunk of 2 lessons its own slice
+    monkeypatch.setattr(passes, "CHUNK", 2)
+    monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
+    monkeypatch.setattr(jobs, "PROGRESS_EVERY_SECONDS", 0)
+    seen: list[tuple[str, bool]] = []
+    last = {"heartbeat": None}
+
+    def look_at_the_job(name: str) -> None:
+        if name == "slice committed":
+            job = ImportJob.objects.get()
+            seen.append((job.phase, job.heartbeat_at != last["heartbeat"]))
+            last["heartbeat"] = job.heartbeat_at
+
+    monkeypatch.setattr(passes, "checkpoint", look_at_the_job)
+    call("post", "/ingest", make_token(), batch(5), content_type="application/x-ndjson")
+    run_worker()
+    assert ImportJob.objects.get().state == "succeeded"
+    # 3 slices of lessons (2 + 2 + 1), then the entity counts' one step (1 entity)
+    assert seen == [("lessons", True)] * 4
