@@ -21,7 +21,7 @@ from lessons.ingest.reading import bytes_source
 from lessons.models import Lesson
 from review.models import ImportJob
 from review.services import jobs
-from review.services.jobs import E_INCOMPLETE, E_REFUSED_WRITTEN, RERUN_NOTE, job_run
+from review.services.jobs import E_INCOMPLETE, E_REFUSED_WRITTEN, RERUN_NOTE, job_json, job_run
 from tests.builders import numbered_lesson
 
 NS = "desk.jobs"
@@ -255,18 +255,28 @@ def test_a_sliced_job_writes_its_progress_and_heartbeat_between_slices(
     monkeypatch.setattr(passes, "CHUNK", 2)
     monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
     monkeypatch.setattr(jobs, "PROGRESS_EVERY_SECONDS", 0)
-    seen: list[tuple[str, bool]] = []
+    seen: list[tuple[str, int, int, bool]] = []
     last = {"heartbeat": None}
 
     def look_at_the_job(name: str) -> None:
         if name == "slice committed":
             job = ImportJob.objects.get()
-            seen.append((job.phase, job.heartbeat_at != last["heartbeat"]))
+            percent = job_json(job)["progress"]["percent"]
+            seen.append((job.phase, job.lines_done, percent, job.heartbeat_at != last["heartbeat"]))
             last["heartbeat"] = job.heartbeat_at
 
     monkeypatch.setattr(passes, "checkpoint", look_at_the_job)
-    call("post", "/ingest", make_token(), batch(5), content_type="application/x-ndjson")
+    body = batch(5)
+    call("post", "/ingest", make_token(), body, content_type="application/x-ndjson")
     run_worker()
     assert ImportJob.objects.get().state == "succeeded"
+    # the write passes' lines: the bytes up to a chunk's last line, as a share of the body's 6 lines
+    ends = [len(b"".join(body.splitlines(keepends=True)[:n])) for n in (3, 5, 6)]
+    assert [6 * end // len(body) for end in ends] == [2, 4, 6]
     # 3 slices of lessons (2 + 2 + 1), then the entity counts' one step (1 entity)
-    assert seen == [("lessons", True)] * 4
+    assert seen == [
+        ("lessons", 2, 44, True),
+        ("lessons", 4, 55, True),
+        ("lessons", 6, 66, True),
+        ("lessons", 6, 66, True),
+    ]
