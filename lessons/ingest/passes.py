@@ -299,9 +299,23 @@ class _Slices:
         self._atomic: transaction.Atomic | None = None
         self._started = 0.0
 
-    def begin(self) -> None:
-        self._atomic = transaction.atomic()
-        self._atomic.__enter__()
+    def begin(self, *, wait: bool = False) -> None:
+        """Open the next slice's transaction. With ``wait`` (every slice after the first; the first is
+        retried by ``ingest_sources`` itself), another writer holding the lock past the busy timeout (a
+        command's one-transaction ingest, a recount) is waited for as ``ingest_sources`` waits: up to
+        ``WRITE_ATTEMPTS`` tries with backoff. Nothing is open between slices, so nothing is lost
+        meanwhile; only then does the failure stop the job (``IngestIncomplete``)."""
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            atomic = transaction.atomic()
+            try:
+                atomic.__enter__()  # SQLite: BEGIN IMMEDIATE, which waits for the lock (busy timeout)
+            except DatabaseError as exc:
+                if not wait or _retryable(exc) is None or attempt == WRITE_ATTEMPTS:
+                    raise
+                time.sleep(RETRY_BASE_SECONDS * 2 ** (attempt - 1) * (0.5 + random.random()))
+                continue
+            break
+        self._atomic = atomic
         self._started = time.monotonic()
 
     def commit(self) -> None:
@@ -327,7 +341,7 @@ class _Slices:
         self.commit()
         checkpoint("slice committed")
         time.sleep(SLICE_PAUSE_SECONDS)
-        self.begin()
+        self.begin(wait=True)
 
     def counts(self) -> None:
         """The entity counts of ``state.counts`` in slices (a host to recount whole: one step), then clear."""
@@ -360,7 +374,7 @@ def _write_sliced(state: _State, progress: Progress | None) -> None:
             _pass_references(state, progress, after_chunk=slices.boundary)
         slices.commit()
         checkpoint("rows written")
-        slices.begin()
+        slices.begin(wait=True)
         slices.counts()
         slices.commit()
     except BaseException as exc:
