@@ -17,7 +17,18 @@ from lessons.core.text import lesson_hash
 from lessons.ingest.passes import IngestIncomplete, _pass_validate, _precheck, _State
 from lessons.ingest.reading import bytes_source
 from lessons.ingest.report import ImportReport
-from lessons.models import Correction, EntityCount, Exposure, Host, Lesson, Verdict
+from lessons.models import (
+    Correction,
+    CorrectionAttribution,
+    Draft,
+    EntityCount,
+    Exposure,
+    Host,
+    HostCount,
+    Lesson,
+    RecurrenceCount,
+    Verdict,
+)
 from lessons.services.entity_counts import entity_counts_check
 from tests import builders
 from tests.conftest import CORPORA, ingest_records
@@ -477,3 +488,59 @@ def test_a_new_version_on_another_entity_stopped_before_its_counts_completes_the
     assert again.counts["lesson"] == {"created": 0, "unchanged": 1, "updated": 0, "held": 0, "rejected": 0}
     assert entity_counts_check() == []
     assert EntityCount.objects.get(subject="revenue_models").recurring == 0
+
+
+@st.composite
+def lessons_with_statuses(draw) -> dict:
+    record = draw(lesson_records())
+    if draw(st.booleans()):
+        record["status"] = draw(st.sampled_from(("live", "retracted", "superseded")))
+    return record
+
+
+def everything_stored() -> tuple:
+    """``stored_rows`` and what recurrence and the counts derive, each row as text (None sorts too)."""
+
+    def rows(model, *fields) -> list[str]:
+        return sorted(map(repr, model.objects.values_list(*fields)))
+
+    return (
+        rows(Lesson, "host__name", "hash", "status", "latest_verdict", "store", "lesson_id", "superseded_by"),
+        rows(Exposure, "session", "lesson_key", "key", "lesson__hash"),
+        rows(Correction, "session", "ext_id", "key"),
+        rows(Verdict, "key", "verdict", "lesson__hash"),
+        rows(Draft, "ext_id", "namespace", "subject", "status", "supersedes"),
+        rows(CorrectionAttribution, "session", "outcome", "lesson__hash"),
+        rows(RecurrenceCount, "lesson__hash", "sessions_shown", "recurred", "ambiguous", "earlier_version"),
+        rows(
+            EntityCount, "host_name", "namespace", "subject", "live", "total", "recurring", "held", "groups"
+        ),
+        rows(HostCount, "host__name", "live_lessons", "entity_count", "pile_count"),
+    )
+
+
+@sqlite_only
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    stored=st.lists(lessons_with_statuses(), max_size=5),
+    batch=st.lists(st.one_of(lessons_with_statuses(), reference_records()), min_size=1, max_size=14),
+    skip_invalid=st.booleans(),
+)
+def test_a_sliced_write_stores_and_reports_what_one_transaction_does_on_generated_batches(
+    db, monkeypatch, slices, stored, batch, skip_invalid
+):
+    monkeypatch.setattr(passes, "CHUNK", 3)  # every chunk of 3 its own slice (the slices fixture: 4)
+    with transaction.atomic():
+        ingest_records([builders.host(name="h1"), *stored], skip_invalid=True)
+        with transaction.atomic():
+            whole = ingest_records(batch, skip_invalid=skip_invalid)
+            expected = everything_stored()
+            transaction.set_rollback(True)
+        sliced = ingest_records(batch, skip_invalid=skip_invalid, sliced=True)
+        assert everything_stored() == expected
+        if whole.written:
+            assert sliced.as_dict() == whole.as_dict()
+        else:  # refused by the check: its errors only (the write phase also counted what it rolled back)
+            assert (sliced.written, sliced.errors) == (False, whole.errors)
+        assert entity_counts_check() == []
+        transaction.set_rollback(True)
