@@ -24,14 +24,16 @@ sliced write phase commits about every ``settings.INGEST_SLICE_MS`` (at a chunk'
 recurrence refresh, so recurrence is always that of the rows stored) and pauses ``SLICE_PAUSE_SECONDS``
 before the next slice, long enough for a waiting writer's busy handler to take the lock. The entity
 counts (``EntityCount``) follow once the rows are in, in slices of entities: every entity the batch names
-(its lessons', its verdicts' lessons', its drafts'), changed or not, so that a job run again after a
-stop completes the counts of what the stopped attempt wrote. Until then the queue's counts of those
-entities are the ones from before the job (a decision refreshes its own entity's at once). Nothing is
-written for a refused batch all the same: before the first slice, ``_precheck`` finds, reading only, every
-refusal the write phase would make (a hash naming other content, a reference to no lesson, a draft's
-``supersedes``), and a batch it refuses is answered like one the write phase refused. The write is
-idempotent (rows are identified by content), so a job stopped between slices completes when it runs
-again. ``IngestIncomplete`` says when a failure stopped it after a slice was committed.
+(its lessons' and their keys' other versions', its verdicts' lessons', its drafts', and those whose
+members its exposures' and corrections' sessions were shown: those sessions are attributed again, new
+rows or not), changed or not, so that a job run again after a stop completes the counts of what the
+stopped attempt wrote. Until then the queue's counts of those entities are the ones from before the job
+(a decision refreshes its own entity's at once). Nothing is written for a refused batch all the same:
+before the first slice, ``_precheck`` finds, reading only, every refusal the write phase would make (a
+hash naming other content, a reference to no lesson, a draft's ``supersedes``), and a batch it refuses is
+answered like one the write phase refused. The write is idempotent (rows are identified by content), so a
+job stopped between slices completes when it runs again. ``IngestIncomplete`` says when a failure stopped
+it after a slice was committed.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ import random
 import struct
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -213,6 +215,8 @@ class _State:
     references: _Spool = field(default_factory=_Spool)
     hosts: dict[str, Host] = field(default_factory=dict)
     created_in_batch: set[str] = field(default_factory=set)
+    # Sliced: the last (phase, bytes) of the write phase, reported between slices (``_Slices.boundary``).
+    progressed: tuple[str, int] | None = None
     # Sessions that gained exposures or corrections, and the lesson keys (recurrence.md) whose versions
     # were created or changed: only those need attributing again, not the whole host.
     changes: RecurrenceChanges = field(default_factory=RecurrenceChanges)
@@ -321,10 +325,15 @@ ENTITIES_PER_STEP = 10  # entity counts refreshed per step of a sliced write's l
 class _Slices:
     """The open transaction of a sliced write phase: ``boundary()`` (at a chunk's end) commits it once it
     has run ``settings.INGEST_SLICE_MS``, with the slice's recurrence refresh, pauses, and opens the next;
-    ``counts()`` refreshes the noted entity counts the same way, ``ENTITIES_PER_STEP`` at a time."""
+    ``counts()`` refreshes the noted entity counts the same way, ``ENTITIES_PER_STEP`` at a time.
 
-    def __init__(self, state: _State):
+    Progress (and with it a job's heartbeat) is reported after each commit, with no transaction open: a
+    job's progress is written through a connection of its own that never waits for the lock, so inside a
+    slice it could never be written, and a long write phase would look like a dead worker."""
+
+    def __init__(self, state: _State, progress: Progress | None = None):
         self.state = state
+        self.progress = progress
         self.seconds = settings.INGEST_SLICE_MS / 1000
         self.committed = 0
         # seconds of recurrence refresh per second of writing rows, as the last slice took: a slice writes
@@ -333,9 +342,23 @@ class _Slices:
         self._atomic: transaction.Atomic | None = None
         self._started = 0.0
 
-    def begin(self) -> None:
-        self._atomic = transaction.atomic()
-        self._atomic.__enter__()
+    def begin(self, *, wait: bool = False) -> None:
+        """Open the next slice's transaction. With ``wait`` (every slice after the first; the first is
+        retried by ``ingest_sources`` itself), another writer holding the lock past the busy timeout (a
+        command's one-transaction ingest, a recount) is waited for as ``ingest_sources`` waits: up to
+        ``WRITE_ATTEMPTS`` tries with backoff. Nothing is open between slices, so nothing is lost
+        meanwhile; only then does the failure stop the job (``IngestIncomplete``)."""
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            atomic = transaction.atomic()
+            try:
+                atomic.__enter__()  # SQLite: BEGIN IMMEDIATE, which waits for the lock (busy timeout)
+            except DatabaseError as exc:
+                if not wait or _retryable(exc) is None or attempt == WRITE_ATTEMPTS:
+                    raise
+                time.sleep(RETRY_BASE_SECONDS * 2 ** (attempt - 1) * (0.5 + random.random()))
+                continue
+            break
+        self._atomic = atomic
         self._started = time.monotonic()
 
     def commit(self) -> None:
@@ -347,6 +370,8 @@ class _Slices:
         atomic, self._atomic = self._atomic, None
         atomic.__exit__(None, None, None)
         self.committed += 1
+        if self.progress is not None and self.state.progressed is not None:
+            self.progress(*self.state.progressed)
 
     def rollback(self, exc: BaseException) -> None:
         if self._atomic is not None:
@@ -359,7 +384,7 @@ class _Slices:
         self.commit()
         checkpoint("slice committed")
         time.sleep(SLICE_PAUSE_SECONDS)
-        self.begin()
+        self.begin(wait=True)
 
     def counts(self) -> None:
         """The entity counts of ``state.counts`` in slices (a host to recount whole: one step), then clear."""
@@ -381,7 +406,7 @@ def _write_sliced(state: _State, progress: Progress | None) -> None:
     recurrence, then the entity counts. A failure rolls back the open slice; after a commit it is raised
     as ``IngestIncomplete`` (never retried here: the job says so)."""
     report = state.report
-    slices = _Slices(state)
+    slices = _Slices(state, progress)
     slices.begin()
     try:
         with _sqlite_page_cache(state.lessons.count + state.references.count):
@@ -392,7 +417,7 @@ def _write_sliced(state: _State, progress: Progress | None) -> None:
             _pass_references(state, progress, after_chunk=slices.boundary)
         slices.commit()
         checkpoint("rows written")
-        slices.begin()
+        slices.begin(wait=True)
         slices.counts()
         slices.commit()
     except BaseException as exc:
@@ -520,7 +545,9 @@ def _pass_spooled(
     ``after_chunk`` runs after each chunk (a sliced write's boundary)."""
     for chunk in spool.chunks():
         apply(state, chunk)
-        if progress:
+        if progress and state.sliced:
+            state.progressed = (phase, chunk[-1][2])  # reported once the slice is committed
+        elif progress:
             progress(phase, chunk[-1][2])
         if after_chunk is not None:
             after_chunk()
@@ -576,17 +603,17 @@ class _Precheck:
     ``supersedes``); a test holds the two to the same errors on random batches.
 
     ``new`` remembers the batch's own new lessons (entity and content digest, by host and hash),
-    ``ids_of`` the ``(store, lesson_id)`` the last accepted record of each lesson gives (new or stored: the
-    write phase writes it, a missing id included) and ``new_ids`` how many of those lessons have each
-    ``(host, store, lesson_id)``: what the write phase would find written by earlier chunks. Stored lessons
-    are read per chunk."""
+    ``ids_of`` the ``(store, lesson_id)`` the last accepted lesson record of each hash gives (new or stored:
+    the write phase writes it; a later record of the same hash overwrites it) and ``new_ids`` those as
+    ``(host, store, lesson_id)`` once every lesson chunk is read (``lessons_done``): what the references
+    pass finds written. Stored lessons are read per chunk."""
 
     def __init__(self, state: _State):
         self.state = state
         self.host_ids: dict[str, int | None] = {}
         self.new: dict[tuple[str, str], _Known] = {}
         self.ids_of: dict[tuple[str, str], tuple[str | None, str | None]] = {}
-        self.new_ids: Counter[tuple[str, str | None, str]] = Counter()
+        self.new_ids: set[tuple[str, str | None, str]] = set()
 
     def host_id(self, name: str) -> int | None:
         if name not in self.host_ids:
@@ -636,12 +663,15 @@ class _Precheck:
                     continue
                 if holder is None:
                     self.new[(host, h)] = _Known(record.namespace, record.subject, _content_digest(record))
-                before = self.ids_of.get((host, h))
-                if before is not None and before[1] is not None:
-                    self.new_ids[(host, *before)] -= 1
                 self.ids_of[(host, h)] = (record.store, record.lesson_id)
-                if record.lesson_id is not None:
-                    self.new_ids[(host, record.store, record.lesson_id)] += 1
+
+    def lessons_done(self) -> None:
+        """After the last lesson chunk: ``new_ids`` as the write phase leaves them, each lesson with the ids
+        of the last record that gave its hash (a lesson given other ids by a later chunk keeps only
+        those)."""
+        self.new_ids = {
+            (host, store, lid) for (host, _h), (store, lid) in self.ids_of.items() if lid is not None
+        }
 
     def references(self, chunk: list[Entry]) -> None:
         hashes: dict[str, set[str]] = defaultdict(set)
@@ -650,7 +680,7 @@ class _Precheck:
             ref = getattr(r, "lesson", None)
             if ref is not None and ref.hash:
                 hashes[r.host].add(ref.hash)
-            elif ref is not None and self.new_ids[(r.host, ref.store, ref.lesson_id)] <= 0:
+            elif ref is not None and (r.host, ref.store, ref.lesson_id) not in self.new_ids:
                 ids[r.host].add((ref.store, ref.lesson_id))
             if isinstance(r, DraftRecord):
                 hashes[r.host].update(r.supersedes)
@@ -667,7 +697,7 @@ class _Precheck:
                     exists = lesson(r.host, ref.hash) is not None
                 else:
                     pair = (ref.store, ref.lesson_id)
-                    exists = self.new_ids[(r.host, *pair)] > 0 or pair in found_ids.get(r.host, ())
+                    exists = (r.host, *pair) in self.new_ids or pair in found_ids.get(r.host, ())
                 if not exists:
                     message = NO_LESSON.format(ref=ref.describe(), host=r.host)
                     _reject(self.state, index, number, r.type, f"{r.type}.lesson", message)
@@ -684,6 +714,7 @@ def _precheck(state: _State) -> bool:
     check = _Precheck(state)
     for chunk in state.lessons.chunks():
         check.lessons(chunk)
+    check.lessons_done()
     for chunk in state.references.chunks():
         check.references(chunk)
     return state.report.error_count > before
@@ -879,6 +910,8 @@ def _apply_lessons(state: _State, chunk: list[Entry]) -> None:
                 status_changed[(record.status, record.superseded_by)].append((lesson, host_name))
         LESSON_ROWS.insert(new)
         report.count("lesson", "created", len(new))
+        if state.sliced:
+            _name_key_versions(state, host.id, records.values())
         for (status, superseded_by), pairs in status_changed.items():
             lessons = [lesson for lesson, _name in pairs]
             written = lesson_status_set_undecided(
@@ -890,6 +923,22 @@ def _apply_lessons(state: _State, chunk: list[Entry]) -> None:
             )
             written_ids = {lesson.id for lesson in written}
             _held_after_all(state, [p for p in pairs if p[0].id not in written_ids], status)
+
+
+def _name_key_versions(state: _State, host_id: int, records: Iterable[LessonRecord]) -> None:
+    """Sliced: note the entity of every stored version of the records' lesson keys (``store`` +
+    ``lesson_id``), whatever entity each is on. A version of a key, new or not, may move which of its
+    versions is current, and with it the recurring counts of the entities of the others; a run after a
+    stop sees that version unchanged, so it names them here (module docstring, "Slices"). One query."""
+    keys = {(r.store, r.lesson_id) for r in records if r.lesson_id is not None}
+    if not keys:
+        return
+    rows = Lesson.objects.filter(host_id=host_id, lesson_id__in=sorted({lid for _s, lid in keys}))
+    for store, lesson_id, namespace, subject in rows.values_list(
+        "store", "lesson_id", "namespace", "subject"
+    ):
+        if (store, lesson_id) in keys:
+            state.counts.add(host_id, namespace, subject)
 
 
 def _held_after_all(state: _State, pairs: list[tuple[Lesson, str]], status: str) -> None:
@@ -1210,13 +1259,17 @@ def _write_verdicts(state: _State, items: list[tuple[_Stored, str, VerdictRecord
 def _write_exposures(state: _State, items: list) -> None:
     rows = [(item[0], item[4], item) for item in items]  # (host_id, key, item)
     new = insert_new_rows(report=state.report, kind=EXPOSURE_ROWS, items=rows)
-    state.changes.sessions.update((host_id, record.session) for host_id, *_rest, record in new)
+    # Sliced: every session the batch names, new rows or not, so that a run after a stop refreshes the
+    # entity counts its attributions move (module docstring, "Slices").
+    noted = items if state.sliced else new
+    state.changes.sessions.update((host_id, record.session) for host_id, *_rest, record in noted)
 
 
 def _write_corrections(state: _State, items: list[tuple[Host, str, CorrectionRecord]]) -> None:
     rows = [(host.id, key, (host, key, record)) for host, key, record in items]
     new = insert_new_rows(report=state.report, kind=CORRECTION_ROWS, items=rows)
-    state.changes.sessions.update((host.id, record.session) for host, _k, record in new)
+    noted = items if state.sliced else new  # sliced: every session the batch names (_write_exposures)
+    state.changes.sessions.update((host.id, record.session) for host, _k, record in noted)
 
 
 def _supersedes_problem(

@@ -18,7 +18,8 @@ recovered, finished by its attempt; its progress counts hosts.
 Progress (``JobProgress``) is written through a second database connection in autocommit, so that the
 page can read it while the ingest's own transaction is open; where that connection cannot write (SQLite
 allows one writer, and the ingest holds it while it writes), a progress write is skipped, never waited
-for: the bar then stands still until the write phase ends.
+for. A sliced write (SQLite jobs) therefore reports its progress after each slice's commit, so that its
+phase and ``heartbeat_at`` move while it writes (lessons/ingest/passes.py, "Slices").
 """
 
 from __future__ import annotations
@@ -51,9 +52,14 @@ logger = logging.getLogger(__name__)
 
 State = ImportJob.State
 PROGRESS_EVERY_SECONDS = 0.5
+WRITE_PHASES = ("lessons", "references")  # the ingest's passes over its spooled records
 RECOVER_EVERY_SECONDS = 30
 
 E_REFUSED = "ingest refused: {n} invalid line(s), nothing written"
+E_REFUSED_WRITTEN = (
+    "ingest refused {n} line(s) while the batch was being written (another writer changed the lessons "
+    "they name meanwhile); the rest of the batch was written (SQLite writes a large batch in slices)"
+)
 E_OUTSIDE_HOST = "this token may only ingest into host {host}; nothing was written"
 E_WORKER_FAILED = "the import failed on the server ({kind}); nothing was written"
 E_INCOMPLETE = (
@@ -193,7 +199,9 @@ def _outcome(report: ImportReport, *, only_host: str | None, skip_invalid: bool)
     if report.outside_host_count:
         return State.FAILED, body, E_OUTSIDE_HOST.format(host=only_host)
     if report.error_count and not skip_invalid:
-        return State.FAILED, body, E_REFUSED.format(n=report.error_count)
+        # Sliced (SQLite): refusals the check before the first slice could not see leave the rest written.
+        refused = E_REFUSED_WRITTEN if report.written else E_REFUSED
+        return State.FAILED, body, refused.format(n=report.error_count)
     return State.SUCCEEDED, body, ""
 
 
@@ -304,8 +312,10 @@ class _CountingStream:
 
 class JobProgress:
     """The ingest's progress callback for ``job``: ``(phase, bytes read in that pass)``, as
-    ``lessons.ingest.passes.Progress``. The lines read in the current pass come from the job's source
-    (``counted``); at most every ``PROGRESS_EVERY_SECONDS`` they are written to the job row with
+    ``lessons.ingest.passes.Progress``. The lines read in the validation pass come from the job's source
+    (``counted``); the write passes (``WRITE_PHASES``) read the records spooled by it, not the source, so
+    their lines are the bytes reached as a share of the source's size (``lines_total`` x bytes / size,
+    rounded down). At most every ``PROGRESS_EVERY_SECONDS`` they are written to the job row with
     ``heartbeat_at``, through a connection of its own (autocommit). A write that would have to wait for a
     lock is skipped (SQLite: timeout 0; PostgreSQL: ``lock_timeout`` 100 ms)."""
 
@@ -317,11 +327,13 @@ class JobProgress:
         self.job_id = job.pk
         self.counter = _Counter()
         self.lines_total = job.lines_total
+        self.size: int | None = None  # bytes of the counted source
         self._last = 0.0
         self._connection = None
 
     def counted(self, source: Source) -> Source:
         """``source`` whose passes count their lines into this progress."""
+        self.size = source.size
         return Source(
             name=source.name, open=lambda: _CountingStream(source.open(), self.counter), size=source.size
         )
@@ -337,11 +349,12 @@ class JobProgress:
         self(phase, 0)
 
     def __call__(self, phase: str, done_bytes: int) -> None:
+        lines = self.counter.lines
+        if phase in WRITE_PHASES and self.size:
+            lines = self.lines_total * min(done_bytes, self.size) // self.size
         for listener in self.listeners:
-            listener(self.job_id, phase, self.counter.lines)
-        self._write(
-            {"phase": phase, "lines_done": min(self.counter.lines, self.lines_total or self.counter.lines)}
-        )
+            listener(self.job_id, phase, lines)
+        self._write({"phase": phase, "lines_done": min(lines, self.lines_total or lines)})
 
     def _write(self, values: dict, *, force: bool = False) -> None:
         now = time.monotonic()

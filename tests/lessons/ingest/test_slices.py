@@ -17,10 +17,21 @@ from lessons.core.text import lesson_hash
 from lessons.ingest.passes import IngestIncomplete, _pass_validate, _precheck, _State
 from lessons.ingest.reading import bytes_source
 from lessons.ingest.report import ImportReport
-from lessons.models import Correction, EntityCount, Exposure, Host, Lesson, Verdict
+from lessons.models import (
+    Correction,
+    CorrectionAttribution,
+    Draft,
+    EntityCount,
+    Exposure,
+    Host,
+    HostCount,
+    Lesson,
+    RecurrenceCount,
+    Verdict,
+)
 from lessons.services.entity_counts import entity_counts_check
 from tests import builders
-from tests.conftest import ingest_records
+from tests.conftest import CORPORA, ingest_records
 
 NS = "ns"
 SUBJECTS = ("s0", "s1")
@@ -372,3 +383,163 @@ def test_a_lesson_whose_later_record_drops_its_id_is_not_found_by_it(ingest, mon
     expected = ["batch.jsonl:3: verdict.lesson: no lesson st/L-2 on host h1 in this batch or the database"]
     assert [str(e) for e in ingest_records(batch, dry_run=True).errors] == expected
     assert precheck_errors(batch) == expected
+
+
+@sqlite_only
+def test_a_lesson_given_other_ids_by_a_later_chunk_is_found_by_those_only(ingest, slices):
+    """The same lesson in two chunks with two ids: the write phase keeps the later ids, so a verdict naming
+    the earlier is refused by the check too, and nothing of the batch is written."""
+    zero = {
+        "host": "h1",
+        "namespace": NS,
+        "subject": "s0",
+        "text": "Rule zero.",
+        "created_at": 1,
+        "store": "st",
+    }
+    fillers = [
+        builders.lesson(host="h1", namespace=NS, subject="s1", text=f"Filler {i}.", created_at=1)
+        for i in range(3)
+    ]
+    batch = [
+        builders.lesson(**zero, lesson_id="L-1"),
+        *fillers,  # the first chunk of 4 ends here
+        builders.lesson(**zero, lesson_id="L-2"),
+        {
+            "type": "verdict",
+            "host": "h1",
+            "store": "st",
+            "lesson_id": "L-1",
+            "verdict": "held",
+            "measured_at": 5,
+        },
+    ]
+    expected = ["batch.jsonl:6: verdict.lesson: no lesson st/L-1 on host h1 in this batch or the database"]
+    assert [str(e) for e in ingest_records(batch, dry_run=True).errors] == expected
+    assert precheck_errors(batch) == expected
+    sliced = ingest_records(batch, sliced=True)
+    assert ([str(e) for e in sliced.errors], sliced.written) == (expected, False)
+    assert (Host.objects.count(), Lesson.objects.count(), "slice committed" in slices) == (0, 0, False)
+
+
+@sqlite_only
+def test_a_batch_of_corrections_stopped_before_its_counts_completes_them_when_run_again(
+    ingest, slices, monkeypatch
+):
+    """Corrections whose sessions were shown lessons of earlier batches: the entities they make recurring
+    are named by no lesson of the batch; a run after a stop between the rows and the counts refreshes
+    them all the same (their sessions are attributed again)."""
+    records = [json.loads(line) for line in (CORPORA / "warehouse-sql.jsonl").read_text().splitlines()]
+    ingest([r for r in records if r["type"] != "correction"])
+    corrections = [r for r in records if r["type"] == "correction"]
+
+    def stopped_before_the_counts(name: str) -> None:
+        if name == "rows written":
+            raise OSError("No space left on device")
+
+    monkeypatch.setattr(passes, "checkpoint", stopped_before_the_counts)
+    with pytest.raises(IngestIncomplete):
+        ingest_records(corrections, sliced=True)
+    lagging = ["host warehouse-sql entity analytics/revenue_models: recurring is 0, recounted 1"]
+    assert entity_counts_check() == lagging
+    monkeypatch.setattr(passes, "checkpoint", slices.append)
+    again = ingest_records(corrections, sliced=True)
+    assert again.counts["correction"] == {
+        "created": 0,
+        "unchanged": 3,
+        "updated": 0,
+        "held": 0,
+        "rejected": 0,
+    }
+    assert entity_counts_check() == []
+
+
+@sqlite_only
+def test_a_new_version_on_another_entity_stopped_before_its_counts_completes_them_when_run_again(
+    ingest, slices, monkeypatch
+):
+    """A new version of L-0a07 on another entity becomes its key's current version, so the corrected
+    sessions' attribution to L-0a07 becomes ``earlier_version`` and revenue_models has no recurring member
+    left. That entity is named by no lesson of the batch; a run after a stop between the rows and the
+    counts refreshes it all the same (the entities of every version of the batch's keys)."""
+    records = [json.loads(line) for line in (CORPORA / "warehouse-sql.jsonl").read_text().splitlines()]
+    ingest(records)
+    assert EntityCount.objects.get(subject="revenue_models").recurring == 1
+    version = builders.lesson(
+        host="warehouse-sql",
+        namespace="analytics",
+        subject="cohorts",
+        text="Cohorts start on the first paid order.",
+        created_at="2026-03-01T00:00:00Z",
+        store="team-playbook",
+        lesson_id="L-0a07",
+    )
+
+    def stopped_before_the_counts(name: str) -> None:
+        if name == "rows written":
+            raise OSError("No space left on device")
+
+    monkeypatch.setattr(passes, "checkpoint", stopped_before_the_counts)
+    with pytest.raises(IngestIncomplete):
+        ingest_records([version], sliced=True)
+    monkeypatch.setattr(passes, "checkpoint", slices.append)
+    again = ingest_records([version], sliced=True)
+    assert again.counts["lesson"] == {"created": 0, "unchanged": 1, "updated": 0, "held": 0, "rejected": 0}
+    assert entity_counts_check() == []
+    assert EntityCount.objects.get(subject="revenue_models").recurring == 0
+
+
+@st.composite
+def lessons_with_statuses(draw) -> dict:
+    record = draw(lesson_records())
+    if draw(st.booleans()):
+        record["status"] = draw(st.sampled_from(("live", "retracted", "superseded")))
+    return record
+
+
+def everything_stored() -> tuple:
+    """``stored_rows`` and what recurrence and the counts derive, each row as text (None sorts too)."""
+
+    def rows(model, *fields) -> list[str]:
+        return sorted(map(repr, model.objects.values_list(*fields)))
+
+    return (
+        rows(Lesson, "host__name", "hash", "status", "latest_verdict", "store", "lesson_id", "superseded_by"),
+        rows(Exposure, "session", "lesson_key", "key", "lesson__hash"),
+        rows(Correction, "session", "ext_id", "key"),
+        rows(Verdict, "key", "verdict", "lesson__hash"),
+        rows(Draft, "ext_id", "namespace", "subject", "status", "supersedes"),
+        rows(CorrectionAttribution, "session", "outcome", "lesson__hash"),
+        rows(RecurrenceCount, "lesson__hash", "sessions_shown", "recurred", "ambiguous", "earlier_version"),
+        rows(
+            EntityCount, "host_name", "namespace", "subject", "live", "total", "recurring", "held", "groups"
+        ),
+        rows(HostCount, "host__name", "live_lessons", "entity_count", "pile_count"),
+    )
+
+
+@sqlite_only
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    stored=st.lists(lessons_with_statuses(), max_size=5),
+    batch=st.lists(st.one_of(lessons_with_statuses(), reference_records()), min_size=1, max_size=14),
+    skip_invalid=st.booleans(),
+)
+def test_a_sliced_write_stores_and_reports_what_one_transaction_does_on_generated_batches(
+    db, monkeypatch, slices, stored, batch, skip_invalid
+):
+    monkeypatch.setattr(passes, "CHUNK", 3)  # every chunk of 3 its own slice (the slices fixture: 4)
+    with transaction.atomic():
+        ingest_records([builders.host(name="h1"), *stored], skip_invalid=True)
+        with transaction.atomic():
+            whole = ingest_records(batch, skip_invalid=skip_invalid)
+            expected = everything_stored()
+            transaction.set_rollback(True)
+        sliced = ingest_records(batch, skip_invalid=skip_invalid, sliced=True)
+        assert everything_stored() == expected
+        if whole.written:
+            assert sliced.as_dict() == whole.as_dict()
+        else:  # refused by the check: its errors only (the write phase also counted what it rolled back)
+            assert (sliced.written, sliced.errors) == (False, whole.errors)
+        assert entity_counts_check() == []
+        transaction.set_rollback(True)

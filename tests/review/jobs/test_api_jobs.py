@@ -6,7 +6,11 @@ whose worker died is run again and ends with the same rows. spec: issue 13, Buil
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -15,14 +19,17 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 import lessons.ingest.passes as passes
+from lessons.core.text import lesson_hash
 from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
 from lessons.models import Lesson
 from review.models import ImportJob
-from review.services.jobs import E_INCOMPLETE, RERUN_NOTE, job_run
+from review.services import jobs
+from review.services.jobs import E_INCOMPLETE, E_REFUSED_WRITTEN, RERUN_NOTE, job_json, job_run
 from tests.builders import numbered_lesson
 
 NS = "desk.jobs"
+BASE_DIR = Path(__file__).resolve().parents[3]
 # The worker closes and reopens its database connections between tasks, as in production: the tests see
 # committed rows, not a test transaction (which the worker's first close would end).
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -209,3 +216,95 @@ def test_a_sliced_job_stopped_after_a_slice_says_part_is_written_and_its_rerun_c
     )
     assert again.report["notes"] == [RERUN_NOTE.format(n=2)]
     assert Lesson.objects.filter(host__name="alpha").count() == 5
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="only SQLite writes a job's batch in slices")
+def test_a_line_refused_after_slices_were_written_does_not_say_nothing_was_written(
+    background, call, make_token, settings, monkeypatch
+):
+    """The check before the first slice passes the batch; between slices another writer stores other
+    content under the hash its last lesson gives, so the write phase refuses that line only: the job's
+    error says the rest was written, as it was."""
+    settings.INGEST_SLICE_MS = 0  # every chunk of 2 lessons its own slice
+    monkeypatch.setattr(passes, "CHUNK", 2)
+    monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
+    other = {"type": "lesson", "host": "alpha", "namespace": NS, "subject": "other", "text": "Other text."}
+    other_hash = lesson_hash(NS, "other", "Other text.")
+    lines = [json.loads(line) for line in batch(5).splitlines()]
+    lines[-1]["hash"] = other_hash
+
+    def another_writer_after_the_first_slice(name: str) -> None:
+        if name == "slice committed" and not Lesson.objects.filter(hash=other_hash).exists():
+            ingest_sources(sources=[bytes_source(json.dumps({**other, "created_at": 1}).encode(), name="b")])
+
+    monkeypatch.setattr(passes, "checkpoint", another_writer_after_the_first_slice)
+    body = "\n".join(json.dumps(r) for r in lines).encode()
+    job_id = call("post", "/ingest", make_token(), body, content_type="application/x-ndjson").json()["id"]
+    run_worker()
+    job = ImportJob.objects.get(pk=job_id)
+    assert (job.state, job.error) == ("failed", E_REFUSED_WRITTEN.format(n=1))
+    assert (job.report["written"], job.report["counts"]["lesson"]["created"]) == (True, 4)
+    assert [e["line"] for e in job.report["errors"]] == [6]
+    assert Lesson.objects.filter(host__name="alpha", subject="invoice_capture").count() == 4
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="only SQLite writes a job's batch in slices")
+def test_a_sliced_job_writes_its_progress_and_heartbeat_between_slices(
+    background, call, make_token, settings, monkeypatch
+):
+    """The progress connection never waits for the lock, so inside a slice it cannot write: the job's
+    phase and heartbeat go in after each commit. Before, they stood at the validation's last report for
+    the whole write phase, and one longer than JOBS_STALE_SECONDS looked like a dead worker (queued
+    again while it ran)."""
+    settings.INGEST_SLICE_MS = 0  # every chunk of 2 lessons its own slice
+    monkeypatch.setattr(passes, "CHUNK", 2)
+    monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
+    monkeypatch.setattr(jobs, "PROGRESS_EVERY_SECONDS", 0)
+    seen: list[tuple[str, int, int, bool]] = []
+    last = {"heartbeat": None}
+
+    def look_at_the_job(name: str) -> None:
+        if name == "slice committed":
+            job = ImportJob.objects.get()
+            percent = job_json(job)["progress"]["percent"]
+            seen.append((job.phase, job.lines_done, percent, job.heartbeat_at != last["heartbeat"]))
+            last["heartbeat"] = job.heartbeat_at
+
+    monkeypatch.setattr(passes, "checkpoint", look_at_the_job)
+    body = batch(5)
+    call("post", "/ingest", make_token(), body, content_type="application/x-ndjson")
+    run_worker()
+    assert ImportJob.objects.get().state == "succeeded"
+    # the write passes' lines: the bytes up to a chunk's last line, as a share of the body's 6 lines
+    ends = [len(b"".join(body.splitlines(keepends=True)[:n])) for n in (3, 5, 6)]
+    assert [6 * end // len(body) for end in ends] == [2, 4, 6]
+    # 3 slices of lessons (2 + 2 + 1), then the entity counts' one step (1 entity)
+    assert seen == [
+        ("lessons", 2, 44, True),
+        ("lessons", 4, 55, True),
+        ("lessons", 6, 66, True),
+        ("lessons", 6, 66, True),
+    ]
+
+
+def test_a_sliced_job_waits_for_another_writer_holding_the_lock_between_its_slices(tmp_path):
+    """Between two slices another writer holds SQLite's lock past the busy timeout: the next slice waits
+    for it as a one-transaction ingest does (up to WRITE_ATTEMPTS tries), and the job completes. Before,
+    the job failed part-way ("after part of the batch was written"), its counts behind its rows and its
+    body dropped (tests/review/jobs/slice_lock_scenario.py, on a file database)."""
+    env = {
+        **os.environ,
+        "DEBUG": "1",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'slices.sqlite3'}",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.review.jobs.slice_lock_scenario"],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"state": "succeeded", "error": "", "lessons": 40, "check": []}
