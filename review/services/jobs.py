@@ -62,6 +62,9 @@ E_REFUSED_WRITTEN = (
 )
 E_OUTSIDE_HOST = "this token may only ingest into host {host}; nothing was written"
 E_WORKER_FAILED = "the import failed on the server ({kind}); nothing was written"
+# A job whose sliced write failed part-way (IngestIncomplete) is queued again, with its body, up to this
+# many attempts in all: each run completes what the last one wrote (the batch is idempotent).
+INCOMPLETE_ATTEMPTS = 3
 E_INCOMPLETE = (
     "the import failed on the server ({kind}) after part of the batch was written (SQLite writes a large "
     "batch in slices); send the batch again to complete it: what is already stored counts as unchanged"
@@ -148,6 +151,8 @@ def job_run(job_id: int) -> ImportJob | None:
         state, report, error = _run(job, progress)
     except IngestIncomplete as exc:
         logger.exception("import job %s failed after %s committed slice(s)", job_id, exc.slices)
+        if attempt < INCOMPLETE_ATTEMPTS:
+            return _queue_again(job, attempt)
         state, report, error = State.FAILED, None, E_INCOMPLETE.format(kind=type(exc.__cause__).__name__)
     except Exception as exc:  # noqa: BLE001 - the worker's last line of defence: one line on the job
         logger.exception("import job %s failed", job_id)
@@ -168,6 +173,18 @@ def job_run(job_id: int) -> ImportJob | None:
         finish["payload"] = None  # finished: nothing to run again; a dry run keeps its zip to import it
     ImportJob.objects.filter(pk=job_id, attempt=attempt).update(**finish)
     return ImportJob.objects.get(pk=job_id)
+
+
+def _queue_again(job: ImportJob, attempt: int) -> ImportJob:
+    """Attempt ``attempt`` of ``job`` stopped after committing some slices: queued again, its body kept, so
+    that the next attempt writes the rest (``RERUN_NOTE`` in its report)."""
+    logger.warning("import job %s: attempt %s stopped part-way; queued again", job.pk, attempt)
+    requeued = ImportJob.objects.filter(pk=job.pk, attempt=attempt, state=State.RUNNING).update(
+        state=State.QUEUED, phase="", lines_done=0
+    )
+    if requeued:
+        job_enqueue(job)
+    return ImportJob.objects.get(pk=job.pk)
 
 
 def _run(job: ImportJob, progress: JobProgress) -> tuple[str, dict | None, str]:

@@ -23,6 +23,7 @@ from lessons.core.text import lesson_hash
 from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
 from lessons.models import Lesson
+from lessons.services.entity_counts import entity_counts_check
 from review.models import ImportJob
 from review.services import jobs
 from review.services.jobs import E_INCOMPLETE, E_REFUSED_WRITTEN, RERUN_NOTE, job_json, job_run
@@ -185,7 +186,7 @@ def test_a_finished_job_is_not_run_twice(background, call, make_token):
 
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="only SQLite writes a job's batch in slices")
-def test_a_sliced_job_stopped_after_a_slice_says_part_is_written_and_its_rerun_completes_it(
+def test_a_sliced_job_stopped_after_a_slice_is_run_again_by_the_worker_and_completes(
     background, call, make_token, settings, monkeypatch
 ):
     settings.INGEST_SLICE_MS = 0  # every chunk of 2 lessons its own slice
@@ -193,29 +194,53 @@ def test_a_sliced_job_stopped_after_a_slice_says_part_is_written_and_its_rerun_c
     monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
     commits: list[str] = []
 
-    def disk_full_after_two_slices(name: str) -> None:
+    def disk_full_once_after_two_slices(name: str) -> None:
         commits.append(name)
-        if commits.count("slice committed") == 2:
+        if commits.count("slice committed") == 2 and commits[-1] == "slice committed":
             raise OSError("No space left on device")
 
-    monkeypatch.setattr(passes, "checkpoint", disk_full_after_two_slices)
+    monkeypatch.setattr(passes, "checkpoint", disk_full_once_after_two_slices)
     token = make_token()
     job_id = call("post", "/ingest", token, batch(5), content_type="application/x-ndjson").json()["id"]
+    run_worker()  # attempt 1 stops after two slices (4 lessons); the worker runs attempt 2 at once
+    job = ImportJob.objects.get(pk=job_id)
+    assert (job.state, job.attempt, job.error, job.payload) == ("succeeded", 2, "", None)
+    assert job.report["counts"]["lesson"]["created"] == 1 and job.report["counts"]["lesson"]["unchanged"] == 4
+    assert job.report["notes"] == [RERUN_NOTE.format(n=2)]
+    assert Lesson.objects.filter(host__name="alpha").count() == 5
+    assert sorted(DBTaskResult.objects.values_list("status", flat=True)) == ["SUCCESSFUL", "SUCCESSFUL"]
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="only SQLite writes a job's batch in slices")
+def test_a_sliced_job_that_keeps_stopping_part_way_fails_after_three_attempts_saying_part_is_written(
+    background, call, make_token, settings, monkeypatch
+):
+    settings.INGEST_SLICE_MS = 0
+    monkeypatch.setattr(passes, "CHUNK", 2)
+    monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
+
+    def disk_full_after_each_slice(name: str) -> None:
+        if name == "slice committed":
+            raise OSError("No space left on device")
+
+    monkeypatch.setattr(passes, "checkpoint", disk_full_after_each_slice)
+    job_id = call("post", "/ingest", make_token(), batch(5), content_type="application/x-ndjson").json()["id"]
     run_worker()
     job = ImportJob.objects.get(pk=job_id)
-    assert (job.state, job.error) == ("failed", E_INCOMPLETE.format(kind="OSError"))
-    assert Lesson.objects.filter(host__name="alpha").count() == 4  # two slices of two lessons
-    # the worker runs it again (as after a crash: queued anew with its body), and it completes
-    ImportJob.objects.filter(pk=job_id).update(state="queued", payload=batch(5))
-    monkeypatch.setattr(passes, "checkpoint", commits.append)
-    again = job_run(job_id)
-    assert (again.state, again.attempt, again.error) == ("succeeded", 2, "")
-    assert (
-        again.report["counts"]["lesson"]["created"] == 1
-        and again.report["counts"]["lesson"]["unchanged"] == 4
-    )
-    assert again.report["notes"] == [RERUN_NOTE.format(n=2)]
+    assert (job.state, job.attempt, job.error) == ("failed", 3, E_INCOMPLETE.format(kind="OSError"))
+    assert Lesson.objects.filter(host__name="alpha").count() == 2  # each attempt wrote its first slice
+    assert job.payload is None
+    # the counts of what was written were to follow the rows: behind until the batch is sent again
+    assert {line.split(":")[0] for line in entity_counts_check()} == {
+        "host alpha entity desk.jobs/invoice_capture",
+        "host alpha totals",
+    }
+    monkeypatch.setattr(passes, "checkpoint", lambda name: None)
+    again = call("post", "/ingest", make_token(name="again"), batch(5), content_type="application/x-ndjson")
+    run_worker()
+    assert ImportJob.objects.get(pk=again.json()["id"]).state == "succeeded"
     assert Lesson.objects.filter(host__name="alpha").count() == 5
+    assert entity_counts_check() == []
 
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="only SQLite writes a job's batch in slices")
