@@ -37,6 +37,8 @@ NS = "ns"
 SUBJECTS = ("s0", "s1")
 TEXTS = ("Rule zero.", "Rule one.", "Rule two.")
 IDS = (None, "L-1", "L-2")
+# A lesson of host h1 on ns/s0 in store ``st`` (its lesson_id given where used).
+ZERO = {"host": "h1", "namespace": NS, "subject": "s0", "text": "Rule zero.", "created_at": 1, "store": "st"}
 sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="only SQLite writes in slices")
 
 
@@ -345,14 +347,7 @@ def test_a_host_made_by_the_batch_is_found_by_the_check(ingest):
 
 
 def test_a_lesson_the_batch_gives_another_id_is_found_by_its_new_id_only(ingest):
-    zero = {
-        "host": "h1",
-        "namespace": NS,
-        "subject": "s0",
-        "text": "Rule zero.",
-        "created_at": 1,
-        "store": "st",
-    }
+    zero = ZERO
     ingest([builders.lesson(**zero, lesson_id="L-1")])
     batch = [
         builders.lesson(**zero, lesson_id="L-2"),
@@ -389,14 +384,7 @@ def test_a_lesson_whose_later_record_drops_its_id_is_not_found_by_it(ingest, mon
 def test_a_lesson_given_other_ids_by_a_later_chunk_is_found_by_those_only(ingest, slices):
     """The same lesson in two chunks with two ids: the write phase keeps the later ids, so a verdict naming
     the earlier is refused by the check too, and nothing of the batch is written."""
-    zero = {
-        "host": "h1",
-        "namespace": NS,
-        "subject": "s0",
-        "text": "Rule zero.",
-        "created_at": 1,
-        "store": "st",
-    }
+    zero = ZERO
     fillers = [
         builders.lesson(host="h1", namespace=NS, subject="s1", text=f"Filler {i}.", created_at=1)
         for i in range(3)
@@ -405,14 +393,7 @@ def test_a_lesson_given_other_ids_by_a_later_chunk_is_found_by_those_only(ingest
         builders.lesson(**zero, lesson_id="L-1"),
         *fillers,  # the first chunk of 4 ends here
         builders.lesson(**zero, lesson_id="L-2"),
-        {
-            "type": "verdict",
-            "host": "h1",
-            "store": "st",
-            "lesson_id": "L-1",
-            "verdict": "held",
-            "measured_at": 5,
-        },
+        verdict_by_id("L-1", at=5),
     ]
     expected = ["batch.jsonl:6: verdict.lesson: no lesson st/L-1 on host h1 in this batch or the database"]
     assert [str(e) for e in ingest_records(batch, dry_run=True).errors] == expected

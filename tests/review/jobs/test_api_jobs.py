@@ -6,11 +6,7 @@ whose worker died is run again and ends with the same rows. spec: issue 13, Buil
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -28,9 +24,9 @@ from review.models import ImportJob
 from review.services import jobs
 from review.services.jobs import E_INCOMPLETE, E_REFUSED_WRITTEN, RERUN_NOTE, job_json, job_run
 from tests.builders import numbered_lesson
+from tests.scenarios import run_sqlite_scenario
 
 NS = "desk.jobs"
-BASE_DIR = Path(__file__).resolve().parents[3]
 # The worker closes and reopens its database connections between tasks, as in production: the tests see
 # committed rows, not a test transaction (which the worker's first close would end).
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -317,19 +313,7 @@ def test_a_sliced_job_waits_for_another_writer_holding_the_lock_between_its_slic
     for it as a one-transaction ingest does (up to WRITE_ATTEMPTS tries), and the job completes. Before,
     the job failed part-way ("after part of the batch was written"), its counts behind its rows and its
     body dropped (tests/review/jobs/slice_lock_scenario.py, on a file database)."""
-    env = {
-        **os.environ,
-        "DEBUG": "1",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'slices.sqlite3'}",
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.review.jobs.slice_lock_scenario"],
-        cwd=BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    result = run_sqlite_scenario(
+        "tests.review.jobs.slice_lock_scenario", database=tmp_path / "slices.sqlite3"
     )
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"state": "succeeded", "error": "", "lessons": 40, "check": []}

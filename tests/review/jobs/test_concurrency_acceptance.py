@@ -7,18 +7,12 @@ bench/concurrency_bench.py (docs/benchmarks.md).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from django.db import connection
 
 from tests.review.jobs.concurrency_scenario import run
+from tests.scenarios import run_sqlite_scenario
 
-BASE_DIR = Path(__file__).resolve().parents[3]
 LINES = 3000
 
 
@@ -46,24 +40,15 @@ def test_on_postgresql_reviewers_sign_in_read_and_retire_during_a_large_ingest(s
 
 def test_on_sqlite_reviewers_sign_in_read_and_retire_between_the_slices_of_a_large_ingest(tmp_path):
     env = {
-        **os.environ,
-        "DEBUG": "1",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'acceptance.sqlite3'}",
         "ALLOWED_HOSTS": "testserver",
         "INGEST_BACKGROUND_BYTES": "1",
         "WEB_LOCK_TIMEOUT_SECONDS": "1",
         "INGEST_SLICE_MS": "50",  # several slices in a batch of 3,000 lines
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.review.jobs.concurrency_scenario", str(LINES)],
-        cwd=BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    database = tmp_path / "acceptance.sqlite3"
+    result = run_sqlite_scenario(
+        "tests.review.jobs.concurrency_scenario", str(LINES), database=database, env=env
     )
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
     check_common(result)
     # SQLite has one writer: the background ingest commits its write phase in slices, and between two of
     # them the reviewer's retire takes the lock (the wait is at most about one slice: the 200k-line run

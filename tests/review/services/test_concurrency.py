@@ -8,13 +8,8 @@ are locked with SELECT … FOR UPDATE; on SQLite the IMMEDIATE transaction mode 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from django.db import connection, connections
@@ -26,10 +21,10 @@ from review.services.chain import decisions_verify
 from review.services.common import StalePile
 from review.services.consolidation import draft_approve
 from review.services.decisions import lesson_retire
+from tests.scenarios import run_sqlite_scenario
 
 postgres_only = pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
 GOOD = "rec-adbuy-consolidate-1"
-BASE_DIR = Path(__file__).resolve().parents[3]
 ADBUY = ("desk.adbuy", "invoice_capture")
 
 
@@ -175,17 +170,7 @@ def test_many_decisions_on_different_piles_at_once_all_land_in_one_chain(ingest,
 
 
 def test_on_sqlite_concurrent_decisions_queue_without_database_errors(tmp_path):
-    env = {**os.environ, "DEBUG": "1", "DATABASE_URL": f"sqlite:///{tmp_path / 'race.sqlite3'}"}
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.review.services.sqlite_race"],
-        cwd=BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_sqlite_scenario("tests.review.services.sqlite_race", database=tmp_path / "race.sqlite3")
     assert sorted(result["retirements"]) == ["ok", "stale", "stale"], result
     assert sorted(result["approval"]) == ["ok", "stale"], result
     # Five lessons, one retired by the first race; then either the approval (members 4 and 5 become

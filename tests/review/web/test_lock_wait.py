@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 from django.db import connection, connections, transaction
 
 from review.locking import BUSY_SENTENCE, E_BUSY_DETAIL, is_lock_timeout
 from tests.review.web.lock_scenario import run_scenario
+from tests.scenarios import run_sqlite_scenario
 
-BASE_DIR = Path(__file__).resolve().parents[3]
 BUSY_PAGE = "Busy: nothing was saved"
 HTMX_BUSY = f'<div class="notice notice-error" role="alert">{BUSY_SENTENCE}</div>'
 API_BUSY = {"error": "busy", "details": [E_BUSY_DETAIL.format(seconds=5)]}
@@ -83,23 +79,11 @@ def test_on_postgresql_a_write_behind_a_row_lock_is_a_503_with_retry_after(setti
 
 
 def test_on_sqlite_a_write_behind_the_write_lock_is_a_503_with_retry_after(tmp_path):
-    env = {
-        **os.environ,
-        "DEBUG": "1",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'locks.sqlite3'}",
-        "WEB_LOCK_TIMEOUT_SECONDS": "1",
-        "ALLOWED_HOSTS": "testserver",
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.review.web.lock_scenario"],
-        cwd=BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    env = {"WEB_LOCK_TIMEOUT_SECONDS": "1", "ALLOWED_HOSTS": "testserver"}
+    result = run_sqlite_scenario(
+        "tests.review.web.lock_scenario", database=tmp_path / "locks.sqlite3", env=env
     )
-    assert done.returncode == 0, done.stderr
-    check(json.loads(done.stdout.strip().splitlines()[-1]), sign_in_waits=False)
+    check(result, sign_in_waits=False)
 
 
 def test_a_lock_timeout_is_told_from_other_database_errors():
