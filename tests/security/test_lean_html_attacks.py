@@ -15,8 +15,10 @@ from django.contrib.auth.models import User
 from lessons.core.text import lesson_hash
 from lessons.models import Draft, Host
 from review.models import ImportJob
+from review.piles.selectors import QUEUE_SORTS
 from review.services.decisions import lesson_retire
 from review.web.links import draft_url
+from tests import builders
 from tests.html import parse
 
 T0 = 1767225600000
@@ -51,18 +53,17 @@ def _records():
             text = f"{BREAKS[i]} shared words here {BREAKS[3 + i]} {BREAKS[8]} {LONG_WORD if i == 0 else i}"
             hashes.append(lesson_hash(ns, subject, text))
             records.append(
-                {
-                    "type": "lesson",
-                    "host": "xss",
-                    "namespace": ns,
-                    "subject": subject,
-                    "text": text,
-                    "created_at": T0 + 10 * e + i,
-                    "store": BREAKS[e],
-                    "lesson_id": BREAKS[3 + i] + str(e),
-                    "tags": list(BREAKS[:4]),
-                    "origin": "llm",
-                }
+                builders.lesson(
+                    host="xss",
+                    namespace=ns,
+                    subject=subject,
+                    text=text,
+                    created_at=T0 + 10 * e + i,
+                    origin="llm",
+                    store=BREAKS[e],
+                    lesson_id=BREAKS[3 + i] + str(e),
+                    tags=list(BREAKS[:4]),
+                )
             )
             records.append(
                 {
@@ -149,20 +150,7 @@ def hostile(ingest, reviewer):
 
 
 def _pages(entities, hashes, jobs, import_job):
-    queue_sorts = [
-        "host_name",
-        "target",
-        "count",
-        "groups",
-        "overage",
-        "held",
-        "regressed",
-        "drifted",
-        "other",
-        "not_applied",
-        "recurring",
-        "pending_drafts",
-    ]
+    queue_sorts = list(QUEUE_SORTS)  # every column the queue sorts by
     paths = ["/", "/?" + urlencode({"host": "xss", "namespace": BREAKS[0], "q": BREAKS[3]})]
     paths += [f"/?sort={s}" for s in queue_sorts] + [f"/?sort=-{s}" for s in queue_sorts]
     paths += ["/?" + urlencode({"host": BREAKS[0]}), "/?" + urlencode({"sort": BREAKS[1]})]
