@@ -71,11 +71,13 @@ class Table:
     def insert(
         self, rows: Sequence[Sequence[object]], *, unique: Sequence[str] = (), update: Sequence[str] = ()
     ) -> int:
-        """INSERT ``rows`` (each matching ``fields``) with one statement; returns how many.
+        """INSERT ``rows`` (each matching ``fields``) with one statement; returns how many were written.
 
         With ``unique`` (the fields of a unique constraint) and ``update`` (fields), an upsert: a row whose
         ``unique`` values are stored already overwrites that row's ``update`` columns instead
-        (``ON CONFLICT ... DO UPDATE``, the same on SQLite and PostgreSQL), one ``executemany``.
+        (``ON CONFLICT ... DO UPDATE``, the same on SQLite and PostgreSQL), one ``executemany``. With
+        ``unique`` and no ``update``, such a row is skipped (``ON CONFLICT ... DO NOTHING``) and not counted
+        in the result.
         Without, one ``executemany`` on SQLite and one ``COPY ... FROM STDIN`` on PostgreSQL (psycopg 3:
         the same rows, constraints and errors as the INSERTs, several times faster): a row that breaks a
         constraint raises Django's ``IntegrityError`` either way (and the caller's transaction rolls back).
@@ -132,10 +134,10 @@ class Table:
                 f"{quote(meta.get_field(name).column)} = excluded.{quote(meta.get_field(name).column)}"
                 for name in update
             )
-            sql += f" ON CONFLICT ({target}) DO UPDATE SET {assignments}"
+            sql += f" ON CONFLICT ({target}) " + (f"DO UPDATE SET {assignments}" if update else "DO NOTHING")
         with connection.cursor() as cursor:
             cursor.executemany(sql, params)
-        return len(params)
+            return cursor.rowcount if unique and not update else len(params)
 
 
 def _copy(sql: str, rows: list[Sequence[object]]) -> int:
@@ -177,9 +179,17 @@ def insert_new_rows(
     One query reads the stored identities (``_stored_identities``), then one ``executemany`` writes the
     new rows (the caller keeps ``items`` under the database's parameter limit). Counts ``kind.rtype``
     as ``created`` or ``unchanged`` in ``report``.
+
+    On SQLite the rows go in first, skipping a stored identity (``ON CONFLICT DO NOTHING``): when every
+    row was written, as in a first ingest, no identity is read at all; otherwise the identities stored
+    before the statement (ids at most the table's largest before it: SQLite's ``AUTOINCREMENT`` ids only
+    grow) are read to tell which. The identity lookups before every chunk were a sixth of the
+    references pass on a large first ingest.
     """
     if not items:
         return []
+    if connection.vendor == "sqlite":
+        return _insert_new_sqlite(report, kind, items)
     existing = _stored_identities(kind, {s for s, _k, _i in items}, {k for _s, k, _i in items})
     new = []
     for scope_id, key, item in items:
@@ -193,9 +203,41 @@ def insert_new_rows(
     return new
 
 
-def _stored_identities(kind: RowKind, scopes: set[int], keys: set[str]) -> set[tuple[int, str]]:
-    """The ``(scope id, key)`` pairs stored among ``scopes`` x ``keys``: one plain SELECT (a queryset's
-    ``__in`` lookups prepare every value one by one, which costs more than the query here)."""
+def _insert_new_sqlite(
+    report: ImportReport, kind: RowKind[T], items: Sequence[tuple[int, str, T]]
+) -> list[T]:
+    """``insert_new_rows`` on SQLite: insert first, read the identities only when some row was skipped."""
+    seen: set[tuple[int, str]] = set()
+    unique: list[tuple[int, str, T]] = []
+    for scope_id, key, item in items:
+        if (scope_id, key) in seen:
+            report.count(kind.rtype, "unchanged")
+            continue
+        seen.add((scope_id, key))
+        unique.append((scope_id, key, item))
+    meta = kind.table.model._meta
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT max({quote(meta.pk.column)}) FROM {quote(meta.db_table)}")
+        before = cursor.fetchone()[0] or 0
+    written = kind.table.insert([kind.build(item) for _s, _k, item in unique], unique=(kind.scope, "key"))
+    if written == len(unique):
+        new = [item for _s, _k, item in unique]
+    else:
+        stored = _stored_identities(kind, {s for s, _k, _i in unique}, {k for _s, k, _i in unique}, before)
+        new = [item for scope_id, key, item in unique if (scope_id, key) not in stored]
+    if len(unique) > len(new):
+        report.count(kind.rtype, "unchanged", len(unique) - len(new))
+    report.count(kind.rtype, "created", len(new))
+    return new
+
+
+def _stored_identities(
+    kind: RowKind, scopes: set[int], keys: set[str], up_to: int | None = None
+) -> set[tuple[int, str]]:
+    """The ``(scope id, key)`` pairs stored among ``scopes`` x ``keys`` (with ``up_to``: in rows whose id is
+    at most that): one plain SELECT (a queryset's ``__in`` lookups prepare every value one by one, which
+    costs more than the query here)."""
     meta = kind.table.model._meta
     quote = connection.ops.quote_name
     scope = quote(meta.get_field(kind.scope).column)
@@ -204,6 +246,10 @@ def _stored_identities(kind: RowKind, scopes: set[int], keys: set[str]) -> set[t
         f"WHERE {scope} IN ({', '.join(['%s'] * len(scopes))}) "
         f"AND {quote(meta.get_field('key').column)} IN ({', '.join(['%s'] * len(keys))})"
     )
+    params: list[object] = [*scopes, *keys]
+    if up_to is not None:
+        sql += f" AND {quote(meta.pk.column)} <= %s"
+        params.append(up_to)
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*scopes, *keys])
+        cursor.execute(sql, params)
         return {(row[0], row[1]) for row in cursor.fetchall()}

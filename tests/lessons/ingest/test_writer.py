@@ -86,3 +86,55 @@ def test_a_row_breaking_a_constraint_raises_djangos_integrity_error_and_writes_n
     assert [
         q["sql"].split(" ", 3)[:3] for q in queries.captured_queries if "lessons_correction" in q["sql"]
     ] == [["3", "times:", "COPY" if connection.vendor == "postgresql" else "INSERT"]]
+
+
+@pytest.mark.django_db
+def test_insert_new_rows_writes_only_the_identities_not_stored_nor_repeated_and_counts_the_rest():
+    # On SQLite the rows go in first (ON CONFLICT DO NOTHING) and the stored identities are read only when
+    # some row was skipped; on PostgreSQL they are read first. The same rows and counts either way.
+    from lessons.ingest.report import ImportReport
+
+    host, other = Host.objects.create(name="h"), Host.objects.create(name="o")
+    kind = writer.RowKind(
+        rtype="correction",
+        table=writer.Table(
+            model=Correction,
+            fields=("host_id", "session", "key", "kind", "text", "text_hash", "corrected_at"),
+        ),
+        scope="host_id",
+        build=lambda item: (item[0], "s", item[1], "user_correction", item[2], "0" * 64, 0),
+    )
+
+    def items(*pairs):
+        return [(h.id, key, (h.id, key, text)) for h, key, text in pairs]
+
+    report = ImportReport()
+    first = writer.insert_new_rows(
+        report=report, kind=kind, items=items((host, "k1", "a"), (host, "k2", "b"))
+    )
+    assert first == [(host.id, "k1", "a"), (host.id, "k2", "b")]
+    assert (report.counts["correction"]["created"], report.counts["correction"]["unchanged"]) == (2, 0)
+    # k1 stored, k3 twice in one call, k1 of another host new: two skipped, three written.
+    second = writer.insert_new_rows(
+        report=report,
+        kind=kind,
+        items=items(
+            (host, "k1", "a2"), (host, "k3", "c"), (host, "k3", "c2"), (other, "k1", "d"), (host, "k4", "e")
+        ),
+    )
+    assert second == [(host.id, "k3", "c"), (other.id, "k1", "d"), (host.id, "k4", "e")]
+    assert (report.counts["correction"]["created"], report.counts["correction"]["unchanged"]) == (5, 2)
+    assert sorted(Correction.objects.values_list("host__name", "key", "text")) == [
+        ("h", "k1", "a"),
+        ("h", "k2", "b"),
+        ("h", "k3", "c"),
+        ("h", "k4", "e"),
+        ("o", "k1", "d"),
+    ]
+    # Every identity stored: nothing written, every row counted unchanged.
+    assert (
+        writer.insert_new_rows(report=report, kind=kind, items=items((host, "k2", "x"), (other, "k1", "y")))
+        == []
+    )
+    assert (report.counts["correction"]["created"], report.counts["correction"]["unchanged"]) == (5, 4)
+    assert Correction.objects.count() == 5
