@@ -97,15 +97,21 @@ def corpus_halves() -> tuple[list[str], list[str]]:
     return first, second
 
 
-@pytest.mark.parametrize("full_refresh_sessions", [20_000, 0], ids=["by sessions", "whole host"])
+@pytest.mark.parametrize(
+    "full_refresh_sessions, rebuild_floor",
+    [(20_000, 1_000), (0, 1_000), (20_000, 1)],
+    ids=["by sessions", "whole host", "whole host by share"],
+)
 def test_a_corpus_ingested_in_two_halves_stores_what_a_full_recompute_gives(
-    ingest, monkeypatch, full_refresh_sessions
+    ingest, monkeypatch, full_refresh_sessions, rebuild_floor
 ):
     # With 0, every batch rebuilds its hosts whole (recurrence_refresh) and skips the per-key check of
-    # its changed lessons (recurrence_changes_refresh): the same counts either way.
+    # its changed lessons (recurrence_changes_refresh); with a floor of 1, a batch holding at least half of
+    # a host's sessions shown does (_rebuild_whole): the same counts either way.
     from lessons.recurrence import refresh
 
     monkeypatch.setattr(refresh, "FULL_REFRESH_SESSIONS", full_refresh_sessions)
+    monkeypatch.setattr(refresh, "REBUILD_FLOOR", rebuild_floor)
     first, second = corpus_halves()
     assert ingest(first).ok
     assert_current_and_complete()
@@ -116,6 +122,27 @@ def test_a_corpus_ingested_in_two_halves_stores_what_a_full_recompute_gives(
     l_0a07 = ("warehouse-sql", "590b48ce4f04fbc6f6d8c886f5bf751fbdc53b0d02a1c746ca441c7a80bcf0cf")
     assert stored[advertiser] == counts(sessions_shown=8, recurred=2, recurred_sessions=2)
     assert stored[l_0a07] == counts(sessions_shown=2, recurred=2, recurred_sessions=2, earlier_version=1)
+
+
+def test_a_host_is_rebuilt_whole_when_the_changed_sessions_are_half_of_its_sessions_shown(
+    ingest, monkeypatch
+):
+    from lessons.models import Exposure, Host
+    from lessons.recurrence import refresh
+
+    first, _second = corpus_halves()
+    assert ingest(first).ok
+    host = Host.objects.get(name="warehouse-sql")
+    shown = Exposure.objects.filter(host=host).values("session").distinct().count()
+    assert shown == 3
+    monkeypatch.setattr(refresh, "REBUILD_FLOOR", 2)
+    assert refresh._rebuild_whole(host.id, 1) is False  # under the floor
+    assert refresh._rebuild_whole(host.id, 2) is True  # 2 of 3: at least half
+    monkeypatch.setattr(refresh, "REBUILD_SHARE", 1)
+    assert refresh._rebuild_whole(host.id, 2) is False  # 2 of 3 is not all of them
+    assert refresh._rebuild_whole(host.id, 3) is True
+    monkeypatch.setattr(refresh, "FULL_REFRESH_SESSIONS", 1)
+    assert refresh._rebuild_whole(host.id, 2) is True  # more than FULL_REFRESH_SESSIONS, whatever the share
 
 
 def test_before_l_0a07_new_version_arrives_the_old_text_is_current_and_holds_the_counts(ingest):
