@@ -15,6 +15,15 @@ Two phases:
    conditional update that a reviewer's decision wins (``lesson_status_set_undecided``). A deadlock or a
    serialization failure rolls the write phase back and runs it again from the spools, up to
    ``WRITE_ATTEMPTS`` times with backoff; if it persists, ``IngestBusy`` says so in one line.
+**Validation** in two processes (``workers=2``: ``manage.py ingest`` on a machine with two cores): a file
+source of at least ``PARALLEL_BYTES`` is cut at the first line that starts after its middle, and a forked
+child validates the lines from there into spools of its own while this process validates those before
+(``lessons.ingest.forked``; the child never touches the database). Its report, host records and spooled
+records then follow this part's, so that what comes out is what one process reading every line gives:
+the same counts, errors in line order (the first ``MAX_ERRORS_IN_FULL``), the same records in the same
+order. A child that fails leaves its part to this process. Background jobs and the API validate in one
+process (a web or worker process may run threads, which a fork does not take along).
+
 A batch is atomic: an invalid line rolls everything back unless ``skip_invalid``; ``dry_run`` always rolls
 back. Memory stays bounded by the chunk size (and the resolver's cache), not the input size.
 
@@ -68,7 +77,8 @@ from lessons.core.interchange import (
 from lessons.core.piles import entity_label
 from lessons.core.recurrence import current_version, lesson_key
 from lessons.core.text import from_ms, sha256_hex, text_hash
-from lessons.ingest.reading import Source, iter_lines
+from lessons.ingest.forked import Forked, ForkedFailed, can_fork
+from lessons.ingest.reading import Source, iter_lines, iter_lines_from, iter_lines_until, line_start_after
 from lessons.ingest.report import ImportReport, LineError
 from lessons.ingest.shown_texts import ShownTextItem, shown_texts_keep
 from lessons.ingest.writer import RowKind, Table, insert_new_rows
@@ -172,6 +182,7 @@ class _Spool:
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile()
+        self._before: list[_Spool] = []  # spools whose chunks come first (``extend``)
         self._chunk: list[tuple] = []
         self.count = 0
 
@@ -181,6 +192,11 @@ class _Spool:
         if len(self._chunk) >= CHUNK:
             self._flush()
 
+    def flush(self) -> None:
+        """Write the chunk in hand to the file (a forked validation's spool, before its process ends)."""
+        self._flush()
+        self._file.flush()
+
     def _flush(self) -> None:
         if self._chunk:
             data = marshal.dumps(self._chunk)
@@ -188,8 +204,20 @@ class _Spool:
             self._file.write(data)
             self._chunk = []
 
+    def extend(self, other: _Spool, count: int) -> None:
+        """Take ``other``'s ``count`` entries (written to its file by another process) after this spool's:
+        this spool's chunks so far, then ``other``'s, then what is added after."""
+        self._flush()
+        head = _Spool.__new__(_Spool)
+        head._file, head._before, head._chunk, head.count = self._file, self._before, [], self.count
+        other.count = count
+        self._file, self._before = tempfile.TemporaryFile(), [head, other]
+        self.count += count
+
     def chunks(self) -> Iterator[list[Entry]]:
         """Every chunk in the order added (each up to ``CHUNK`` entries); may be read again."""
+        for spool in self._before:
+            yield from spool.chunks()
         self._flush()
         self._file.seek(0)
         while True:
@@ -200,6 +228,8 @@ class _Spool:
             yield [_unspooled(row) for row in marshal.loads(self._file.read(size))]
 
     def close(self) -> None:
+        for spool in self._before:
+            spool.close()
         self._file.close()
 
 
@@ -210,6 +240,7 @@ class _State:
     sources: list[Source]
     only_host: str | None = None
     sliced: bool = False  # commit the write phase in slices (SQLite background jobs: module docstring)
+    workers: int = 1  # processes validating a large file source (module docstring, "Validation")
     host_records: list[HostRecord] = field(default_factory=list)
     lessons: _Spool = field(default_factory=_Spool)
     references: _Spool = field(default_factory=_Spool)
@@ -241,6 +272,7 @@ def ingest_sources(
     dry_run: bool = False,
     progress: Progress | None = None,
     sliced: bool = False,
+    workers: int = 1,
 ) -> ImportReport:
     """Ingest interchange JSON Lines from ``sources``; returns the ``ImportReport``.
 
@@ -256,6 +288,9 @@ def ingest_sources(
     ``sliced`` (background jobs): on SQLite, and unless ``dry_run``, the write phase commits in slices
     (module docstring, "Slices"); elsewhere it is ignored. Raises ``IngestIncomplete`` when a sliced write
     fails after its first commit.
+
+    ``workers`` (``manage.py ingest``: 2 on a machine with two cores or more): a large file source is
+    validated in that many processes (module docstring, "Validation"); 1 everywhere else.
     """
     state = _State(
         report=ImportReport(dry_run=dry_run, skip_invalid=skip_invalid),
@@ -263,6 +298,7 @@ def ingest_sources(
         only_host=only_host,
         sources=sources,
         sliced=sliced and connection.vendor == "sqlite" and not dry_run,
+        workers=workers,
     )
     try:
         _pass_validate(state, progress)
@@ -488,48 +524,137 @@ def _peek_type(text: str) -> str | None:
 
 def _pass_validate(state: _State, progress: Progress | None) -> None:
     """Parse every line once: count it, report its errors, keep its record (host records in memory, the
-    rest spooled). Reads no table and writes none."""
-    report = state.report
+    rest spooled). Reads no table and writes none. A large file source is validated in two processes
+    when ``state.workers`` allows (module docstring, "Validation")."""
     for index, source in enumerate(state.sources):
-        done = 0
-        for number, text, size in iter_lines(source):
-            done += size
-            if progress and number % 1000 == 0:
-                progress("validate", done)
-            if text is None:
-                report.lines += 1
-                report.add_error(LineError(source.name, number, "line", "not valid UTF-8"), None)
-                continue
-            try:
-                record = parse_line(text, default_host=state.default_host)
-            except RecordError as exc:
-                report.lines += 1
-                rtype = _peek_type(text)
-                for position, fe in enumerate(exc.errors):
-                    line_error = LineError(source.name, number, fe.field, fe.message)
-                    if position == 0:
-                        report.add_error(line_error, rtype)
-                    else:  # one rejected line with several problems: each listed, the line counted once
-                        report.add_detail(line_error)
-                continue
-            if record is None:  # a blank line
-                continue
-            report.lines += 1
-            name = record.name if isinstance(record, HostRecord) else record.host
-            if state.only_host is not None and name != state.only_host:
-                field_name = "host.name" if isinstance(record, HostRecord) else f"{record.type}.host"
-                message = OUTSIDE_HOST.format(name=name, only=state.only_host)
-                report.add_error(LineError(source.name, number, field_name, message), record.type)
-                report.add_outside_host(f"line {number}: host {name}")
-                continue
-            if isinstance(record, HostRecord):
-                state.host_records.append(record)
-            elif isinstance(record, LessonRecord):
-                state.lessons.add((index, number, done, record))
-            else:
-                state.references.add((index, number, done, record))
+        split = _split_at(source) if state.workers > 1 else None
+        if split is None:
+            done = _validate_lines(
+                state,
+                _Part(state.report, state.host_records, state.lessons, state.references),
+                index,
+                iter_lines(source),
+                0,
+                progress,
+            )
+        else:
+            done = _validate_in_two(state, index, source, *split, progress)
         if progress:
             progress("validate", done)
+
+
+PARALLEL_BYTES = 8 << 20  # a file source from this size on is validated in two processes (workers > 1)
+
+
+@dataclass
+class _Part:
+    """Where the validation of a part of the input goes: its report, host records and two spools."""
+
+    report: ImportReport
+    host_records: list[HostRecord]
+    lessons: _Spool
+    references: _Spool
+
+
+def _split_at(source: Source) -> tuple[int, int] | None:
+    """``(start, line number)`` of the second part of a file source worth validating in two processes, or
+    None (not a file on disk, too small, no line starts after its middle, or no ``fork``)."""
+    if source.path is None or (source.size or 0) < PARALLEL_BYTES or not can_fork():
+        return None
+    start, number = line_start_after(source.path, source.size // 2)
+    return (start, number) if start < source.size else None
+
+
+def _validate_in_two(
+    state: _State, index: int, source: Source, start: int, number: int, progress: Progress | None
+) -> int:
+    """Validate the lines of ``source`` from byte ``start`` (line ``number``) in a forked child while this
+    process validates those before it; then take the child's report, host records and spooled records
+    after this part's, as if one process had read them all. Returns the bytes read (the whole source).
+    Should the child fail, this process validates its part itself."""
+    child_part = _Part(ImportReport(), [], _Spool(), _Spool())
+
+    def second() -> tuple:
+        _validate_lines(
+            state, child_part, index, iter_lines_from(source.path, start=start, first=number), start, None
+        )
+        child_part.lessons.flush()
+        child_part.references.flush()
+        report = child_part.report
+        return (report, child_part.host_records, child_part.lessons.count, child_part.references.count)
+
+    child = Forked(second)
+    try:
+        own = _Part(state.report, state.host_records, state.lessons, state.references)
+        _validate_lines(state, own, index, iter_lines_until(source, start), 0, progress)
+    except BaseException:
+        child.cancel()
+        raise
+    try:
+        report, host_records, lessons, references = child.result()
+    except ForkedFailed:
+        child_part.lessons.close()
+        child_part.references.close()
+        _validate_lines(
+            state, own, index, iter_lines_from(source.path, start=start, first=number), start, progress
+        )
+        return source.size
+    state.report.merge(report)
+    state.host_records.extend(host_records)
+    state.lessons.extend(child_part.lessons, lessons)
+    state.references.extend(child_part.references, references)
+    return source.size
+
+
+def _validate_lines(
+    state: _State,
+    part: _Part,
+    index: int,
+    lines: Iterable[tuple[int, str | None, int]],
+    done: int,
+    progress: Progress | None,
+) -> int:
+    """Validate ``lines`` (``iter_lines``) of source ``index`` into ``part``, ``done`` bytes of the source
+    read before them; returns the bytes read after them."""
+    report = part.report
+    source = state.sources[index]
+    for number, text, size in lines:
+        done += size
+        if progress and number % 1000 == 0:
+            progress("validate", done)
+        if text is None:
+            report.lines += 1
+            report.add_error(LineError(source.name, number, "line", "not valid UTF-8"), None)
+            continue
+        try:
+            record = parse_line(text, default_host=state.default_host)
+        except RecordError as exc:
+            report.lines += 1
+            rtype = _peek_type(text)
+            for position, fe in enumerate(exc.errors):
+                line_error = LineError(source.name, number, fe.field, fe.message)
+                if position == 0:
+                    report.add_error(line_error, rtype)
+                else:  # one rejected line with several problems: each listed, the line counted once
+                    report.add_detail(line_error)
+            continue
+        if record is None:  # a blank line
+            continue
+        report.lines += 1
+        name = record.name if isinstance(record, HostRecord) else record.host
+        if state.only_host is not None and name != state.only_host:
+            field_name = "host.name" if isinstance(record, HostRecord) else f"{record.type}.host"
+            message = OUTSIDE_HOST.format(name=name, only=state.only_host)
+            report.add_error(LineError(source.name, number, field_name, message), record.type)
+            report.add_outside_host(f"line {number}: host {name}")
+            continue
+        if isinstance(record, HostRecord):
+            part.host_records.append(record)
+        elif isinstance(record, LessonRecord):
+            part.lessons.add((index, number, done, record))
+        else:
+            part.references.add((index, number, done, record))
+    return done
 
 
 def _pass_spooled(

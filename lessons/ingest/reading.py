@@ -23,13 +23,14 @@ class Source:
     name: str
     open: Callable[[], BinaryIO]
     size: int | None = None
+    path: str | None = None  # a file on disk, which another process may open and read a part of
 
 
 def file_source(path: str) -> Source:
     """A source reading ``path``; raises ``OSError`` when it cannot be read."""
     with open(path, "rb"):
         pass
-    return Source(name=path, open=lambda: open(path, "rb"), size=os.path.getsize(path))
+    return Source(name=path, open=lambda: open(path, "rb"), size=os.path.getsize(path), path=path)
 
 
 def spooled_source(stream: BinaryIO, *, name: str = "<stdin>") -> Source:
@@ -95,12 +96,50 @@ def iter_lines(source: Source) -> Iterator[tuple[int, str | None, int]]:
     Line numbers start at 1; ``\\n`` and ``\\r\\n`` ends are accepted; a leading BOM is ignored.
     """
     with source.open() as stream:
-        for number, raw in enumerate(stream, start=1):
-            size = len(raw)
-            if number == 1 and raw.startswith(BOM):
-                raw = raw[len(BOM) :]
-            raw = raw.rstrip(b"\n").rstrip(b"\r")
-            try:
-                yield number, raw.decode("utf-8"), size
-            except UnicodeDecodeError:
-                yield number, None, size
+        yield from _lines(stream, first=1, stop=None)
+
+
+def iter_lines_from(path: str, *, start: int, first: int) -> Iterator[tuple[int, str | None, int]]:
+    """``iter_lines`` of the file ``path`` from byte ``start`` (the start of line number ``first``, > 1)
+    to its end; ``bytes_read`` is the size of each line, as there."""
+    with open(path, "rb") as stream:
+        stream.seek(start)
+        yield from _lines(stream, first=first, stop=None)
+
+
+def iter_lines_until(source: Source, stop: int) -> Iterator[tuple[int, str | None, int]]:
+    """``iter_lines`` of the lines of ``source`` that start before byte ``stop``."""
+    with source.open() as stream:
+        yield from _lines(stream, first=1, stop=stop)
+
+
+def line_start_after(path: str, offset: int) -> tuple[int, int]:
+    """``(start, number)``: the byte where the first line starting after ``offset`` begins, and its line
+    number (one more than the line ends before it). ``start`` is the file's size when no line does."""
+    with open(path, "rb") as stream:
+        stream.seek(offset)
+        stream.readline()
+        start = stream.tell()
+        stream.seek(0)
+        ends, left = 0, start
+        while left:
+            block = stream.read(min(left, 1 << 24))
+            ends += block.count(b"\n")
+            left -= len(block)
+    return start, ends + 1
+
+
+def _lines(stream: BinaryIO, *, first: int, stop: int | None) -> Iterator[tuple[int, str | None, int]]:
+    read = 0
+    for number, raw in enumerate(stream, start=first):
+        if stop is not None and read >= stop:
+            return
+        size = len(raw)
+        read += size
+        if number == 1 and raw.startswith(BOM):
+            raw = raw[len(BOM) :]
+        raw = raw.rstrip(b"\n").rstrip(b"\r")
+        try:
+            yield number, raw.decode("utf-8"), size
+        except UnicodeDecodeError:
+            yield number, None, size

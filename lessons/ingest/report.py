@@ -76,6 +76,19 @@ class ImportReport:
         if len(self.errors) < MAX_ERRORS_IN_FULL:
             self.errors.append(error)
 
+    def merge(self, later: ImportReport) -> None:
+        """Add the validation report of the lines after this report's (the second part of a file
+        validated in another process): counts added, its errors and lines listed after this report's
+        up to the same limits, as if one report had seen every line."""
+        self.lines += later.lines
+        self.error_count += later.error_count
+        self.errors.extend(later.errors[: max(0, MAX_ERRORS_IN_FULL - len(self.errors))])
+        self.outside_host_count += later.outside_host_count
+        self.outside_host.extend(later.outside_host[: max(0, MAX_ERRORS_IN_FULL - len(self.outside_host))])
+        for rtype, outcomes in later.counts.items():
+            for outcome, n in outcomes.items():
+                self.counts[rtype][outcome] += n
+
     @property
     def ok(self) -> bool:
         return self.error_count == 0

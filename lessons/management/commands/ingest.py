@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from lessons.core.interchange import HOST_NAME
@@ -11,6 +12,9 @@ from lessons.ingest.reading import file_source, spooled_source
 from lessons.management.base import Command as BaseCommand
 from lessons.management.base import UsageError
 from lessons.management.progress import progress_bar
+
+# A large file is validated in two processes where there are two cores (passes.py, "Validation").
+VALIDATE_WORKERS = min(2, os.cpu_count() or 1)
 
 
 class Command(BaseCommand):
@@ -48,6 +52,7 @@ class Command(BaseCommand):
                     skip_invalid=skip_invalid,
                     dry_run=dry_run,
                     progress=progress,
+                    workers=VALIDATE_WORKERS,
                 )
         except IngestBusy as exc:  # a deadlock or a locked database that outlasted the retries
             self.fail(str(exc))
