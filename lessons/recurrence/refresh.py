@@ -45,6 +45,7 @@ from lessons.core.recurrence import (
 )
 from lessons.core.recurrence import Correction as CoreCorrection
 from lessons.core.recurrence import Exposure as CoreExposure
+from lessons.ingest.memory import release_freed_memory
 from lessons.ingest.writer import Table
 from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
 from lessons.recurrence.versions import (
@@ -485,6 +486,7 @@ def _attribute_chunk(
     Returns the rows to store as ``(host_id, session, correction_id, lesson_id or None, outcome)``
     and every lesson key the sessions were shown. Reads ``SESSION_CHUNK`` sessions per query.
     """
+    release_freed_memory()  # the write phase's page cache, written out by now (lessons.ingest.memory)
     corrections = []
     exposures = []
     for part in _chunks(sessions, SESSION_CHUNK):
