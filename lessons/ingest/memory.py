@@ -11,10 +11,14 @@ without the trim; 290 with the 32 MiB cache before).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import ctypes
 import ctypes.util
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+
+_RELEASING = contextvars.ContextVar("releasing", default=False)
 
 
 @functools.cache
@@ -28,9 +32,22 @@ def _trim() -> Callable[[int], int] | None:
         return None
 
 
+@contextlib.contextmanager
+def releasing(on: bool = True) -> Iterator[None]:
+    """Within the block (with ``on``), ``release_freed_memory`` does its work: ingest's refresh after a
+    write phase with the large page cache. Elsewhere (a reviewer's decision refreshing a few sessions)
+    nothing is worth the walk of the heap."""
+    token = _RELEASING.set(on)
+    try:
+        yield
+    finally:
+        _RELEASING.reset(token)
+
+
 def release_freed_memory() -> None:
-    """Return the heap memory freed so far to the system where the C library can (glibc); else nothing.
-    Costs a walk of the heap's free lists (milliseconds), so it is called per chunk of work, not per row."""
-    trim = _trim()
+    """Within ``releasing``, return the heap memory freed so far to the system where the C library can
+    (glibc); else nothing. Costs a walk of the heap's free lists (milliseconds), so it is called per
+    chunk of work, not per row."""
+    trim = _trim() if _RELEASING.get() else None
     if trim is not None:
         trim(0)

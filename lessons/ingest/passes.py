@@ -78,6 +78,7 @@ from lessons.core.piles import entity_label
 from lessons.core.recurrence import current_version, lesson_key
 from lessons.core.text import from_ms, sha256_hex, text_hash
 from lessons.ingest.forked import Forked, ForkedFailed, can_fork, forking
+from lessons.ingest.memory import releasing
 from lessons.ingest.reading import Source, iter_lines, iter_lines_from, iter_lines_until, line_start_after
 from lessons.ingest.report import ImportReport, LineError
 from lessons.ingest.shown_texts import ShownTextItem, shown_texts_keep
@@ -352,7 +353,8 @@ def _write(state: _State, progress: Progress | None) -> None:
                 _pass_references(state, progress)
             if (report.error_count and not report.skip_invalid) or report.dry_run:
                 raise _Rollback
-            _refresh_derived(state)
+            with releasing(_large_cache(state.lessons.count + state.references.count)):
+                _refresh_derived(state)
             report.written = True
     except _Rollback:
         state.changes.clear()
@@ -481,6 +483,11 @@ SQLITE_CACHE_KIB = 98_304  # SQLite's page cache during a large write phase (its
 SQLITE_CACHE_RECORDS = 10_000  # from this many records on
 
 
+def _large_cache(records: int) -> bool:
+    """Whether a write phase of ``records`` records runs with the larger page cache (SQLite)."""
+    return connection.vendor == "sqlite" and records >= SQLITE_CACHE_RECORDS
+
+
 @contextlib.contextmanager
 def _sqlite_page_cache(records: int) -> Iterator[None]:
     """On SQLite, a larger page cache while the write phase of ``records`` records runs: the new rows land
@@ -488,8 +495,8 @@ def _sqlite_page_cache(records: int) -> Iterator[None]:
     of those index pages are read again from the file for every few rows. At 1,000,000 lines the
     exposures' indexes are about 100 MiB: 96 MiB took a fifth off the references pass against 32 MiB.
     The size is restored after; the recurrence refresh hands the pages back as SQLite writes them out
-    (``lessons.ingest.memory``)."""
-    if connection.vendor != "sqlite" or records < SQLITE_CACHE_RECORDS:
+    (``lessons.ingest.memory``, within ``releasing``)."""
+    if not _large_cache(records):
         yield
         return
     with connection.cursor() as cursor:
