@@ -49,22 +49,36 @@ class Forked(Generic[T]):
         self._read = read
 
     def result(self) -> T:
-        """The child's return value, once it has ended; raises ``ForkedFailed`` when it has none."""
-        with os.fdopen(self._read, "rb") as answer:
-            data = answer.read()
+        """The child's return value, once it has ended; raises ``ForkedFailed`` when it has none (it was
+        killed, even part-way through writing its answer, or it raised). Interrupted while waiting
+        (``KeyboardInterrupt``), it kills and waits for the child before the interrupt goes on."""
+        try:
+            with os.fdopen(self._read, "rb") as answer:
+                data = answer.read()
+        except BaseException:
+            self._kill()
+            raise
         _pid, status = os.waitpid(self._pid, 0)
+        if os.WIFSIGNALED(status):
+            raise ForkedFailed(f"the child process was killed by signal {os.WTERMSIG(status)}")
         if not data:
             raise ForkedFailed(f"the child process ended without an answer (wait status {status})")
-        ok, value = pickle.loads(data)
+        try:
+            ok, value = pickle.loads(data)
+        except Exception as exc:  # noqa: BLE001 - a cut or unreadable answer is no answer
+            raise ForkedFailed(f"the child process's answer is unreadable ({type(exc).__name__})") from None
         if not ok:
             raise ForkedFailed(f"the child process failed: {value}")
         return value
 
     def cancel(self) -> None:
         """Kill the child and wait for it (this process is failing or interrupted)."""
+        os.close(self._read)
+        self._kill()
+
+    def _kill(self) -> None:
         try:
             os.kill(self._pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         os.waitpid(self._pid, 0)
-        os.close(self._read)
