@@ -25,6 +25,14 @@ def can_fork() -> bool:
     return hasattr(os, "fork")
 
 
+def _described(exc: BaseException) -> str:
+    """``"Type: message"`` of ``exc``; the type alone when its message cannot be made."""
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001 - an exception whose str() fails is still a failure to report
+        return type(exc).__name__
+
+
 class Forked(Generic[T]):
     """``fn()`` running in a forked child from construction on; ``result()`` waits for its return value
     (raises ``ForkedFailed``), ``cancel()`` kills it. Exactly one of the two must be called."""
@@ -32,14 +40,14 @@ class Forked(Generic[T]):
     def __init__(self, fn: Callable[[], T]):
         read, write = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the child
-            os.close(read)
-            code = 0
+        if pid == 0:  # the child: whatever happens, it ends here, never returning into the caller's code
+            code = 1
             try:
-                data = pickle.dumps((True, fn()), protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException as exc:  # noqa: BLE001 - any failure goes back to the parent as text
-                data, code = pickle.dumps((False, f"{type(exc).__name__}: {exc}")), 1
-            try:
+                os.close(read)
+                try:
+                    data, code = pickle.dumps((True, fn()), protocol=pickle.HIGHEST_PROTOCOL), 0
+                except BaseException as exc:  # noqa: BLE001 - any failure goes back to the parent as text
+                    data = pickle.dumps((False, _described(exc)))
                 with os.fdopen(write, "wb") as out:
                     out.write(data)
             finally:

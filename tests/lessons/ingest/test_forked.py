@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
 from lessons.ingest.forked import Forked, ForkedFailed
+from tests.scenarios import BASE_DIR
 
 
 def reaped(pid: int) -> bool:
@@ -59,3 +62,38 @@ def test_an_answer_and_a_raising_child():
 
     with pytest.raises(ForkedFailed, match="ValueError: no"):
         Forked(fails).result()
+
+
+CHILD_ESCAPES = """
+import os
+from lessons.ingest.forked import Forked, ForkedFailed
+from tests.scenarios import BASE_DIR
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no text")
+
+def fails():
+    raise Unprintable()
+
+parent = os.getpid()
+try:
+    child = Forked(fails)
+except BaseException:
+    print("the child came back into the caller" if os.getpid() != parent else "the parent raised", flush=True)
+    os._exit(3)
+try:
+    child.result()
+except ForkedFailed as exc:
+    print(exc, flush=True)
+"""
+
+
+def test_a_child_whose_failure_cannot_be_described_still_ends_in_forked_and_reports_it():
+    # Before: the failure's str() raised in the child's handler, outside any ``os._exit``, so the child
+    # returned from Forked() into its caller's code (in ingest: up through the command, flushing this
+    # process's buffers and closing its database connection at exit).
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD_ESCAPES], cwd=BASE_DIR, capture_output=True, text=True, timeout=30
+    )
+    assert (done.returncode, done.stdout) == (0, "the child process failed: Unprintable\n")
