@@ -21,8 +21,9 @@ child validates the lines from there into spools of its own while this process v
 (``lessons.ingest.forked``; the child never touches the database). Its report, host records and spooled
 records then follow this part's, so that what comes out is what one process reading every line gives:
 the same counts, errors in line order (the first ``MAX_ERRORS_IN_FULL``), the same records in the same
-order. A child that fails leaves its part to this process. Background jobs and the API validate in one
-process (a web or worker process may run threads, which a fork does not take along).
+order, cut into the same chunks (``_Spool.chunks``: the cut is no chunk boundary). A child that fails
+leaves its part to this process. Background jobs and the API validate in one process (a web or worker
+process may run threads, which a fork does not take along).
 
 A batch is atomic: an invalid line rolls everything back unless ``skip_invalid``; ``dry_run`` always rolls
 back. Memory stays bounded by the chunk size (and the resolver's cache), not the input size.
@@ -216,9 +217,29 @@ class _Spool:
         self.count += count
 
     def chunks(self) -> Iterator[list[Entry]]:
-        """Every chunk in the order added (each up to ``CHUNK`` entries); may be read again."""
+        """Every chunk in the order added (each ``CHUNK`` entries but the last); may be read again.
+
+        After ``extend`` the entries are cut into chunks as if they had all been added here: the write
+        phase's outcome can depend on which records share a chunk (a lesson repeated within one chunk and
+        across two are counted differently), so the cut between two processes' parts must not be one."""
+        if not self._before:
+            yield from self._own_chunks()
+            return
+        held: list[Entry] = []
+        for chunk in self._segments():
+            held.extend(chunk)
+            while len(held) >= CHUNK:
+                yield held[:CHUNK]
+                held = held[CHUNK:]
+        if held:
+            yield held
+
+    def _segments(self) -> Iterator[list[Entry]]:
         for spool in self._before:
-            yield from spool.chunks()
+            yield from spool._segments()
+        yield from self._own_chunks()
+
+    def _own_chunks(self) -> Iterator[list[Entry]]:
         self._flush()
         self._file.seek(0)
         while True:

@@ -182,9 +182,11 @@ def insert_new_rows(
 
     On SQLite the rows go in first, skipping a stored identity (``ON CONFLICT DO NOTHING``): when every
     row was written, as in a first ingest, no identity is read at all; otherwise the identities stored
-    before the statement (ids at most the table's largest before it: SQLite's ``AUTOINCREMENT`` ids only
-    grow) are read to tell which. The identity lookups before every chunk were a sixth of the
-    references pass on a large first ingest.
+    before the statement (ids at most the table's ``AUTOINCREMENT`` sequence before it: those ids only
+    grow) are read to tell which, and since SQLite's sequence counts a skipped row too, the statement's
+    rows are taken out again (the sequence put back) and the new ones written alone: the same ids as
+    reading first gives, wherever the chunks begin. The identity lookups before every chunk were a sixth
+    of the references pass on a large first ingest.
     """
     if not items:
         return []
@@ -217,15 +219,25 @@ def _insert_new_sqlite(
         unique.append((scope_id, key, item))
     meta = kind.table.model._meta
     quote = connection.ops.quote_name
+    table, pk = quote(meta.db_table), quote(meta.pk.column)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT max({quote(meta.pk.column)}) FROM {quote(meta.db_table)}")
-        before = cursor.fetchone()[0] or 0
+        # The largest id given so far (rows deleted since included): every stored row's id is at most it.
+        cursor.execute(
+            "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = %s), 0)", [meta.db_table]
+        )
+        before = cursor.fetchone()[0]
     written = kind.table.insert([kind.build(item) for _s, _k, item in unique], unique=(kind.scope, "key"))
     if written == len(unique):
         new = [item for _s, _k, item in unique]
     else:
         stored = _stored_identities(kind, {s for s, _k, _i in unique}, {k for _s, k, _i in unique}, before)
         new = [item for scope_id, key, item in unique if (scope_id, key) not in stored]
+        # The skipped rows used up ids: take this statement's rows out (nothing refers to them yet), put
+        # the sequence back and write the new rows alone, numbered as if the stored ones had been read first.
+        with connection.cursor() as cursor:
+            cursor.execute(f"DELETE FROM {table} WHERE {pk} > %s", [before])
+            cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = %s", [before, meta.db_table])
+        kind.table.insert([kind.build(item) for item in new])
     if len(unique) > len(new):
         report.count(kind.rtype, "unchanged", len(unique) - len(new))
     report.count(kind.rtype, "created", len(new))
