@@ -7,12 +7,10 @@ never touches the database: it inherits this process's connection, so it leaves 
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import os
 import pickle
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -22,28 +20,9 @@ class ForkedFailed(Exception):
     """The child stopped without an answer (killed, out of memory) or raised; the message says which."""
 
 
-_ALLOWED = contextvars.ContextVar("forking_allowed", default=False)
-
-
 def can_fork() -> bool:
     """Whether this platform forks (not Windows)."""
     return hasattr(os, "fork")
-
-
-@contextlib.contextmanager
-def forking(allowed: bool) -> Iterator[None]:
-    """Within the block, ``forking_allowed()`` says ``allowed`` (``manage.py ingest`` allows it: a process of
-    its own, with no other thread; a web or worker process may run threads, which a fork does not take)."""
-    token = _ALLOWED.set(allowed)
-    try:
-        yield
-    finally:
-        _ALLOWED.reset(token)
-
-
-def forking_allowed() -> bool:
-    """Whether work may go to a forked child here (``forking``) and the platform forks."""
-    return _ALLOWED.get() and can_fork()
 
 
 def _described(exc: BaseException) -> str:

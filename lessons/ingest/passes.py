@@ -78,7 +78,7 @@ from lessons.core.interchange import (
 from lessons.core.piles import entity_label
 from lessons.core.recurrence import current_version, lesson_key
 from lessons.core.text import from_ms, sha256_hex, text_hash
-from lessons.ingest.forked import Forked, ForkedFailed, can_fork, forking
+from lessons.ingest.forked import Forked, ForkedFailed, can_fork
 from lessons.ingest.memory import releasing
 from lessons.ingest.reading import Source, iter_lines, iter_lines_from, iter_lines_until, line_start_after
 from lessons.ingest.report import ImportReport, LineError
@@ -323,38 +323,31 @@ def ingest_sources(
         workers=workers,
     )
     try:
-        with forking(workers > 1):
-            return _ingest(state, progress)
+        _pass_validate(state, progress)
+        # Refused by validation: no write transaction (a dry run still resolves, to report it all).
+        if state.report.outside_host_count or (state.report.error_count and not skip_invalid and not dry_run):
+            return state.report
+        if state.sliced and not skip_invalid and _precheck(state):
+            return state.report  # refused, as the write phase would have refused it: nothing written
+        validated = copy.deepcopy(state.report)
+        checkpoint("validated")
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                _write(state, progress)
+                break
+            except DatabaseError as exc:
+                what = _retryable(exc)
+                if what is None:
+                    raise
+                state.reset_writes(validated)
+                if attempt == WRITE_ATTEMPTS:
+                    raise IngestBusy(BUSY.format(what=what, n=attempt)) from None
+                delay = RETRY_BASE_SECONDS * 2 ** (attempt - 1)
+                time.sleep(delay * (0.5 + random.random()))
+        return state.report
     finally:
         state.lessons.close()
         state.references.close()
-
-
-def _ingest(state: _State, progress: Progress | None) -> ImportReport:
-    """``ingest_sources`` once its state is made: validate, check, write (retried when busy)."""
-    skip_invalid, dry_run = state.report.skip_invalid, state.report.dry_run
-    _pass_validate(state, progress)
-    # Refused by validation: no write transaction (a dry run still resolves, to report it all).
-    if state.report.outside_host_count or (state.report.error_count and not skip_invalid and not dry_run):
-        return state.report
-    if state.sliced and not skip_invalid and _precheck(state):
-        return state.report  # refused, as the write phase would have refused it: nothing written
-    validated = copy.deepcopy(state.report)
-    checkpoint("validated")
-    for attempt in range(1, WRITE_ATTEMPTS + 1):
-        try:
-            _write(state, progress)
-            break
-        except DatabaseError as exc:
-            what = _retryable(exc)
-            if what is None:
-                raise
-            state.reset_writes(validated)
-            if attempt == WRITE_ATTEMPTS:
-                raise IngestBusy(BUSY.format(what=what, n=attempt)) from None
-            delay = RETRY_BASE_SECONDS * 2 ** (attempt - 1)
-            time.sleep(delay * (0.5 + random.random()))
-    return state.report
 
 
 def _write(state: _State, progress: Progress | None) -> None:

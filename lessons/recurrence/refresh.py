@@ -38,7 +38,6 @@ from lessons.core.recurrence import (
     UNKNOWN,
     UNMATCHED,
     USER_CORRECTION,
-    Attribution,
     LessonKey,
     LessonVersion,
     attribute_corrections,
@@ -46,7 +45,6 @@ from lessons.core.recurrence import (
 )
 from lessons.core.recurrence import Correction as CoreCorrection
 from lessons.core.recurrence import Exposure as CoreExposure
-from lessons.ingest.forked import Forked, ForkedFailed, forking_allowed
 from lessons.ingest.memory import release_freed_memory
 from lessons.ingest.writer import Table
 from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
@@ -520,7 +518,9 @@ def _attribute_chunk(
     exposures = [e for e in exposures if e.session in corrected]
     versions, current = candidates({e.key for e in exposures}, {(e.key, e.text_hash) for e in exposures})
     # The attributions alone: the counts are summed from the stored rows in SQL (_store_counts).
-    attributions = _attribute(versions, exposures, corrections, profile)
+    attributions = attribute_corrections(
+        versions=versions, exposures=exposures, corrections=corrections, profile=profile
+    )
     rows: list[tuple] = []
     for attribution in attributions:
         correction_id = int(attribution.correction_id)
@@ -532,53 +532,6 @@ def _attribute_chunk(
                 for key in attribution.keys
             )
     return rows, keys
-
-
-PARALLEL_CORRECTIONS = 2_000  # a chunk with this many user corrections is attributed in two processes
-
-
-def _attribute(
-    versions: list[LessonVersion],
-    exposures: list[CoreExposure],
-    corrections: list[CoreCorrection],
-    profile: _ProfileMemo | None,
-) -> tuple[Attribution, ...]:
-    """``attribute_corrections`` of a chunk; in two processes where forking is allowed (``manage.py
-    ingest``: ``lessons.ingest.forked``) and the chunk has ``PARALLEL_CORRECTIONS`` corrections or more.
-
-    Then the sessions are cut in two at the middle one: a correction is attributed from its own session's
-    exposures alone, and the attributions come in ``_correction_order``, session first, so the first
-    half's followed by the second's are exactly the whole chunk's. ``profile`` is filled here first with
-    every version's text, so that both processes find every profile and the next chunks keep them. A child
-    that fails leaves its half to this process."""
-    if len(corrections) < PARALLEL_CORRECTIONS or not forking_allowed():
-        return attribute_corrections(
-            versions=versions, exposures=exposures, corrections=corrections, profile=profile
-        )
-    if profile is not None:
-        for version in versions:
-            profile(version.text)
-    sessions = sorted({c.session for c in corrections})
-    pivot = sessions[len(sessions) // 2]
-
-    def half(second: bool) -> tuple[Attribution, ...]:
-        return attribute_corrections(
-            versions=versions,
-            exposures=[e for e in exposures if (e.session >= pivot) is second],
-            corrections=[c for c in corrections if (c.session >= pivot) is second],
-            profile=profile,
-        )
-
-    child = Forked(lambda: half(True))
-    try:
-        first = half(False)
-    except BaseException:
-        child.cancel()
-        raise
-    try:
-        return first + child.result()
-    except ForkedFailed:
-        return first + half(True)
 
 
 def _insert_attributions(rows: list[tuple]) -> None:
