@@ -94,14 +94,20 @@ def test_a_repeat_across_the_cut_gets_the_ids_one_process_gives(db, monkeypatch,
     path = tmp_path / "b.jsonl"
     path.write_text("".join(line + "\n" for line in lines))
     assert passes._split_at(file_source(str(path)))[1] == 4
-    with transaction.atomic():
-        one = ingest_sources(sources=[file_source(str(path))], workers=1)
-        expected = with_ids()
-        transaction.set_rollback(True)
+    one, expected = ingested_in_one_process(path)
     two = ingest_sources(sources=[file_source(str(path))], workers=2)
     assert two.as_dict() == one.as_dict()
     assert one.as_dict()["counts"]["verdict"] == {**dict.fromkeys(OUTCOMES, 0), "created": 2, "unchanged": 1}
     assert with_ids() == expected
+
+
+def ingested_in_one_process(path) -> tuple:
+    """The report and stored rows (``with_ids``) of ingesting ``path`` with ``workers=1``, rolled back."""
+    with transaction.atomic():
+        report = ingest_sources(sources=[file_source(str(path))], workers=1)
+        stored = with_ids()
+        transaction.set_rollback(True)
+    return report, stored
 
 
 RULE_ZERO = {
@@ -135,10 +141,7 @@ def test_the_cut_is_no_chunk_boundary_of_the_write_phase(db, monkeypatch, tmp_pa
     path = tmp_path / "b.jsonl"
     path.write_text("".join(line + "\n" for line in lines))
     assert passes._split_at(file_source(str(path)))[1] == 3
-    with transaction.atomic():
-        one = ingest_sources(sources=[file_source(str(path))], workers=1)
-        expected = with_ids()
-        transaction.set_rollback(True)
+    one, expected = ingested_in_one_process(path)
     two = ingest_sources(sources=[file_source(str(path))], workers=2)
     assert two.as_dict() == one.as_dict()
     assert with_ids() == expected

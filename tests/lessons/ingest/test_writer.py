@@ -88,6 +88,19 @@ def test_a_row_breaking_a_constraint_raises_djangos_integrity_error_and_writes_n
     ] == [["3", "times:", "COPY" if connection.vendor == "postgresql" else "INSERT"]]
 
 
+def correction_rows(*, text_at: int) -> writer.RowKind:
+    """Corrections of items ``(host id, key, text)``: session ``s``, text ``item[text_at]``."""
+    return writer.RowKind(
+        rtype="correction",
+        table=writer.Table(
+            model=Correction,
+            fields=("host_id", "session", "key", "kind", "text", "text_hash", "corrected_at"),
+        ),
+        scope="host_id",
+        build=lambda item: (item[0], "s", item[1], "user_correction", item[text_at], "0" * 64, 0),
+    )
+
+
 @pytest.mark.django_db
 def test_insert_new_rows_writes_only_the_identities_not_stored_nor_repeated_and_counts_the_rest():
     # On SQLite the rows go in first (ON CONFLICT DO NOTHING) and the stored identities are read only when
@@ -95,15 +108,7 @@ def test_insert_new_rows_writes_only_the_identities_not_stored_nor_repeated_and_
     from lessons.ingest.report import ImportReport
 
     host, other = Host.objects.create(name="h"), Host.objects.create(name="o")
-    kind = writer.RowKind(
-        rtype="correction",
-        table=writer.Table(
-            model=Correction,
-            fields=("host_id", "session", "key", "kind", "text", "text_hash", "corrected_at"),
-        ),
-        scope="host_id",
-        build=lambda item: (item[0], "s", item[1], "user_correction", item[2], "0" * 64, 0),
-    )
+    kind = correction_rows(text_at=2)
 
     def items(*pairs):
         return [(h.id, key, (h.id, key, text)) for h, key, text in pairs]
@@ -149,15 +154,7 @@ def test_a_skipped_identity_uses_up_no_id_so_the_rows_get_the_ids_of_a_write_of_
     from lessons.ingest.report import ImportReport
 
     host = Host.objects.create(name="h")
-    kind = writer.RowKind(
-        rtype="correction",
-        table=writer.Table(
-            model=Correction,
-            fields=("host_id", "session", "key", "kind", "text", "text_hash", "corrected_at"),
-        ),
-        scope="host_id",
-        build=lambda item: (item[0], "s", item[1], "user_correction", item[1], "0" * 64, 0),
-    )
+    kind = correction_rows(text_at=1)
 
     def write(*keys: str) -> list:
         return writer.insert_new_rows(
