@@ -559,14 +559,7 @@ def _pass_validate(state: _State, progress: Progress | None) -> None:
     for index, source in enumerate(state.sources):
         split = _split_at(source) if state.workers > 1 else None
         if split is None:
-            done = _validate_lines(
-                state,
-                _Part(state.report, state.host_records, state.lessons, state.references),
-                index,
-                iter_lines(source),
-                0,
-                progress,
-            )
+            done = _validate_lines(state, _own_part(state), index, iter_lines(source), 0, progress)
         else:
             done = _validate_in_two(state, index, source, *split, progress)
         if progress:
@@ -584,6 +577,11 @@ class _Part:
     host_records: list[HostRecord]
     lessons: _Spool
     references: _Spool
+
+
+def _own_part(state: _State) -> _Part:
+    """The part of this process: the batch's own report, host records and spools."""
+    return _Part(state.report, state.host_records, state.lessons, state.references)
 
 
 def _split_at(source: Source) -> tuple[int, int] | None:
@@ -604,18 +602,23 @@ def _validate_in_two(
     Should the child fail, this process validates its part itself."""
     child_part = _Part(ImportReport(), [], _Spool(), _Spool())
 
+    def rest() -> Iterator[tuple[int, str | None, int]]:
+        return iter_lines_from(source.path, start=start, first=number)
+
     def second() -> tuple:
-        _validate_lines(
-            state, child_part, index, iter_lines_from(source.path, start=start, first=number), start, None
-        )
+        _validate_lines(state, child_part, index, rest(), start, None)
         child_part.lessons.flush()
         child_part.references.flush()
-        report = child_part.report
-        return (report, child_part.host_records, child_part.lessons.count, child_part.references.count)
+        return (
+            child_part.report,
+            child_part.host_records,
+            child_part.lessons.count,
+            child_part.references.count,
+        )
 
     child = Forked(second)
+    own = _own_part(state)
     try:
-        own = _Part(state.report, state.host_records, state.lessons, state.references)
         _validate_lines(state, own, index, iter_lines_until(source, start), 0, progress)
     except BaseException:
         child.cancel()
@@ -625,9 +628,7 @@ def _validate_in_two(
     except ForkedFailed:
         child_part.lessons.close()
         child_part.references.close()
-        _validate_lines(
-            state, own, index, iter_lines_from(source.path, start=start, first=number), start, progress
-        )
+        _validate_lines(state, own, index, rest(), start, progress)
         return source.size
     state.report.merge(report)
     state.host_records.extend(host_records)
