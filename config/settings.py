@@ -87,7 +87,7 @@ MIDDLEWARE = [
 # django-axes first: it refuses a locked-out sign-in before any password is checked.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "review.backends.RoleBackend",  # ModelBackend, the permissions in one query
 ]
 
 ROOT_URLCONF = "config.urls"
