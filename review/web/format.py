@@ -8,11 +8,12 @@ decisions.md "Reason", recurrence.md (recurring).
 
 from __future__ import annotations
 
+import html as stdlib_html
 from datetime import datetime
 
 from django.utils import timezone
-from django.utils.html import format_html
-from django.utils.safestring import mark_safe
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import SafeString, mark_safe
 
 from lessons.core.piles import NOT_APPLIED
 from lessons.core.recurrence import RECURRING_MIN_SESSIONS
@@ -40,6 +41,21 @@ JARGON = {
     ),
     "stale": "a lesson this draft supersedes is no longer live",
 }
+
+
+def esc(value) -> str:
+    """``conditional_escape(value)``, the common types first: a ``SafeString`` as it is, a plain ``str``
+    through ``html.escape`` (what Django's ``escape`` calls), a plain ``int`` its digits; anything else
+    through ``conditional_escape``. For rows built as f-strings: 200 hosts' cells through ``format_html``
+    were most of the hosts page's time (issue 10)."""
+    kind = type(value)
+    if kind is SafeString:
+        return value
+    if kind is str:
+        return stdlib_html.escape(value)
+    if kind is int:
+        return str(value)
+    return conditional_escape(value)
 
 
 def budget_gauge(count: int, max_active: int, enabled: bool = True) -> str:

@@ -15,7 +15,6 @@ Only the whitespace between the tags differs.
 
 from __future__ import annotations
 
-import html as stdlib_html
 import inspect
 from urllib.parse import urlencode
 
@@ -25,6 +24,8 @@ from django.utils.formats import localize
 from django.utils.html import conditional_escape, escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django_tables2.utils import A, AttributeDict
+
+from review.web.format import esc
 
 LEAN_TABLE_TEMPLATE = "tables/lean_table.html"
 # The arguments django-tables2 offers a render method (django_tables2.rows.BoundRow._optional_cell_arguments).
@@ -107,12 +108,8 @@ def _cell_text(content, *, grouping: bool) -> str:
     digits unless thousands are grouped, a plain ``str`` is escaped, a ``SafeString`` kept (what
     ``localize`` and ``conditional_escape`` give for them)."""
     kind = type(content)
-    if kind is SafeString:
-        return content
-    if kind is str:
-        return stdlib_html.escape(content)
-    if kind is int and not grouping:
-        return str(content)
+    if kind is SafeString or kind is str or (kind is int and not grouping):
+        return esc(content)
     return conditional_escape(localize(content))
 
 

@@ -176,3 +176,18 @@ def test_cell_text_is_what_localize_and_conditional_escape_give(settings, groupi
     ]
     for value in values:
         assert _cell_text(value, grouping=grouping) == conditional_escape(localize(value)), value
+
+
+def test_esc_is_conditional_escape():
+    from datetime import date
+
+    from django.utils.html import conditional_escape
+    from django.utils.safestring import mark_safe
+    from django.utils.translation import gettext_lazy
+
+    from review.web.format import esc
+
+    values = [0, -7, 1234567, True, None, 2.5, "", "a <b> & 'c\" d", mark_safe("<b>safe</b>")]
+    values += [gettext_lazy("lazy <x>"), date(2026, 12, 1)]
+    for value in values:
+        assert esc(value) == conditional_escape(value), value
