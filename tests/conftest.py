@@ -15,10 +15,17 @@ def pytest_configure(config):
     """Sessions in the database on both databases, so that the exact query counts (a session's read is
     one of them) are the same: the settings keep SQLite's sessions in files (review/signin.py), which the
     subprocess scenarios run with the real settings exercise (tests/review/web/test_lock_wait.py,
-    tests/review/jobs/test_concurrency_acceptance.py)."""
+    tests/review/jobs/test_concurrency_acceptance.py).
+
+    And a connection per request in this process, as before PostgreSQL kept its connections by default
+    (config/settings.py): pytest-django opens and closes the test process's connections itself, and a
+    kept connection's health check at a request's start would touch the database in tests that have no
+    database. The servers the tests start as subprocesses run with the real settings."""
     from django.conf import settings
 
     settings.SESSION_ENGINE = "django.contrib.sessions.backends.db"
+    settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+    settings.DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
 
 
 # Fixtures of each area live in tests/fixtures/ so that a test file sits beside the code it tests
