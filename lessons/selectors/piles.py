@@ -75,12 +75,15 @@ def pile_queue(*, host: str | None = None, namespace: str | None = None, text: s
 
 def entity_text_filter(rows: QuerySet[EntityCount], text: str) -> QuerySet[EntityCount]:
     """``rows`` whose search ``document`` (host, namespace, subject, live members' texts) contains
-    ``text``, case-insensitively: SQLite's FTS5 trigram table, PostgreSQL's pg_trgm GIN index
-    (``ILIKE``); shorter than ``TRIGRAM`` characters, or on another database, a LIKE over ``rows``.
-    The document is filled only while over budget, so only piles match."""
+    ``text``, case-insensitively: the document is stored in lower case (``str.lower``) and ``text`` is
+    lowered the same way; SQLite's FTS5 trigram table, PostgreSQL's pg_trgm GIN index (``LIKE``, which
+    reads a document several times faster than ``ILIKE``); shorter than ``TRIGRAM`` characters, or on
+    another database, a LIKE over ``rows``. The document is filled only while over budget, so only piles
+    match."""
     vendor = connection.vendor
+    text = text.lower()
     if len(text) < TRIGRAM or vendor not in ("sqlite", "postgresql"):
-        return rows.filter(document__icontains=text)
+        return rows.filter(document__contains=text)
     if vendor == "sqlite":
         phrase = '"' + text.replace('"', '""') + '"'
         matching = RawSQL(f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [phrase])
@@ -88,7 +91,7 @@ def entity_text_filter(rows: QuerySet[EntityCount], text: str) -> QuerySet[Entit
     pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     table = connection.ops.quote_name(EntityCount._meta.db_table)
     return rows.alias(
-        matches=RawSQL(f"{table}.document ILIKE %s", [pattern], output_field=BooleanField())
+        matches=RawSQL(f"{table}.document LIKE %s", [pattern], output_field=BooleanField())
     ).filter(matches=True)
 
 

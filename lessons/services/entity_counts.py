@@ -156,7 +156,9 @@ def _extras(budget: _Budget, key: EntityKey, found: list[tuple]) -> tuple[int, s
         PileMember(hash=h, created_at_ms=ms, status=Lesson.Status.LIVE, verdict=v) for ms, h, v, _t in found
     ]
     groups = restatement_groups(members=piles, texts={h: t for _ms, h, _v, t in found})
-    document = "\n".join([budget.name, key[0], key[1], *(t for *_rest, t in found)])
+    # Lower case, as the text filter lowers its words: PostgreSQL then matches with LIKE, which reads a
+    # document several times faster than ILIKE (lessons.selectors.piles.entity_text_filter).
+    document = "\n".join([budget.name, key[0], key[1], *(t for *_rest, t in found)]).lower()
     return len(groups), document
 
 
