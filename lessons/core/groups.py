@@ -229,6 +229,8 @@ def marked_pieces(text: str, words: frozenset[str]) -> tuple[tuple[str, bool], .
     """``text`` cut into ``(piece, shared)`` pieces, in order, so a page can mark the shared words:
     a run (recurrence.md, "Tokens") whose lowercase is in ``words`` is a piece with ``True``; the text
     between is kept as it is. Joining the pieces gives ``text`` back."""
+    if not words:  # a group of one shares nothing: the text is one piece (no run is looked at)
+        return ((text, False),) if text else ()
     pieces: list[tuple[str, bool]] = []
     at = 0
     for match in _RUN.finditer(text):

@@ -1,7 +1,7 @@
 """Reads for the queue and the pile page: the queue, one pile. Views never build queries.
 
 Each selector runs a fixed number of queries whatever the size of the entity (the page tests assert it):
-members, their recurrence counts (joined) and their verdict histories (one prefetch) are read in bulk.
+members, their recurrence counts (joined) and their verdict histories (one query) are read in bulk.
 The pile rules come from ``lessons.core.piles`` and the pile version from ``lessons.selectors.piles``,
 so the pages, the JSON and the decision services agree. spec: piles.md, decisions.md.
 """

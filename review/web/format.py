@@ -8,11 +8,12 @@ decisions.md "Reason", recurrence.md (recurring).
 
 from __future__ import annotations
 
+import html
 from datetime import datetime
 
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeData, SafeString, mark_safe
 
 from lessons.core.piles import NOT_APPLIED
 from lessons.core.recurrence import RECURRING_MIN_SESSIONS
@@ -215,3 +216,12 @@ CORRECTION_COUNTS = ("recurred", "during", "unknown", "ambiguous", "earlier_vers
 def corrected(counts: dict | None) -> bool:
     """Whether any correction was attributed to the lesson (else: "no observed correction")."""
     return bool(counts) and any(counts.get(k, 0) for k in CORRECTION_COUNTS)
+
+
+def html_format(template: str, **values) -> SafeString:
+    """``format_html`` with named fields (``template.format(**values)``), without its per-argument
+    lazy-string checks: a ``SafeData`` value as it is, anything else ``str``-ed and escaped by
+    ``html.escape`` (what Django's ``escape`` does). For markup built per row of a long page (the pile's
+    members, the log's cells; issue 10). ``SafeString(...)`` is ``mark_safe`` without its lazy wrapper."""
+    escaped = {k: v if isinstance(v, SafeData) else html.escape(str(v)) for k, v in values.items()}
+    return SafeString(template.format(**escaped))

@@ -136,6 +136,14 @@ def test_marked_pieces_mark_whole_runs_case_insensitively_and_join_back():
     assert "".join(p for p, _ in pieces) == text
 
 
+def test_without_shared_words_the_text_is_one_unmarked_piece_and_an_empty_text_none():
+    from lessons.core.groups import marked_pieces
+
+    assert marked_pieces("Filter `is_internal`!", frozenset()) == (("Filter `is_internal`!", False),)
+    assert marked_pieces("", frozenset()) == ()
+    assert marked_pieces("", frozenset({"filter"})) == ()
+
+
 def test_each_text_is_tokenized_a_bounded_number_of_times_not_once_per_pair(monkeypatch):
     # a pile of 200 took seconds: every pair tokenized both its texts again (n² tokenizations)
     import lessons.core.groups as groups
