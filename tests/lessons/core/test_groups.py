@@ -226,13 +226,13 @@ WORDS = (
     st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join), min_size=1, max_size=12)
 )
 def test_the_groups_are_the_components_of_the_pair_rule_over_every_pair(texts_drawn):
-    # Only candidate pairs are compared (a shared prefix token or a shared full anchor): the components
-    # must be those of the rule applied to every pair.
+    # The pairs are found by counting shared tokens in bit planes, never compared one by one: the
+    # components must be those of the rule applied to every pair.
     _assert_components_of_the_rule_over_every_pair(texts_drawn)
 
 
 # Twelve words (two of them anchors) in texts of up to 14 words: overlaps near 3/5 at every set size, where
-# a prefix one token too short would miss a pair.
+# a threshold one token off would miss a pair or add one.
 WIDE = (*(f"word{i}" for i in range(10)), "`word1`", "`word2`")
 
 
