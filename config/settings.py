@@ -87,7 +87,7 @@ MIDDLEWARE = [
 # django-axes first: it refuses a locked-out sign-in before any password is checked.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "review.backends.RoleBackend",  # ModelBackend, the permissions in one query
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -108,10 +108,16 @@ TEMPLATES = [
     }
 ]
 
-_conn_max_age = env_int("CONN_MAX_AGE", default=0, minimum=0)
+_database_url = os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+# PostgreSQL keeps each server process's connection for a minute by default: opening one costs 6-9 ms and
+# a server process forked per connection, more than a page's queries (issue 10; docs/benchmarks.md). SQLite
+# opens a file, which costs nothing to speak of.
+_conn_max_age = env_int(
+    "CONN_MAX_AGE", default=60 if _database_url.startswith(("postgres", "pgsql")) else 0, minimum=0
+)
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        _database_url,
         conn_max_age=_conn_max_age,
         # A kept connection the server dropped (a restart, an idle timeout) is replaced at a request's
         # first query instead of failing that request (one per server thread).

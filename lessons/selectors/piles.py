@@ -102,7 +102,8 @@ def entity_lessons(*, host: Host, namespace: str, subject: str) -> QuerySet[Less
 
 
 def pile_version(lessons: list[Lesson]) -> str:
-    """The version a pile action carries: a digest of every lesson's hash and status on the entity.
+    """The version a pile action carries: a digest of every lesson's hash and status on the entity
+    (``lessons``: anything with ``.hash`` and ``.status``, model instances or named rows).
 
     Any retire, restore, approval or import that changes a status changes it. spec: decisions.md,
     "Stale views are refused, not merged".

@@ -73,5 +73,6 @@ def lesson_detail(*, host_name: str, lesson_hash: str) -> LessonDetail | None:
         lesson=lesson,
         versions=versions,
         decisions=decisions,
-        version=pile_version(list(entity.only("hash", "status"))),
+        # rows with .hash and .status, not model instances: a pile may have hundreds of members
+        version=pile_version(list(entity.values_list("hash", "status", named=True))),
     )

@@ -5,6 +5,7 @@ spec: decisions.md, "Actions" (Reason).
 from __future__ import annotations
 
 from django import forms
+from django.utils.choices import BaseChoiceIterator
 
 from review.web.forms import PILE_VERSION_MISSING, ReasonForm
 from review.web.widgets import LeanSelect
@@ -18,6 +19,21 @@ RESTORE_NOT_RESTORABLE = (
 )
 
 
+class HostChoices(BaseChoiceIterator):
+    """The host filter's choices: ``("", empty_label)`` then ``(name, name)`` for each of ``names``, in
+    order. A ``BaseChoiceIterator``, so Django takes it as it is instead of normalizing every pair on each
+    request (200 hosts at 1M lessons, issue 10); each iteration starts afresh."""
+
+    def __init__(self, names: list[str], empty_label: str):
+        self.names = names
+        self.empty_label = empty_label
+
+    def __iter__(self):
+        yield "", self.empty_label
+        for name in self.names:
+            yield name, name
+
+
 class QueueFilterForm(forms.Form):
     """The queue's GET filters, all optional: host (select), namespace and text (case-insensitive
     substrings)."""
@@ -29,7 +45,7 @@ class QueueFilterForm(forms.Form):
 
     def __init__(self, *args, host_names: list[str], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["host"].choices = [("", "All hosts"), *((n, n) for n in host_names)]
+        self.fields["host"].choices = HostChoices(host_names, "All hosts")
 
     def filters(self) -> dict[str, str | bool]:
         """``{"host", "namespace", "text", "recurring"}`` from valid data ("" / False for unset); all

@@ -14,7 +14,8 @@ from datetime import datetime
 from functools import cached_property
 from typing import NamedTuple
 
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from lessons.core.groups import RestatementGroup, marked_pieces, restatement_groups
 from lessons.core.piles import PENDING, SEVERITY, is_over_budget, pile_summary, pile_target
@@ -33,9 +34,12 @@ from review.services.common import decision_now
 from review.web.paging import KeysetPage, keyset_page
 
 
-def host_names() -> list[str]:
-    """Every host's name, sorted: the choices of the queue's host filter."""
-    return list(Host.objects.order_by("name").values_list("name", flat=True))
+def host_pile_counts() -> dict[str, int]:
+    """Every host's name (sorted, the queue's host filter) with its over-budget entities (``HostCount
+    .pile_count``, kept with the entity counts; 0 without a row): one query, which also gives the queue
+    its total when no filter but the host is set (``queue_page``'s ``pile_counts``)."""
+    piles = Coalesce(F("counts__pile_count"), Value(0))
+    return dict(Host.objects.order_by("name").values_list("name", piles))
 
 
 # --- the queue -------------------------------------------------------------------------------------
@@ -97,13 +101,36 @@ def queue_page(
     number: int = 1,
     after: str | None = None,
     before: str | None = None,
+    pile_counts: dict[str, int] | None = None,
+    now: datetime | None = None,
 ) -> KeysetPage:
     """One page of ``queue_rows`` in the order ``sort`` names (``queue_order``), read by keyset: the
-    ``after`` / ``before`` cursors of the page's links (``review.web.paging.keyset_page``). Two queries
-    (the COUNT over the over-budget rows, the page), whatever the page."""
+    ``after`` / ``before`` cursors of the page's links (``review.web.paging.keyset_page``). Each row also
+    carries its entity's live claim (``claim_user``, ``claim_at``, ``claim_until``: None when unclaimed
+    or expired at ``now``), read in the same query; ``claims_of_rows`` turns them into ``ClaimShown``.
+
+    Two queries whatever the page: the COUNT over the over-budget rows, and the page. One when
+    ``pile_counts`` (``host_pile_counts``) is given and no filter but the host is set: the total is the
+    stored pile count of that host, or of every host."""
     _alias, order = queue_order(sort)
     rows = queue_rows(host=host, namespace=namespace, text=text, recurring=recurring)
-    return keyset_page(rows, order=order, per_page=per_page, number=number, after=after, before=before)
+    total = None
+    if pile_counts is not None and not (namespace or text or recurring):
+        total = pile_counts.get(host, 0) if host else sum(pile_counts.values())
+    claims = PileClaim.objects.filter(
+        host_id=OuterRef("host_id"),
+        namespace=OuterRef("namespace"),
+        subject=OuterRef("subject"),
+        expires_at__gt=decision_now(now),
+    )
+    rows = rows.annotate(
+        claim_user=Subquery(claims.values("user__username")[:1]),
+        claim_at=Subquery(claims.values("claimed_at")[:1]),
+        claim_until=Subquery(claims.values("expires_at")[:1]),
+    )
+    return keyset_page(
+        rows, order=order, per_page=per_page, number=number, after=after, before=before, total=total
+    )
 
 
 QUEUE_NO_BUDGET = "no_budget"
@@ -439,26 +466,16 @@ def claim_shown(
     return _shown(row, row.user.get_username(), at) if row else None
 
 
-def claims_for_rows(
+def claims_of_rows(
     rows: list[dict], *, now: datetime | None = None
 ) -> dict[tuple[int, str, str], ClaimShown]:
-    """The live claims of the queue's rows (dicts with ``host_id``, ``namespace``, ``subject``), keyed by
-    ``(host_id, namespace, subject)``. One query for the whole page, none when ``rows`` is empty."""
-    if not rows:
-        return {}
+    """The live claims of the queue's rows (``queue_page`` dicts: ``host_id``, ``namespace``, ``subject``
+    and the claim read with them), keyed by ``(host_id, namespace, subject)``; no query."""
     at = decision_now(now)
-    hosts = {row["host_id"] for row in rows}
-    subjects = {row["subject"] for row in rows}
-    wanted = {(row["host_id"], row["namespace"], row["subject"]) for row in rows}
-    found = (
-        PileClaim.objects.filter(host_id__in=hosts, subject__in=subjects, expires_at__gt=at)
-        .values_list("host_id", "namespace", "subject", "user__username", "claimed_at", "expires_at")
-        .order_by()
-    )
-    shown = {}
-    for host_id, namespace, subject, username, claimed_at, expires_at in found:
-        key = (host_id, namespace, subject)
-        if key in wanted:
-            claim = PileClaim(claimed_at=claimed_at, expires_at=expires_at)
-            shown[key] = _shown(claim, username, at)
-    return shown
+    return {
+        (row["host_id"], row["namespace"], row["subject"]): _shown(
+            PileClaim(claimed_at=row["claim_at"], expires_at=row["claim_until"]), row["claim_user"], at
+        )
+        for row in rows
+        if row["claim_user"] is not None
+    }

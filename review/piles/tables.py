@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import django_tables2 as tables
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 from django_tables2.data import TableListData
 
 from review.web.format import age, budget_gauge
@@ -18,6 +19,8 @@ from review.web.links import pile_href, target_link
 from review.web.tables import LeanTable
 
 QUEUE_PER_PAGE = 25
+# What a zero count shows: a muted em dash (built once: most of a page's count cells are zero).
+ZERO = mark_safe('<span class="zero">\u2014</span>')
 _TIE = ("host_name", "namespace", "subject")
 
 
@@ -47,7 +50,7 @@ class _CountColumn(tables.Column):
         super().__init__(*args, **kwargs)
 
     def render(self, value):
-        return value if value else format_html('<span class="zero">{}</span>', "\u2014")
+        return value if value else ZERO
 
 
 class QueueTable(LeanTable):

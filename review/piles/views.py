@@ -75,7 +75,8 @@ def queue(request: HttpRequest) -> HttpResponse:
     """``/``: the queue table (25 a page, read by keyset: "previous" / "next" carry a cursor) with host /
     namespace / text filters; the region ``queue`` is what filter, sort and page links swap.
     """
-    form = QueueFilterForm(request.GET, host_names=selectors.host_names())
+    pile_counts = selectors.host_pile_counts()
+    form = QueueFilterForm(request.GET, host_names=list(pile_counts))
     filters = form.filters()
     sort, _order = selectors.queue_order(request.GET.get("sort"))
     page = selectors.queue_page(
@@ -85,10 +86,11 @@ def queue(request: HttpRequest) -> HttpResponse:
         number=page_number(request),
         after=request.GET.get("after"),
         before=request.GET.get("before"),
+        pile_counts=pile_counts,
     )
     table = QueueTable(OrderedRows(page.rows), order_by=sort)
-    # The page's claims in one query: the marker costs no query per row.
-    table.claims = selectors.claims_for_rows(list(page.rows))
+    # The page's claims came with its rows: the marker costs no query.
+    table.claims = selectors.claims_of_rows(list(page.rows))
     empty_reason = None
     if page.total == 0:
         empty_reason = selectors.queue_empty_reason(filtered=any(filters.values()), host=filters["host"])

@@ -8,6 +8,7 @@ one) gets no link: ``None``. spec: piles.md (a pile is named by host, namespace 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from urllib.parse import quote, urlencode
 
@@ -40,15 +41,24 @@ def route_path(route: str, /, **segment: str) -> str:
     """``reverse(route, kwargs=segment)`` for a route with at most one ``<str:…>`` segment, reversed once
     per route (and script prefix): the tables and the hosts page link 200 rows (issue 10). A value that
     cannot be a segment (empty, or with a ``/``) goes through ``reverse`` itself, which refuses it."""
-    urlconf = get_urlconf() or settings.ROOT_URLCONF
     if not segment:
-        return _route(route, None, get_script_prefix(), urlconf)
+        return _route(route, None, get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF)
     ((kwarg, value),) = segment.items()
-    if not _segment(value) or _MARK in value:
-        return reverse(route, kwargs=segment, urlconf=urlconf)
-    return _route(route, kwarg, get_script_prefix(), urlconf).replace(
-        _MARK_QUOTED, quote(value, safe=_PATH_SAFE), 1
-    )
+    return route_builder(route, kwarg)(value)
+
+
+def route_builder(route: str, kwarg: str) -> Callable[[str], str]:
+    """``value -> route_path(route, **{kwarg: value})`` with the urlconf and the script prefix read once,
+    for the many links of one route on one page (each read is a context-local look-up)."""
+    urlconf = get_urlconf() or settings.ROOT_URLCONF
+    path = _route(route, kwarg, get_script_prefix(), urlconf)
+
+    def build(value: str) -> str:
+        if not _segment(value) or _MARK in value:
+            return reverse(route, kwargs={kwarg: value}, urlconf=urlconf)
+        return path.replace(_MARK_QUOTED, quote(value, safe=_PATH_SAFE), 1)
+
+    return build
 
 
 def pile_href(host: str, namespace: str, subject: str) -> str:

@@ -156,6 +156,7 @@ def keyset_page(
     number: int = 1,
     after: str | None = None,
     before: str | None = None,
+    total: int | None = None,
 ) -> KeysetPage:
     """A page of ``rows`` (a ``values()`` queryset of one model whose dicts hold every ``order`` field)
     sorted by ``order``, which must end in a unique key.
@@ -163,9 +164,10 @@ def keyset_page(
     With ``after`` (``before``) a cursor from an earlier page, the rows after (before) it; without one,
     page ``number`` by OFFSET (a typed-in ``?page=``; the pages' own links always carry a cursor).
     ``number`` is only shown. Two queries: the COUNT and the page (``per_page + 1`` rows, to know whether
-    there is more).
+    there is more); one when the caller knows ``total`` (``rows.count()``) from a stored total.
     """
-    total = rows.count()
+    if total is None:
+        total = rows.count()
     pages = max(1, -(-total // per_page))
     number = min(max(1, number), pages)
     fields = [term.lstrip("-") for term in order]

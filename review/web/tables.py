@@ -1,5 +1,5 @@
-"""Tables whose body rows are built in Python: ``LeanTable`` (django-tables2 keeps the columns, ordering,
-sort links, header and pagination; only the ``<tbody>`` is rendered here).
+"""Tables whose header and body rows are built in Python: ``LeanTable`` (django-tables2 keeps the columns,
+ordering and pagination; the ``<thead>`` with its sort links and the ``<tbody>`` are rendered here).
 
 django-tables2 renders each cell through the template engine and calls each column's ``render`` via
 ``inspect.signature`` per cell; at 25 rows x 14 columns that was most of the queue page's server time
@@ -7,24 +7,34 @@ django-tables2 renders each cell through the template engine and calls each colu
 call are worked out once per table, then every row is one string join. The cells are what
 django-tables2 renders: the column's ``render_<name>`` (table method) or ``render``, called with the
 arguments it names; its ``default`` for a value in its ``empty_values``; every value escaped
-(``conditional_escape``) and localized like ``{{ cell }}``. Only the whitespace between the tags differs.
+(``conditional_escape``) and localized like ``{{ cell }}``. The header is what ``tables/htmx_table.html``
+renders: each sort link through django-tables2's ``querystring_replace`` rules (the request's query string
+with the column's next sort, without the page number and the keyset cursors), worked out once per request.
+Only the whitespace between the tags differs.
 """
 
 from __future__ import annotations
 
-import html as stdlib_html
 import inspect
+from urllib.parse import urlencode
 
 import django_tables2 as tables
 from django.conf import settings
 from django.utils.formats import localize
-from django.utils.html import conditional_escape, format_html
+from django.utils.html import conditional_escape, escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django_tables2.utils import A, AttributeDict
+
+from review.web.format import esc
 
 LEAN_TABLE_TEMPLATE = "tables/lean_table.html"
 # The arguments django-tables2 offers a render method (django_tables2.rows.BoundRow._optional_cell_arguments).
 _RENDER_ARGUMENTS = ("value", "record", "column", "bound_column", "bound_row", "table")
+# What a new sort drops from the query string (tables/htmx_table.html): the keyset cursors of the queue;
+# the table's own page field is dropped too.
+_SORT_DROPS = ("after", "before")
+# What a sort link carries for htmx: swap the nearest region, push the URL (tables/htmx_table.html).
+_SORT_HTMX = 'hx-target="closest [data-region]" hx-swap="outerHTML" hx-push-url="true"'
 
 
 def _wanted(fn, offered: tuple[str, ...], *, what: str) -> tuple[str, ...]:
@@ -98,12 +108,8 @@ def _cell_text(content, *, grouping: bool) -> str:
     digits unless thousands are grouped, a plain ``str`` is escaped, a ``SafeString`` kept (what
     ``localize`` and ``conditional_escape`` give for them)."""
     kind = type(content)
-    if kind is SafeString:
-        return content
-    if kind is str:
-        return stdlib_html.escape(content)
-    if kind is int and not grouping:
-        return str(content)
+    if kind is SafeString or kind is str or (kind is int and not grouping):
+        return esc(content)
     return conditional_escape(localize(content))
 
 
@@ -119,6 +125,50 @@ class LeanTable(tables.Table):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("template_name", LEAN_TABLE_TEMPLATE)
         super().__init__(*args, **kwargs)
+        self._request = None
+
+    def before_render(self, request) -> None:
+        """Keeps the ``request`` that ``{% render_table %}`` renders for (its query string is the base of
+        the sort links of ``thead_html``)."""
+        super().before_render(request)
+        self._request = request
+
+    def thead_html(self) -> SafeString:
+        """The ``<thead>`` of ``tables/htmx_table.html`` (empty when ``show_header`` is off): one ``<th>``
+        per column with its attributes, ``aria-sort`` on the ordered column, and for an orderable column a
+        link to its next sort (``href`` and ``hx-get``) with the sort mark (▼ descending, ▲ ascending).
+
+        A link's query string is the request's (``before_render``; none when rendered without one) with
+        the order field set to the column's ``order_by_alias.next`` and the page field, ``after`` and
+        ``before`` dropped, encoded as django-tables2's ``querystring_replace`` does."""
+        if not self.show_header:
+            return mark_safe("")
+        order_field, page_field = self.prefixed_order_by_field, self.prefixed_page_field
+        base = dict(self._request.GET) if self._request is not None else {}
+        for drop in (page_field, *_SORT_DROPS):
+            base.pop(drop, None)
+        cells = []
+        for column in self.columns:
+            th = column.attrs["th"].as_html()
+            ordered = column.is_ordered
+            alias = column.order_by_alias
+            aria = ""
+            mark = ""
+            if ordered:
+                descending = alias.is_descending
+                aria = f' aria-sort="{"descending" if descending else "ascending"}"'
+                mark = f'<span class="sort-mark" aria-hidden="true">{"▼" if descending else "▲"}</span>'
+            header = conditional_escape(column.header)
+            if column.orderable:
+                params = {**base, order_field: alias.next}  # kept in place, or new and last
+                href = escape("?" + urlencode(params, doseq=True))
+                link_class = "sort sorted" if ordered else "sort"
+                link = f'href="{href}" hx-get="{href}" {_SORT_HTMX}'
+                header = f'<a {link} class="{link_class}">{header}{mark}</a>'
+            cells.append(f"<th {th}{aria}>{header}</th>")
+        thead = self.attrs.get("thead")
+        thead_attrs = thead.as_html() if isinstance(thead, AttributeDict) else ""
+        return mark_safe(f"<thead {thead_attrs}><tr>{''.join(cells)}</tr></thead>")  # noqa: S308 - escaped
 
     def body_html(self) -> SafeString:
         """The ``<tr>`` rows of the table's current page (all rows when not paginated), or the empty text

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from tests.html import parse, table_rows
 
-HOSTS_MAX_QUERIES = 5
+HOSTS_MAX_QUERIES = 4
 
 
 def test_the_hosts_page_counts_lessons_entities_and_piles(corpora, client, viewer):

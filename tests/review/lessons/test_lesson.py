@@ -14,7 +14,7 @@ from review.web.lookups import LESSON_HASH_INVALID, LESSON_UNKNOWN
 from tests.html import inline_text, parse, table_rows
 
 # The page's own queries, plus the recurrence section's (lessons.recurrence.lesson).
-LESSON_MAX_QUERIES = 9 + RECURRENCE_SECTION_MAX_QUERIES
+LESSON_MAX_QUERIES = 8 + RECURRENCE_SECTION_MAX_QUERIES
 
 
 def url(lesson: Lesson) -> str:

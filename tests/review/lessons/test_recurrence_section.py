@@ -17,7 +17,7 @@ FLIGHT_FROM_TO = "531d6e53751e04ee0685bb20f474b91545f844bf3f95b8ed934dc9601a59fc
 BOTH_FLIGHT_DATES = "e0b6ccc348a5689fa6ecec10abc36cb08d16e742253179efdaef4926a8e97fa3"
 L_0A07_CURRENT = "590b48ce4f04fbc6f6d8c886f5bf751fbdc53b0d02a1c746ca441c7a80bcf0cf"
 # The lesson page's own queries (tests/review/lessons/test_lesson.py) plus the recurrence section's.
-PAGE_MAX_QUERIES = 9 + MAX_QUERIES
+PAGE_MAX_QUERIES = 8 + MAX_QUERIES
 TEXT = "Convert `*_at` timestamp columns with `to_utc` in staging models."
 ADVICE = "No, convert the `created_at` timestamps with `to_utc`."
 

@@ -226,12 +226,12 @@ def test_the_query_count_does_not_grow_with_the_log(
     _alpha, beta = two_hosts
     client.force_login(viewer)
     budget_steps(beta, 3)
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(10):
         assert client.get("/decisions/").status_code == 200
     budget_steps(beta, 120)
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(10):
         assert client.get("/decisions/").status_code == 200
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(10):
         assert client.get("/decisions/?page=3&host=beta").status_code == 200
 
 

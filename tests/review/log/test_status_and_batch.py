@@ -100,5 +100,5 @@ def test_the_log_query_count_is_the_same_with_the_new_filters(
 ):
     client.force_login(viewer)
     client.get("/decisions/")
-    with django_assert_max_num_queries(11):  # tests/review/log/test_log_page.py's budget
+    with django_assert_max_num_queries(10):  # tests/review/log/test_log_page.py's budget
         client.get(f"/decisions/?status=awaiting&batch={Decision.objects.first().batch}")

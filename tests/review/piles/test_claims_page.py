@@ -124,8 +124,11 @@ def _queue_with_piles(ingest):
     from tests.builders import numbered_lesson
 
     records = [{"type": "host", "name": "acme", "max_active": 1, "budget_enabled": True}]
+    records.append({"type": "host", "name": "zeta", "max_active": 1, "budget_enabled": True})
     for subject in ("invoice_capture", "orders", "refunds"):
         records += [numbered_lesson(i, namespace="desk.test", subject=subject) for i in range(3)]
+    # the same entity name on another host: acme's claim is not its claim
+    records += [numbered_lesson(i, namespace="desk.test", subject="orders", host="zeta") for i in range(3)]
     report = ingest(records)
     assert report.ok, report.error_lines()
 
@@ -133,9 +136,10 @@ def _queue_with_piles(ingest):
 def queue_marks(client) -> dict[str, str]:
     page = parse(client.get("/").content)
     marks = {}
-    for td in page.find_all("td", cls="target"):
+    for row in page.find("table", cls="queue-table").find("tbody").find_all("tr"):
+        host, td = row.find_all("td")[0].text, row.find("td", cls="target")
         mark = td.find("span", cls="claim-mark")
-        marks[td.find("a").text.replace("\u200b", "")] = mark.text if mark else ""
+        marks[f"{host} {td.find('a').text.replace(chr(0x200B), '')}"] = mark.text if mark else ""
     return marks
 
 
@@ -147,9 +151,23 @@ def test_the_queue_marks_claimed_piles_with_who_and_how_long_ago(
     claim_for(second_reviewer, minutes_ago=0, subject="refunds")
     client.force_login(viewer)
     assert queue_marks(client) == {
-        "entity:desk.test/invoice_capture": "claimed by rita, 4 min ago",
-        "entity:desk.test/orders": "",
-        "entity:desk.test/refunds": "claimed by rob, 0 min ago",
+        "acme entity:desk.test/invoice_capture": "claimed by rita, 4 min ago",
+        "acme entity:desk.test/orders": "",
+        "acme entity:desk.test/refunds": "claimed by rob, 0 min ago",
+        "zeta entity:desk.test/orders": "",
+    }
+
+
+def test_the_queue_leaves_expired_claims_and_other_hosts_entities_unmarked(ingest, client, viewer, reviewer):
+    _queue_with_piles(ingest)
+    claim_for(reviewer, minutes_ago=15)  # CLAIM_MINUTES ago: expired
+    claim_for(reviewer, minutes_ago=2, subject="orders")
+    client.force_login(viewer)
+    assert queue_marks(client) == {
+        "acme entity:desk.test/invoice_capture": "",
+        "acme entity:desk.test/orders": "claimed by rita, 2 min ago",
+        "acme entity:desk.test/refunds": "",
+        "zeta entity:desk.test/orders": "",
     }
 
 

@@ -36,7 +36,9 @@ WAREHOUSE_ROW = [
     "1",
     "\u2014",
 ]
-QUEUE_MAX_QUERIES = 8  # the page's claims, one query for all its rows
+# The session, the user, its and its groups' permissions (one query); the hosts with their pile counts (the total when
+# no filter but the host is set); the page with its claims.
+QUEUE_MAX_QUERIES = 5
 
 
 def queue_rows(response) -> list[list[str]]:

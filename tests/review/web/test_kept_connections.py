@@ -30,13 +30,27 @@ def _settings_value(expression: str, **env: str) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-@pytest.mark.parametrize(("max_age", "checks"), [("", "False"), ("0", "False"), ("60", "True")])
-def test_kept_connections_are_health_checked(max_age, checks):
+PG_URL = "postgres://nobody@127.0.0.1:5432/nowhere"  # never connected to: the settings only
+
+
+@pytest.mark.parametrize(
+    ("database", "max_age", "expected"),
+    [
+        ("sqlite:///:memory:", "", "0 False"),
+        ("sqlite:///:memory:", "0", "0 False"),
+        ("sqlite:///:memory:", "60", "60 True"),
+        (PG_URL, "", "60 True"),  # PostgreSQL keeps connections by default
+        (PG_URL, "0", "0 False"),
+        (PG_URL, "5", "5 True"),
+    ],
+)
+def test_kept_connections_are_health_checked(database, max_age, expected):
     value = _settings_value(
         "settings.DATABASES['default']['CONN_MAX_AGE'], settings.DATABASES['default']['CONN_HEALTH_CHECKS']",
         CONN_MAX_AGE=max_age,
+        DATABASE_URL=database,
     )
-    assert value == f"{int(max_age or 0)} {checks}"
+    assert value == expected
 
 
 def _status(port: int) -> int:

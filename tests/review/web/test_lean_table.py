@@ -66,6 +66,70 @@ def test_lean_rows_are_the_rows_django_tables2_renders(rows):
     assert _html(Lean(rows)) == _html(Plain(rows))
 
 
+def _header_columns():
+    return {
+        "name": tables.Column(verbose_name="Name <&>", attrs={"th": {"class": "x"}}),
+        "count": tables.Column(initial_sort_descending=True, order_by=("count", "name")),
+        "note": tables.Column(orderable=False),
+        "when": tables.Column(verbose_name=format_html("<i>{}</i>", "When")),
+    }
+
+
+class LeanSorted(LeanTable):
+    locals().update(_header_columns())
+
+
+class PlainSorted(tables.Table):
+    locals().update(_header_columns())
+
+    class Meta:
+        template_name = "tables/htmx_table.html"
+
+
+def _rendered(table, query: str) -> str:
+    """The table as ``{% render_table %}`` renders it for a request to ``/?query`` (before_render runs),
+    with the whitespace next to tags taken out (the template indents a header's text, Python does not)."""
+    from django.template import engines
+
+    request = RequestFactory().get("/" + query)
+    html = (
+        engines["django"]
+        .from_string("{% load django_tables2 %}{% render_table table %}")
+        .render({"table": table}, request)
+    )
+    return re.sub(r"\s*>\s*", ">", re.sub(r"\s*<\s*", "<", html))
+
+
+QUERIES = [
+    "",
+    "?sort=name",
+    "?sort=-count&page=3&after=abc&before=def",
+    "?q=a+b&host=h%26x&q=second&sort=when",
+    "?page=2&q=%3Cscript%3E",
+]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize("order_by", [None, "name", "-name", "count", "-count", "-when"])
+def test_lean_header_is_the_header_django_tables2_renders(query, order_by):
+    lean = LeanSorted(ROWS, order_by=order_by)
+    plain = PlainSorted(ROWS, order_by=order_by)
+    assert _rendered(lean, query) == _rendered(plain, query)
+
+
+def test_lean_header_links_keep_the_filters_and_drop_the_page_and_cursors():
+    html = _rendered(LeanSorted(ROWS, order_by="-count"), "?q=a&page=3&after=x&sort=-count")
+    assert '<th class="desc orderable" aria-sort="descending">' in html
+    assert (
+        '<a href="?q=a&amp;sort=count" hx-get="?q=a&amp;sort=count" hx-target="closest [data-region]" '
+        'hx-swap="outerHTML" hx-push-url="true" class="sort sorted">Count'
+        '<span class="sort-mark" aria-hidden="true">\u25bc</span></a>'
+    ) in html
+    assert '<a href="?q=a&amp;sort=name" ' in html
+    assert "<th>Note</th>" in html  # not orderable: no link
+    assert "Name &lt;&amp;&gt;" in html and "<i>When</i>" in html
+
+
 def test_lean_rows_escape_the_values_and_keep_what_render_marked_safe():
     body = Lean(ROWS[:1]).body_html()
     assert body == (
@@ -112,3 +176,18 @@ def test_cell_text_is_what_localize_and_conditional_escape_give(settings, groupi
     ]
     for value in values:
         assert _cell_text(value, grouping=grouping) == conditional_escape(localize(value)), value
+
+
+def test_esc_is_conditional_escape():
+    from datetime import date
+
+    from django.utils.html import conditional_escape
+    from django.utils.safestring import mark_safe
+    from django.utils.translation import gettext_lazy
+
+    from review.web.format import esc
+
+    values = [0, -7, 1234567, True, None, 2.5, "", "a <b> & 'c\" d", mark_safe("<b>safe</b>")]
+    values += [gettext_lazy("lazy <x>"), date(2026, 12, 1)]
+    for value in values:
+        assert esc(value) == conditional_escape(value), value
