@@ -21,7 +21,7 @@ from django_htmx.http import reswap
 
 from review.piles import selectors
 from review.piles.forms import ClaimForm, QueueFilterForm, RestoreManyForm, RetireForm
-from review.piles.rows import member_groups, selected_hashes
+from review.piles.rows import member_rows, selected_hashes
 from review.piles.tables import QUEUE_PER_PAGE, OrderedRows, QueueTable
 from review.roles import PERM_CLAIM, PERM_DECIDE, PERM_VIEW
 from review.services.claims import CLAIM_MINUTES, pile_claim, pile_claim_release, pile_claim_renew
@@ -152,7 +152,7 @@ def _context(request: HttpRequest, detail: selectors.PileDetail, form: RetireFor
     return {
         **_claim_context(request, detail),
         "detail": detail,
-        "member_groups": member_groups(
+        "member_rows": member_rows(
             detail, form=form, selected=selected_hashes(form), entity_qs=_entity_qs(detail)
         ),
         "form": form,

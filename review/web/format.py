@@ -231,3 +231,11 @@ CORRECTION_COUNTS = ("recurred", "during", "unknown", "ambiguous", "earlier_vers
 def corrected(counts: dict | None) -> bool:
     """Whether any correction was attributed to the lesson (else: "no observed correction")."""
     return bool(counts) and any(counts.get(k, 0) for k in CORRECTION_COUNTS)
+
+
+def html_format(template: str, **values) -> SafeString:
+    """``format_html`` with named fields (``template.format(**values)``), each value escaped by ``esc``
+    (``conditional_escape``, the common types first) without ``format_html``'s per-argument lazy-string
+    checks: for markup built per row of a long page (the pile's members, the log's cells; issue 10).
+    ``SafeString(...)`` is ``mark_safe`` without its lazy wrapper."""
+    return SafeString(template.format(**{k: esc(v) for k, v in values.items()}))

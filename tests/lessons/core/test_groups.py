@@ -136,6 +136,14 @@ def test_marked_pieces_mark_whole_runs_case_insensitively_and_join_back():
     assert "".join(p for p, _ in pieces) == text
 
 
+def test_without_shared_words_the_text_is_one_unmarked_piece_and_an_empty_text_none():
+    from lessons.core.groups import marked_pieces
+
+    assert marked_pieces("Filter `is_internal`!", frozenset()) == (("Filter `is_internal`!", False),)
+    assert marked_pieces("", frozenset()) == ()
+    assert marked_pieces("", frozenset({"filter"})) == ()
+
+
 def test_each_text_is_tokenized_a_bounded_number_of_times_not_once_per_pair(monkeypatch):
     # a pile of 200 took seconds: every pair tokenized both its texts again (n² tokenizations)
     import lessons.core.groups as groups
@@ -150,28 +158,40 @@ def test_each_text_is_tokenized_a_bounded_number_of_times_not_once_per_pair(monk
 
 
 @pytest.fixture
-def compared(monkeypatch) -> list[tuple[int, int]]:
-    """The pairs the groups compare (indexes into the profiles compared), in order."""
+def compared(monkeypatch) -> dict[str, list]:
+    """What the groups work on: ``profiles`` (how many profiles each ``_restating_pairs`` call got),
+    ``pairs`` (the restating pairs it found) and ``additions`` (its bit-plane additions, one per
+    member and token)."""
     import lessons.core.groups as groups
 
-    pairs: list[tuple[int, int]] = []
-    real = groups._mask_rule
+    seen: dict[str, list] = {"profiles": [], "pairs": [], "additions": []}
+    real_pairs, real_add = groups._restating_pairs, groups._add
 
-    def counting(profiles):
-        rule = real(profiles)
-        return lambda i, j: pairs.append((i, j)) or rule(i, j)
+    def pairs(profiles):
+        seen["profiles"].append(len(profiles))
+        for pair in real_pairs(profiles):
+            seen["pairs"].append(pair)
+            yield pair
 
-    monkeypatch.setattr(groups, "_mask_rule", counting)
-    return pairs
+    def add(planes, bits):
+        seen["additions"].append(bits)
+        real_add(planes, bits)
+
+    monkeypatch.setattr(groups, "_restating_pairs", pairs)
+    monkeypatch.setattr(groups, "_add", add)
+    return seen
 
 
-def test_words_every_member_has_do_not_make_every_pair_a_candidate(compared):
+def test_words_every_member_has_cost_one_addition_per_member_and_token_not_a_comparison_per_pair(compared):
     # Issue 10: 200 members all saying "check" and "rule" compared all 19,900 pairs (~40 ms of the pile
-    # page at 1M); a pair is compared only when it shares one of its rarest tokens or a full anchor.
+    # page at 1M), then 7,700 candidate pairs of the bench's pile (~7 ms). The shared counts of all later
+    # members are added at once: 4 content tokens x 200 members, whatever the pairs sharing a word.
     members = [_m(f"x{i:03d}", i) for i in range(200)]
     texts = {m.hash: f"check the rule on field_{i} of table_{i // 2}" for i, m in enumerate(members)}
     found = restatement_groups(members=members, texts=texts)
-    assert (len(compared), len(found)) == (100, 100)  # each pair of a table restates: 3 of 5 words
+    assert len(compared["additions"]) == 800
+    assert compared["pairs"] == [(i, i + 1) for i in range(0, 200, 2)]  # each pair of a table: 3 of 5 words
+    assert len(found) == 100
 
 
 def test_members_with_the_same_tokens_are_one_group_without_comparing_their_pairs(compared):
@@ -183,7 +203,7 @@ def test_members_with_the_same_tokens_are_one_group_without_comparing_their_pair
     texts["x0500"] = "Bulk lesson: check the field before saving twice."  # one more token: compared once
     texts["x0700"] = "."  # no content token: restates nothing
     found = restatement_groups(members=members, texts=texts)
-    assert len(compared) == 1
+    assert (compared["profiles"], compared["pairs"]) == ([2], [(0, 1)])
     assert [(g.name, len(g.members)) for g in found] == [("x0000", 999), ("x0700", 1)]
 
 
@@ -206,13 +226,13 @@ WORDS = (
     st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join), min_size=1, max_size=12)
 )
 def test_the_groups_are_the_components_of_the_pair_rule_over_every_pair(texts_drawn):
-    # Only candidate pairs are compared (a shared prefix token or a shared full anchor): the components
-    # must be those of the rule applied to every pair.
+    # The pairs are found by counting shared tokens in bit planes, never compared one by one: the
+    # components must be those of the rule applied to every pair.
     _assert_components_of_the_rule_over_every_pair(texts_drawn)
 
 
 # Twelve words (two of them anchors) in texts of up to 14 words: overlaps near 3/5 at every set size, where
-# a prefix one token too short would miss a pair.
+# a threshold one token off would miss a pair or add one.
 WIDE = (*(f"word{i}" for i in range(10)), "`word1`", "`word2`")
 
 
@@ -221,6 +241,19 @@ WIDE = (*(f"word{i}" for i in range(10)), "`word1`", "`word2`")
     st.lists(st.lists(st.sampled_from(WIDE), min_size=0, max_size=14).map(" ".join), min_size=2, max_size=16)
 )
 def test_the_groups_are_those_of_every_pair_over_sets_of_every_size(texts_drawn):
+    _assert_components_of_the_rule_over_every_pair(texts_drawn)
+
+
+# Forty words (four of them anchors) in texts of up to 40 words, up to 80 members: shared counts past 15
+# (a fifth bit plane) and member masks longer than one machine word.
+LONG = (*(f"term{i}" for i in range(36)), "`term1`", "`term2`", "`term3`", "`_at`")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(LONG), min_size=0, max_size=40).map(" ".join), min_size=60, max_size=80)
+)
+def test_the_groups_are_those_of_every_pair_in_long_texts_of_large_piles(texts_drawn):
     _assert_components_of_the_rule_over_every_pair(texts_drawn)
 
 

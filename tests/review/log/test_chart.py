@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from review.log.chart import COLOURS, MAX_HOSTS, MAX_WEEKS, NO_CODE, host_chart, log_chart
+from django.template import Context, Template
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from review.log.chart import CODE_ORDER, COLOURS, MAX_HOSTS, MAX_WEEKS, NO_CODE, host_chart, log_chart
 
 MONDAY = date(2026, 3, 2)
 
@@ -60,3 +64,57 @@ def test_one_chart_per_host_sorted_and_capped():
 
 def test_no_rows_no_charts():
     assert log_chart([]).charts == ()
+
+
+# The charts' loop of review/log/decisions.html before issue 10's last round built each figure in Python.
+FORMER_FIGURES = (
+    "{% load review_tags %}{% for c in chart.charts %}"
+    "\n    {% with cid=forloop.counter %}"
+    '\n    <figure class="log-chart">'
+    '\n      <svg role="img" aria-labelledby="chart-{{ cid }}-title chart-{{ cid }}-desc"'
+    ' viewBox="0 0 {{ c.width }} {{ c.height }}" width="{{ c.width }}" height="{{ c.height }}"'
+    ' xmlns="http://www.w3.org/2000/svg">'
+    '\n        <title id="chart-{{ cid }}-title">{{ c.title }}</title>'
+    '\n        <desc id="chart-{{ cid }}-desc">{{ c.description }}</desc>'
+    '\n        <line x1="{{ c.plot_left }}" y1="{{ c.plot_top }}" x2="{{ c.plot_left }}" y2="{{ c.plot_bottom }}"'
+    ' stroke="#888" stroke-width="1"/>'
+    '\n        <line x1="{{ c.plot_left }}" y1="{{ c.plot_bottom }}" x2="{{ c.plot_right }}"'
+    ' y2="{{ c.plot_bottom }}" stroke="#888" stroke-width="1"/>'
+    "\n        {{ c.marks }}"
+    "\n      </svg>"
+    "\n      <figcaption>"
+    '\n        <span class="chart-title">{{ c.title }}</span>{% if c.weeks_cut %} <span class="muted">(the last'
+    " 26 weeks; {{ c.weeks_cut }} earlier week{{ c.weeks_cut|pluralize }} not drawn)</span>{% elif c.earlier %}"
+    ' <span class="muted">(the last 26 weeks of the log; earlier decisions not drawn)</span>{% endif %}'
+    '\n        <ul class="legend" aria-label="Legend">'
+    '\n          {% for code, colour, n in c.legend %}<li><svg width="10" height="10" aria-hidden="true">'
+    '<rect width="10" height="10" fill="{{ colour }}"/></svg> {{ code|reason_label }}: {{ n }}</li>{% endfor %}'
+    "\n        </ul>"
+    '\n        <details class="chart-data"><summary>The numbers</summary>'
+    '\n          <table><thead><tr><th scope="col">Week of</th><th scope="col">Decisions by reason code</th>'
+    "</tr></thead>"
+    "\n          <tbody>{{ c.table_rows }}</tbody></table>"
+    "\n        </details>"
+    "\n      </figcaption>"
+    "\n    </figure>"
+    "\n    {% endwith %}"
+    "\n    {% endfor %}"
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["alpha", "b<&>\"'", "gamma", "delta"]),
+            st.integers(0, 40).map(lambda w: MONDAY + timedelta(weeks=w)),
+            st.sampled_from([*CODE_ORDER[:-1], None]),
+            st.integers(1, 2500),
+        ),
+        max_size=60,
+    ),
+    earlier=st.frozensets(st.sampled_from(["alpha", "b<&>\"'", "gamma"])),
+)
+def test_the_figures_are_what_the_pages_template_loop_printed(rows, earlier):
+    chart = log_chart(rows, earlier=earlier)
+    assert chart.figures == Template(FORMER_FIGURES).render(Context({"chart": chart}))
