@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 
 import django_tables2 as tables
 from django.conf import settings
+from django.db.models import Model
 from django.utils.formats import localize
 from django.utils.html import conditional_escape, escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -72,8 +73,16 @@ class _Cell:
         self.grouping = settings.USE_THOUSAND_SEPARATOR
 
     def value(self, record):
-        if self.plain and isinstance(record, dict):
-            return record.get(self.accessor)
+        if self.plain:
+            if isinstance(record, dict):
+                return record.get(self.accessor)
+            if isinstance(record, Model):  # no item lookup to try first: the attribute, unless callable
+                try:
+                    found = getattr(record, self.accessor)
+                except Exception:  # what resolve makes of a failed lookup
+                    return None
+                if not callable(found):
+                    return found
         try:
             return A(self.accessor).resolve(record)
         except Exception:  # django-tables2 reads a failed lookup as an empty value too

@@ -191,3 +191,36 @@ def test_esc_is_conditional_escape():
     values += [gettext_lazy("lazy <x>"), date(2026, 12, 1)]
     for value in values:
         assert esc(value) == conditional_escape(value), value
+
+
+def _model_columns():
+    return {
+        "name": tables.Column(),
+        "max_active": tables.Column(),
+        "description": tables.Column(),
+        "counts": tables.Column(),  # a reverse one-to-one the host lacks: an empty value
+        "get_deferred_fields": tables.Column(),  # a method: called, as django-tables2 does
+        "nothing_here": tables.Column(),  # no such attribute: an empty value
+    }
+
+
+class LeanModels(LeanTable):
+    locals().update(_model_columns())
+
+
+class PlainModels(tables.Table):
+    locals().update(_model_columns())
+
+    class Meta:
+        template_name = "tables/htmx_table.html"
+
+
+def test_lean_cells_of_model_records_are_the_cells_django_tables2_renders(db):
+    from lessons.models import Host
+
+    hosts = [
+        Host.objects.create(name="alpha", max_active=3, description="<b>x</b> & y"),
+        Host.objects.create(name="beta", max_active=8, description=""),
+    ]
+    assert _html(LeanModels(hosts)) == _html(PlainModels(hosts))
+    assert "<td >&lt;b&gt;x&lt;/b&gt; &amp; y</td>" in _html(LeanModels(hosts))
