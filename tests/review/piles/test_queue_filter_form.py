@@ -29,3 +29,18 @@ def test_host_choices_render_as_a_list_of_pairs_does_and_iterate_again():
     for value in ("", "b<&>\"'", "nowhere"):
         lean = QueueFilterForm({"host": value}, host_names=NAMES)
         assert str(lean["host"]) == str(Listed({"host": value})["host"])
+
+
+def test_an_unknown_host_in_the_url_says_the_filters_are_not_applied(entity, client, viewer):
+    from tests.html import inline_text, parse
+
+    entity(3)
+    client.force_login(viewer)
+    page = parse(client.get("/?host=no-such-host&namespace=qa").content)
+    box = page.find("div", **{"data-testid": "filter-errors"})
+    assert inline_text(box) == (
+        "These filters are not valid, so none is applied and every pile is shown: "
+        "host: Select a valid choice. no-such-host is not one of the available choices."
+    )
+    assert len(page.find("table", cls="queue-table").find("tbody").find_all("tr")) == 1
+    assert parse(client.get("/?host=qa-host").content).find("div", **{"data-testid": "filter-errors"}) is None
