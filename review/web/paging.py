@@ -16,12 +16,16 @@ from datetime import datetime
 from functools import cached_property
 
 from django.core.exceptions import ValidationError
+from django.core.paginator import EmptyPage
 from django.db.models import Q, QuerySet
 from django.utils.dateparse import parse_datetime
 from django_tables2 import LazyPaginator, RequestConfig
 
 MAX_PER_PAGE = 500
 COUNT_CAP = 10_000
+# The largest OFFSET the databases take (a signed 64-bit integer): SQLite answers one past it "datatype
+# mismatch", PostgreSQL "bigint out of range".
+MAX_OFFSET = 2**63 - 1
 
 
 class PageSizeConfig(RequestConfig):
@@ -83,6 +87,15 @@ class BoundedPaginator(LazyPaginator):
 
     def is_last_page(self, number: int) -> bool:
         return super().is_last_page(number) if self.count_capped else number == self.num_pages
+
+    def validate_number(self, number) -> int:
+        """``LazyPaginator``'s check, and ``EmptyPage`` for a page past the last when the count is exact, or
+        past what an OFFSET can reach (``?page=99999999999999999999`` was a 500): ``RequestConfig`` then
+        shows the last page (the first, when capped), as for Django's paginator."""
+        number = super().validate_number(number)
+        if (not self.count_capped and number > self.num_pages) or number * self.per_page > MAX_OFFSET:
+            raise EmptyPage("That page contains no results")
+        return number
 
 
 # --- keyset paging -------------------------------------------------------------------------------------
