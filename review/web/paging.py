@@ -12,7 +12,7 @@ import binascii
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cached_property
 
 from django.core.exceptions import ValidationError
@@ -125,8 +125,9 @@ def _encode(values: Sequence) -> str:
 
 
 def _decode(token: str, model, fields: Sequence[str]) -> list | None:
-    """The values of ``fields`` a cursor carries, each valid for its model field; None for a token that is
-    not one of ours (it then reads as no cursor: the first page)."""
+    """The values of ``fields`` a cursor carries, each valid for its model field and one the databases can
+    hold (no infinite number, no time outside years 1-9999 in UTC, no NUL or lone surrogate in a text);
+    None for a token that is not one of ours (it then reads as no cursor: the first page)."""
     try:
         raw = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         if not isinstance(raw, list) or len(raw) != len(fields):
@@ -139,9 +140,16 @@ def _decode(token: str, model, fields: Sequence[str]) -> list | None:
                     return None
             if isinstance(value, (list, dict)) or value is None:
                 return None
-            values.append(model._meta.get_field(name).to_python(value))
+            if isinstance(value, str) and "\x00" in value:
+                return None
+            value = model._meta.get_field(name).to_python(value)
+            if isinstance(value, str):
+                value.encode()  # UnicodeEncodeError (a ValueError) for a lone surrogate
+            elif isinstance(value, datetime) and value.tzinfo is not None:
+                value.astimezone(UTC)  # OverflowError past the years a database stores
+            values.append(value)
         return values
-    except (ValueError, TypeError, AttributeError, ValidationError, binascii.Error):
+    except (ValueError, TypeError, AttributeError, OverflowError, ValidationError, binascii.Error):
         return None
 
 
