@@ -24,6 +24,23 @@ def normalize(text: str) -> str:
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
 
 
+# What ``str.lower`` writes where PostgreSQL's ``lower()`` (per character) writes one letter: a dotted
+# capital I lowers to "i" and a combining dot above; a capital sigma ending a word to the final sigma.
+_FOLDS = (("i\u0307", "i"), ("\u03c2", "\u03c3"))
+
+
+def search_lower(text: str) -> str:
+    """``text`` lowered for the queue's text filter (the stored search documents and the words searched
+    for): ``str.lower``, then the dotted ``i`` as ``i`` and the final sigma as ``σ``, so that any case of a
+    word finds it as PostgreSQL's ``ILIKE`` did (it lowers one character at a time: "İSTANBUL" is
+    "istanbul", "ΣΥΝΔΕΣ" is "συνδεσ", a prefix of "ΣΥΝΔΕΣΗ"). Idempotent:
+    ``search_lower(search_lower(x)) == search_lower(x)``."""
+    lowered = text.lower()
+    for found, kept in _FOLDS:
+        lowered = lowered.replace(found, kept)
+    return lowered
+
+
 def sha256_hex(text: str) -> str:
     """Lowercase hex SHA-256 of the UTF-8 bytes of ``text``.
 

@@ -21,6 +21,7 @@ from django.db.models.expressions import RawSQL
 
 from lessons.core.piles import Pile, PileMember, draft_state, entity_pile
 from lessons.core.recurrence import COUNT_FIELDS
+from lessons.core.text import search_lower
 from lessons.models import ENTITY_FTS_TABLE as FTS_TABLE
 from lessons.models import Draft, EntityCount, Host, Lesson
 from lessons.serializers import pile_as_json
@@ -75,13 +76,13 @@ def pile_queue(*, host: str | None = None, namespace: str | None = None, text: s
 
 def entity_text_filter(rows: QuerySet[EntityCount], text: str) -> QuerySet[EntityCount]:
     """``rows`` whose search ``document`` (host, namespace, subject, live members' texts) contains
-    ``text``, case-insensitively: the document is stored in lower case (``str.lower``) and ``text`` is
+    ``text``, case-insensitively: the document is stored in lower case (``search_lower``) and ``text`` is
     lowered the same way; SQLite's FTS5 trigram table, PostgreSQL's pg_trgm GIN index (``LIKE``, which
     reads a document several times faster than ``ILIKE``); shorter than ``TRIGRAM`` characters, or on
     another database, a LIKE over ``rows``. The document is filled only while over budget, so only piles
     match."""
     vendor = connection.vendor
-    text = text.lower()
+    text = search_lower(text)
     if len(text) < TRIGRAM or vendor not in ("sqlite", "postgresql"):
         return rows.filter(document__contains=text)
     if vendor == "sqlite":

@@ -27,7 +27,7 @@ from django.utils.dateparse import parse_datetime
 from lessons.core.groups import restatement_groups
 from lessons.core.piles import PileMember, is_over_budget
 from lessons.core.recurrence import RECURRING_MIN_SESSIONS
-from lessons.core.text import to_ms
+from lessons.core.text import search_lower, to_ms
 from lessons.models import Draft, EntityCount, Host, HostCount, Lesson, RecurrenceCount
 
 ENTITY_CHUNK = 400  # subjects per IN (...): well under SQLite's 999 parameters with the other terms
@@ -158,7 +158,7 @@ def _extras(budget: _Budget, key: EntityKey, found: list[tuple]) -> tuple[int, s
     groups = restatement_groups(members=piles, texts={h: t for _ms, h, _v, t in found})
     # Lower case, as the text filter lowers its words: PostgreSQL then matches with LIKE, which reads a
     # document several times faster than ILIKE (lessons.selectors.piles.entity_text_filter).
-    document = "\n".join([budget.name, key[0], key[1], *(t for *_rest, t in found)]).lower()
+    document = search_lower("\n".join([budget.name, key[0], key[1], *(t for *_rest, t in found)]))
     return len(groups), document
 
 

@@ -12,16 +12,20 @@ import binascii
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cached_property
 
 from django.core.exceptions import ValidationError
+from django.core.paginator import EmptyPage
 from django.db.models import Q, QuerySet
 from django.utils.dateparse import parse_datetime
 from django_tables2 import LazyPaginator, RequestConfig
 
 MAX_PER_PAGE = 500
 COUNT_CAP = 10_000
+# The largest OFFSET the databases take (a signed 64-bit integer): SQLite answers one past it "datatype
+# mismatch", PostgreSQL "bigint out of range".
+MAX_OFFSET = 2**63 - 1
 
 
 class PageSizeConfig(RequestConfig):
@@ -84,6 +88,15 @@ class BoundedPaginator(LazyPaginator):
     def is_last_page(self, number: int) -> bool:
         return super().is_last_page(number) if self.count_capped else number == self.num_pages
 
+    def validate_number(self, number) -> int:
+        """``LazyPaginator``'s check, and ``EmptyPage`` for a page past the last when the count is exact, or
+        past what an OFFSET can reach (``?page=99999999999999999999`` was a 500): ``RequestConfig`` then
+        shows the last page (the first, when capped), as for Django's paginator."""
+        number = super().validate_number(number)
+        if (not self.count_capped and number > self.num_pages) or number * self.per_page > MAX_OFFSET:
+            raise EmptyPage("That page contains no results")
+        return number
+
 
 # --- keyset paging -------------------------------------------------------------------------------------
 
@@ -112,8 +125,9 @@ def _encode(values: Sequence) -> str:
 
 
 def _decode(token: str, model, fields: Sequence[str]) -> list | None:
-    """The values of ``fields`` a cursor carries, each valid for its model field; None for a token that is
-    not one of ours (it then reads as no cursor: the first page)."""
+    """The values of ``fields`` a cursor carries, each valid for its model field and one the databases can
+    hold (no infinite number, no time outside years 1-9999 in UTC, no NUL or lone surrogate in a text);
+    None for a token that is not one of ours (it then reads as no cursor: the first page)."""
     try:
         raw = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         if not isinstance(raw, list) or len(raw) != len(fields):
@@ -126,9 +140,16 @@ def _decode(token: str, model, fields: Sequence[str]) -> list | None:
                     return None
             if isinstance(value, (list, dict)) or value is None:
                 return None
-            values.append(model._meta.get_field(name).to_python(value))
+            if isinstance(value, str) and "\x00" in value:
+                return None
+            value = model._meta.get_field(name).to_python(value)
+            if isinstance(value, str):
+                value.encode()  # UnicodeEncodeError (a ValueError) for a lone surrogate
+            elif isinstance(value, datetime) and value.tzinfo is not None:
+                value.astimezone(UTC)  # OverflowError past the years a database stores
+            values.append(value)
         return values
-    except (ValueError, TypeError, AttributeError, ValidationError, binascii.Error):
+    except (ValueError, TypeError, AttributeError, OverflowError, ValidationError, binascii.Error):
         return None
 
 

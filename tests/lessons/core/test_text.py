@@ -10,6 +10,7 @@ from lessons.core.text import (
     lesson_hash,
     normalize,
     parse_timestamp,
+    search_lower,
     text_hash,
 )
 
@@ -68,3 +69,11 @@ def test_invalid_timestamps_are_refused_with_a_reason(value, message):
 def test_output_is_utc_iso_with_milliseconds_and_z():
     assert format_ms(1791218290004) == "2026-10-05T16:38:10.004Z"
     assert format_ms(1768435200000) == "2026-01-15T00:00:00.000Z"
+
+
+def test_search_lower_lowers_one_character_as_postgresql_does():
+    assert search_lower("İSTANBUL") == "istanbul"
+    assert search_lower("ΣΥΝΔΕΣ ΣΥΝΔΕΣΗ ς") == "συνδεσ συνδεση σ"
+    assert search_lower("Straẞe ÉCOLE") == "straße école"
+    for text in ("İSTANBUL", "ΟΔΟΣ", "i\u0307", "MiXeD"):
+        assert search_lower(search_lower(text)) == search_lower(text)

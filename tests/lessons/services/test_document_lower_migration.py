@@ -30,3 +30,29 @@ def test_non_ascii_text_matches_in_any_case(entity):
     entity(3, subject="orders", texts=["Bill the ÉCOLE account.", "Count twice.", "Bill once."])
     for text in ("école", "ÉCOLE", "École account"):
         assert [r["subject"] for r in pile_queue(text=text)] == ["orders"], text
+
+
+FOLD_MIGRATION = importlib.import_module("lessons.migrations.0010_entitycount_document_search_lower")
+TURKISH_AND_GREEK = ["Call the İSTANBUL office first.", "Use a ΣΥΝΔΕΣΗ that is ΑΣΦΑΛΗΣ.", "Count twice."]
+
+
+def test_a_dotted_capital_i_and_a_sigma_match_in_any_case(entity):
+    """As ILIKE did on PostgreSQL (one character at a time): str.lower alone wrote "İ" as "i" and a
+    combining dot, and a word-final "Σ" as "ς", so these found nothing on PostgreSQL."""
+    entity(3, subject="orders", texts=TURKISH_AND_GREEK)
+    for text in ("istanbul", "ISTANBUL", "İstanbul", "İSTANBUL", "ΣΥΝΔΕΣ", "συνδεσ", "συνδες", "ασφαλης"):
+        assert [r["subject"] for r in pile_queue(text=text)] == ["orders"], text
+
+
+def test_the_fold_migration_refolds_documents_str_lower_wrote(entity):
+    entity(3, subject="orders", texts=TURKISH_AND_GREEK)
+    row = EntityCount.objects.get(subject="orders")
+    stored = row.document
+    assert "istanbul" in stored and "συνδεση" in stored and "ασφαλησ" in stored
+    # the document as migration 0009 and the writers before this one stored it: str.lower
+    EntityCount.objects.filter(pk=row.pk).update(document=stored.upper().lower())
+    assert "ασφαλης" in EntityCount.objects.get(pk=row.pk).document
+    FOLD_MIGRATION.fold_documents(global_apps, connection.schema_editor())
+    assert EntityCount.objects.get(pk=row.pk).document == stored
+    for text in ("istanbul", "ΑΣΦΑΛΗΣ."):
+        assert [r["subject"] for r in pile_queue(text=text)] == ["orders"], text

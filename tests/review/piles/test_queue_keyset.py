@@ -5,6 +5,8 @@ through the database's trigram index. spec: piles.md, rules 2-4.
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -87,6 +89,31 @@ def test_a_cursor_that_is_not_ours_reads_as_the_first_page(many_piles, signed_in
     first = table_rows(parse(signed_in.get("/").content), "queue-table")
     for junk in ("zzz", "W10", "WyJhIl0", "eyJ0IjoxfQ"):
         assert table_rows(parse(signed_in.get(f"/?after={junk}").content), "queue-table") == first
+
+
+# Cursors of the right shape whose values no database column can hold: JSON's Infinity for a count, a
+# time past year 9999 (or before year 1) once in UTC, a lone surrogate, a NUL (PostgreSQL refuses it).
+FORGED = {
+    "count": ['[Infinity,"h0","qa","s00"]', '[-Infinity,"h0","qa","s00"]'],
+    "oldest": [
+        '[{"t":"9999-12-31T23:59:59-14:00"},"h0","qa","s00"]',
+        '[{"t":"0001-01-01T00:00:00+14:00"},"h0","qa","s00"]',
+    ],
+    "host_name": ['["\\ud800","qa","s00"]', '["h\\u0000","qa","s00"]'],
+}
+
+
+@pytest.mark.parametrize("sort", list(FORGED))
+@pytest.mark.parametrize("direction", ["after", "before"])
+def test_a_cursor_with_values_no_column_holds_reads_as_the_first_page(many_piles, signed_in, sort, direction):
+    """Each was a 500 (OverflowError, UnicodeEncodeError, PostgreSQL's NUL refusal) instead of the first
+    page a cursor that is not ours gives."""
+    first = table_rows(parse(signed_in.get(f"/?sort={sort}").content), "queue-table")
+    for raw in FORGED[sort]:
+        token = base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+        response = signed_in.get(f"/?sort={sort}&{direction}={token}")
+        assert response.status_code == 200, raw
+        assert table_rows(parse(response.content), "queue-table") == first, raw
 
 
 def test_a_new_sort_drops_the_cursor(many_piles, signed_in):
