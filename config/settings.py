@@ -108,22 +108,18 @@ TEMPLATES = [
     }
 ]
 
-_database_url = os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+DATABASES = {
+    "default": dj_database_url.parse(os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"))
+}
 # PostgreSQL keeps each server process's connection for a minute by default: opening one costs 6-9 ms and
 # a server process forked per connection, more than a page's queries (issue 10; docs/benchmarks.md). SQLite
 # opens a file, which costs nothing to speak of.
-_conn_max_age = env_int(
-    "CONN_MAX_AGE", default=60 if _database_url.startswith(("postgres", "pgsql")) else 0, minimum=0
-)
-DATABASES = {
-    "default": dj_database_url.parse(
-        _database_url,
-        conn_max_age=_conn_max_age,
-        # A kept connection the server dropped (a restart, an idle timeout) is replaced at a request's
-        # first query instead of failing that request (one per server thread).
-        conn_health_checks=_conn_max_age > 0,
-    )
-}
+_postgres = DATABASES["default"]["ENGINE"].endswith((".postgresql", ".postgis"))
+_conn_max_age = env_int("CONN_MAX_AGE", default=60 if _postgres else 0, minimum=0)
+DATABASES["default"]["CONN_MAX_AGE"] = _conn_max_age
+# A kept connection the server dropped (a restart, an idle timeout) is replaced at a request's first query
+# instead of failing that request (one per server thread).
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = _conn_max_age > 0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock when a transaction starts, so two writers queue
     # on the busy timeout instead of failing mid-transaction ("database is locked").

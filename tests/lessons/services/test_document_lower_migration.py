@@ -32,7 +32,6 @@ def test_non_ascii_text_matches_in_any_case(entity):
         assert [r["subject"] for r in pile_queue(text=text)] == ["orders"], text
 
 
-FOLD_MIGRATION = importlib.import_module("lessons.migrations.0010_entitycount_document_search_lower")
 TURKISH_AND_GREEK = ["Call the İSTANBUL office first.", "Use a ΣΥΝΔΕΣΗ that is ΑΣΦΑΛΗΣ.", "Count twice."]
 
 
@@ -44,15 +43,15 @@ def test_a_dotted_capital_i_and_a_sigma_match_in_any_case(entity):
         assert [r["subject"] for r in pile_queue(text=text)] == ["orders"], text
 
 
-def test_the_fold_migration_refolds_documents_str_lower_wrote(entity):
+def test_the_migration_folds_what_str_lower_alone_writes(entity):
     entity(3, subject="orders", texts=TURKISH_AND_GREEK)
     row = EntityCount.objects.get(subject="orders")
     stored = row.document
     assert "istanbul" in stored and "συνδεση" in stored and "ασφαλησ" in stored
-    # the document as migration 0009 and the writers before this one stored it: str.lower
+    # str.lower alone: a combining dot after the i, a final sigma
     EntityCount.objects.filter(pk=row.pk).update(document=stored.upper().lower())
     assert "ασφαλης" in EntityCount.objects.get(pk=row.pk).document
-    FOLD_MIGRATION.fold_documents(global_apps, connection.schema_editor())
+    MIGRATION.lower_documents(global_apps, connection.schema_editor())
     assert EntityCount.objects.get(pk=row.pk).document == stored
     for text in ("istanbul", "ΑΣΦΑΛΗΣ."):
         assert [r["subject"] for r in pile_queue(text=text)] == ["orders"], text

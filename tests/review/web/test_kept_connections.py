@@ -42,6 +42,7 @@ PG_URL = "postgres://nobody@127.0.0.1:5432/nowhere"  # never connected to: the s
         (PG_URL, "", "60 True"),  # PostgreSQL keeps connections by default
         (PG_URL, "0", "0 False"),
         (PG_URL, "5", "5 True"),
+        ("POSTGRES://nobody@127.0.0.1:5432/nowhere", "", "60 True"),  # the engine decides, not the spelling
     ],
 )
 def test_kept_connections_are_health_checked(database, max_age, expected):
