@@ -15,11 +15,13 @@ Only the whitespace between the tags differs.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from urllib.parse import urlencode
 
 import django_tables2 as tables
 from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Model
 from django.utils.formats import localize
 from django.utils.html import conditional_escape, escape, format_html
@@ -71,22 +73,48 @@ class _Cell:
         self.passthrough = getattr(self.render, "__func__", None) is tables.Column.render
         self.table = table
         self.grouping = settings.USE_THOUSAND_SEPARATOR
+        self.displays: dict[type, str | None] = {}
 
     def value(self, record):
         if self.plain:
             if isinstance(record, dict):
                 return record.get(self.accessor)
-            if isinstance(record, Model):  # no item lookup to try first: the attribute, unless callable
-                try:
+            if isinstance(record, Model):
+                display = self._display_name(type(record))
+                if display is not None:
+                    return getattr(record, display)()
+                try:  # no item lookup to try first: the attribute, unless callable
                     found = getattr(record, self.accessor)
                 except Exception:  # what resolve makes of a failed lookup
                     return None
                 if not callable(found):
                     return found
+        accessor = A(self.accessor)
+        penultimate, remainder = accessor.penultimate(record)
+        # As django-tables2's BoundRow: a model field with choices shows its label.
+        if isinstance(penultimate, Model):
+            with contextlib.suppress(FieldDoesNotExist):
+                field = accessor.get_field(record)
+                display_fn = getattr(penultimate, f"get_{remainder}_display", None)
+                if getattr(field, "choices", ()) and display_fn:
+                    return display_fn()
         try:
-            return A(self.accessor).resolve(record)
+            return accessor.resolve(record)
         except Exception:  # django-tables2 reads a failed lookup as an empty value too
             return None
+
+    def _display_name(self, model: type) -> str | None:
+        """``get_<accessor>_display`` when the plain accessor is a field of ``model`` with choices (its
+        label is the cell's value, as django-tables2 shows it), else None; worked out once per model."""
+        if model not in self.displays:
+            try:
+                field = model._meta.get_field(self.accessor)
+            except FieldDoesNotExist:
+                field = None
+            name = f"get_{self.accessor}_display"
+            has = getattr(field, "choices", None) and hasattr(model, name)
+            self.displays[model] = name if has else None
+        return self.displays[model]
 
     def html(self, row) -> str:
         record = row.record

@@ -224,3 +224,35 @@ def test_lean_cells_of_model_records_are_the_cells_django_tables2_renders(db):
     ]
     assert _html(LeanModels(hosts)) == _html(PlainModels(hosts))
     assert "<td >&lt;b&gt;x&lt;/b&gt; &amp; y</td>" in _html(LeanModels(hosts))
+
+
+def _choice_columns():
+    return {
+        "hash": tables.Column(),
+        "status": tables.Column(),  # a field with choices: its label, as django-tables2 shows it
+        "host__name": tables.Column(),
+        "host__budget_enabled": tables.Column(),
+    }
+
+
+class LeanChoices(LeanTable):
+    locals().update(_choice_columns())
+
+
+class PlainChoices(tables.Table):
+    locals().update(_choice_columns())
+
+    class Meta:
+        template_name = "tables/htmx_table.html"
+
+
+def test_a_field_with_choices_shows_its_label_as_django_tables2_does(entity, reviewer):
+    from lessons.models import Host, Lesson
+    from review.services.decisions import lesson_retire
+
+    hashes = entity(2)
+    lesson_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[:1], actor=reviewer, reason="dup")
+    rows = list(Lesson.objects.select_related("host").order_by("hash"))
+    assert _html(LeanChoices(rows)) == _html(PlainChoices(rows))
+    labels = {choice.label for choice in Lesson.Status}
+    assert sum(_html(LeanChoices(rows)).count(f"<td >{label}</td>") for label in labels) == 2
