@@ -44,3 +44,15 @@ def test_an_unknown_host_in_the_url_says_the_filters_are_not_applied(entity, cli
     )
     assert len(page.find("table", cls="queue-table").find("tbody").find_all("tr")) == 1
     assert parse(client.get("/?host=qa-host").content).find("div", **{"data-testid": "filter-errors"}) is None
+
+
+def test_the_default_order_is_named_until_a_column_sorts(entity, client, viewer):
+    from tests.html import inline_text, parse
+
+    entity(3)
+    client.force_login(viewer)
+    note = parse(client.get("/").content).find("p", **{"data-testid": "default-order"})
+    assert inline_text(note) == (
+        "Worst first: the most over budget, then the most live lessons; a column header sorts by that column."
+    )
+    assert parse(client.get("/?sort=-count").content).find("p", **{"data-testid": "default-order"}) is None
