@@ -51,8 +51,8 @@ EMPTY_TEXTS = {
 RETIRED_NOTICE = "Retired {n} lesson{s} with one reason: decision{s} {seqs}."
 RESTORED_NOTICE = "Restored {n} lesson{s} with one reason: decision{s} {seqs}."
 CLAIM_NOTICES = {
-    "claim": f"You have claimed this pile for {CLAIM_MINUTES} minutes.",
-    "renew": f"Your claim is renewed for {CLAIM_MINUTES} minutes.",
+    "claim": f"You have claimed this pile for {CLAIM_MINUTES} minutes, or until your next decision on it.",
+    "renew": f"Your claim is renewed for {CLAIM_MINUTES} minutes, or until your next decision on it.",
     "release": "You released your claim on this pile.",
 }
 CLAIM_TEMPLATE = "review/piles/_claim.html"

@@ -49,6 +49,11 @@ def test_claiming_through_htmx_swaps_the_box_with_renew_and_release(pile, client
     assert box.find("b", data_testid="claim-user").text == "rita"
     assert [b.attrs["value"] for b in box.find_all("button")] == ["renew", "release"]
     assert CLAIM_NOTICES["claim"] in inline_text(box)
+    # a decision releases the claim (decisions.md): the notice says so (found by the newcomer run)
+    assert (
+        CLAIM_NOTICES["claim"]
+        == "You have claimed this pile for 15 minutes, or until your next decision on it."
+    )
     row = PileClaim.objects.get()
     assert (row.user, row.expires_at - row.claimed_at) == (reviewer, timedelta(minutes=15))
 
