@@ -79,7 +79,7 @@ from lessons.core.piles import entity_label
 from lessons.core.recurrence import current_version, lesson_key
 from lessons.core.text import from_ms, sha256_hex, text_hash
 from lessons.ingest.forked import Forked, ForkedFailed, can_fork
-from lessons.ingest.memory import releasing
+from lessons.ingest.memory import collector_paused, releasing
 from lessons.ingest.reading import Source, iter_lines, iter_lines_from, iter_lines_until, line_start_after
 from lessons.ingest.report import ImportReport, LineError
 from lessons.ingest.shown_texts import ShownTextItem, shown_texts_keep
@@ -285,6 +285,8 @@ class _State:
         self.counts.clear()
 
 
+# No reference cycles to collect in an ingest, millions of objects to walk (lessons.ingest.memory).
+@collector_paused()
 def ingest_sources(
     *,
     sources: list[Source],
