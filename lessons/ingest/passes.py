@@ -23,7 +23,10 @@ records then follow this part's, so that what comes out is what one process read
 the same counts, errors in line order (the first ``MAX_ERRORS_IN_FULL``), the same records in the same
 order, cut into the same chunks (``_Spool.chunks``: the cut is no chunk boundary). A child that fails
 leaves its part to this process. Background jobs and the API validate in one process (a web or worker
-process may run threads, which a fork does not take along).
+process may run threads, which a fork does not take along). With ``workers=2`` a batch of ``WORKER_RECORDS``
+reference records or more also gets a worker for its recurrence refresh, forked before the write phase:
+a host rebuilt whole is attributed there, chunk by chunk, while this process reads and stores
+(``lessons.recurrence.attributing``).
 
 A batch is atomic: an invalid line rolls everything back unless ``skip_invalid``; ``dry_run`` always rolls
 back. Memory stays bounded by the chunk size (and the resolver's cache), not the input size.
@@ -85,6 +88,7 @@ from lessons.ingest.report import ImportReport, LineError
 from lessons.ingest.shown_texts import ShownTextItem, shown_texts_keep
 from lessons.ingest.writer import RowKind, Table, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
+from lessons.recurrence.attributing import recurrence_worker
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
 from lessons.recurrence.versions import EpochMs, key_of
 from lessons.services.entity_counts import (
@@ -359,7 +363,7 @@ def _write(state: _State, progress: Progress | None) -> None:
         _write_sliced(state, progress)
         return
     try:
-        with transaction.atomic():
+        with recurrence_worker(_attribute_in_worker(state)), transaction.atomic():
             # The larger cache only while rows go in; the recurrence refresh reads with its own memory.
             with _sqlite_page_cache(state.lessons.count + state.references.count):
                 for record in state.host_records:
@@ -375,6 +379,16 @@ def _write(state: _State, progress: Progress | None) -> None:
     except _Rollback:
         state.changes.clear()
         state.counts.clear()
+
+
+WORKER_RECORDS = 20_000  # from this many reference records on, the refresh may attribute in a worker
+
+
+def _attribute_in_worker(state: _State) -> bool:
+    """Whether the write phase's recurrence refresh gets a forked worker for the attribution of a host
+    rebuilt whole (``lessons.recurrence.attributing``): where validation may fork (``workers``, module
+    docstring), for a batch of ``WORKER_RECORDS`` reference records or more that is to be written."""
+    return state.workers > 1 and not state.report.dry_run and state.references.count >= WORKER_RECORDS
 
 
 SLICE_PAUSE_SECONDS = 0.15  # between slices: longer than SQLite's longest busy-handler sleep (100 ms)
