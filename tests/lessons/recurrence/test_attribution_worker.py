@@ -9,6 +9,7 @@ import json
 import os
 import random
 import signal
+import time
 
 import pytest
 from django.db import connection, transaction
@@ -140,6 +141,17 @@ def test_a_worker_killed_part_way_leaves_the_chunk_in_flight_and_the_rest_here(
     path = tmp_path / "b.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in batch(4)))
     without = ingested(path, workers=1)
+    parent = os.getpid()
+    attribute = attributing.Attributor.__call__
+    chunks = []
+
+    def slow_third_chunk_in_the_child(self, request):
+        if os.getpid() != parent and request[0] == "chunk":
+            chunks.append(request)  # the child's own list
+            if len(chunks) == 3:
+                time.sleep(30)  # killed meanwhile
+        return attribute(self, request)
+
     send = ForkedWorker.send
     sent = []
 
@@ -149,9 +161,11 @@ def test_a_worker_killed_part_way_leaves_the_chunk_in_flight_and_the_rest_here(
         if len(sent) == 4:  # the host and two chunks answered, the third chunk in flight
             os.kill(self._pid, signal.SIGKILL)
 
+    monkeypatch.setattr(attributing.Attributor, "__call__", slow_third_chunk_in_the_child)
     monkeypatch.setattr(ForkedWorker, "send", send_then_kill)
     assert ingested(path, workers=2) == without
     assert sent == ["host", "chunk", "chunk", "chunk"]
+    assert not rebuilt_in_worker[1].alive
 
 
 def test_a_worker_whose_attribution_raises_leaves_it_here(db, tmp_path, rebuilt_in_worker, monkeypatch):
