@@ -86,7 +86,7 @@ from lessons.ingest.memory import collector_paused, releasing
 from lessons.ingest.reading import Source, iter_lines, iter_lines_from, iter_lines_until, line_start_after
 from lessons.ingest.report import ImportReport, LineError
 from lessons.ingest.shown_texts import ShownTextItem, shown_texts_keep
-from lessons.ingest.writer import RowKind, Table, insert_new_rows
+from lessons.ingest.writer import RowKind, Table, indexes_built_after, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.attributing import recurrence_worker
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
@@ -364,8 +364,10 @@ def _write(state: _State, progress: Progress | None) -> None:
         return
     try:
         with recurrence_worker(_attribute_in_worker(state)), transaction.atomic():
-            # The larger cache only while rows go in; the recurrence refresh reads with its own memory.
-            with _sqlite_page_cache(state.lessons.count + state.references.count):
+            # A large batch's exposures and corrections are indexed once they are all in (SQLite), with the
+            # page cache back at its size; the larger cache only while rows go in, the recurrence refresh
+            # reads with its own memory.
+            with _indexes_after_rows(state), _sqlite_page_cache(state.lessons.count + state.references.count):
                 for record in state.host_records:
                     _apply_host(state, record)
                 _pass_lessons(state, progress)
@@ -507,6 +509,17 @@ def _write_sliced(state: _State, progress: Progress | None) -> None:
             f"{report.error_count} line(s) were refused while the batch was being written (another writer "
             "changed the lessons they name meanwhile); the rest of the batch was written"
         )
+
+
+INDEX_AFTER_ROWS = 50_000  # from this many reference records on, indexes may be made after the rows
+
+
+def _indexes_after_rows(state: _State) -> contextlib.AbstractContextManager[None]:
+    """``indexes_built_after`` for the exposures and corrections of a batch that is to be written (one
+    transaction, never sliced: ``_write``); the reference records bound the rows either table gains."""
+    if state.report.dry_run:  # rolled back whatever it finds: no index worth dropping
+        return contextlib.nullcontext()
+    return indexes_built_after((Exposure, Correction), rows=state.references.count, minimum=INDEX_AFTER_ROWS)
 
 
 SQLITE_CACHE_KIB = 98_304  # SQLite's page cache during a large write phase (its default is 2,000 KiB)
