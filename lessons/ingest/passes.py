@@ -1268,8 +1268,14 @@ class _Resolver:
             pairs = ids[host_name]
             if pairs:
                 found: dict[tuple[str, str, str], list[_Stored]] = {(host_name, *pair): [] for pair in pairs}
-                lesson_ids = sorted({lid for _store, lid in pairs})
-                rows = Lesson.objects.filter(host=host, lesson_id__in=lesson_ids).values_list(*_STORED_FIELDS)
+                # By store too, so that SQLite searches lesson_store_id (host, store, lesson_id): by host and
+                # lesson_id alone it walked every lesson of the host for each chunk (a reference's store is
+                # never empty; versions of other stores are found by their own references).
+                rows = Lesson.objects.filter(
+                    host=host,
+                    store__in=sorted({store for store, _lid in pairs}),
+                    lesson_id__in=sorted({lid for _store, lid in pairs}),
+                ).values_list(*_STORED_FIELDS)
                 for row in rows:
                     stored = _Stored.of(row)
                     found.setdefault((host_name, stored.store, stored.lesson_id), []).append(stored)
