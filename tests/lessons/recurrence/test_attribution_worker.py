@@ -26,15 +26,16 @@ from tests import builders
 DAY = "2026-03-02"
 
 
-def batch(seed: int) -> list[dict]:
-    """Lessons with two versions of some keys, then sessions of exposures (some with a text no version has)
-    and corrections on the lessons' topics (some on two at once, some of another kind, some early)."""
+def batch(seed: int, host: str = "h1") -> list[dict]:
+    """Lessons of ``host`` with two versions of some keys, then sessions of exposures (some with a text no
+    version has) and corrections on the lessons' topics (some on two at once, some of another kind, some
+    early)."""
     rng = random.Random(seed)
-    records: list[dict] = [builders.host(name="h1")]
+    records: list[dict] = [builders.host(name=host)]
     for i in range(12):
         text = f"Use `col_{i}` with care in staging models rule {i}."
         common = {
-            "host": "h1",
+            "host": host,
             "namespace": "ns",
             "subject": f"s{i % 3}",
             "store": "st",
@@ -54,7 +55,7 @@ def batch(seed: int) -> list[dict]:
             ref = {"store": "st", "lesson_id": f"L{i}"}
             text = f"Use `col_{i}` with care in staging, as shown {s}." if rng.random() < 0.1 else None
             shown = builders.at(f"10:{n:02d}", day=DAY)
-            records.append(builders.exposure(host="h1", session=session, shown_at=shown, text=text, **ref))
+            records.append(builders.exposure(host=host, session=session, shown_at=shown, text=text, **ref))
         for c in range(rng.randint(0, 3)):
             i, j = rng.randrange(12), rng.randrange(12)
             text = rng.choice(
@@ -63,7 +64,7 @@ def batch(seed: int) -> list[dict]:
             kind = "user_correction" if rng.random() < 0.85 else "tool_error"
             records.append(
                 builders.correction(
-                    host="h1",
+                    host=host,
                     session=session,
                     id=f"c{s}-{c}",
                     text=text,
@@ -132,6 +133,16 @@ def test_a_host_rebuilt_with_the_worker_stores_what_it_stores_without(db, tmp_pa
     assert len(without[1][0]) > 30  # attributed: the batch exercises the rebuild
     with_worker = ingested(path, workers=2)
     assert isinstance(rebuilt_in_worker[1], ForkedWorker)
+    assert with_worker == without
+
+
+def test_two_hosts_rebuilt_one_after_the_other_with_one_worker(db, tmp_path, rebuilt_in_worker):
+    path = tmp_path / "b.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*batch(6, "h1"), *batch(7, "h2")]))
+    without = ingested(path, workers=1)
+    with_worker = ingested(path, workers=2)
+    assert rebuilt_in_worker[:2] == [None, None]
+    assert isinstance(rebuilt_in_worker[2], ForkedWorker) and rebuilt_in_worker[3] is rebuilt_in_worker[2]
     assert with_worker == without
 
 
