@@ -136,6 +136,21 @@ def test_a_host_rebuilt_with_the_worker_stores_what_it_stores_without(db, tmp_pa
     assert with_worker == without
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_host_rebuilt_whole_stores_what_the_refresh_session_by_session_stores(
+    db, tmp_path, monkeypatch, seed
+):
+    # The rebuild attributes through Attributor (profiles kept for the host), the refresh of the changed
+    # sessions through attribute_corrections (each chunk's versions): the same rows, in the same order.
+    path = tmp_path / "b.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in batch(seed)))
+    monkeypatch.setattr(refresh, "REBUILD_FLOOR", 10**9)
+    by_session = ingested(path, workers=1)
+    monkeypatch.setattr(refresh, "REBUILD_FLOOR", 1)
+    monkeypatch.setattr(refresh, "ATTRIBUTE_CHUNK", 3)
+    assert ingested(path, workers=1) == by_session
+
+
 def test_two_hosts_rebuilt_one_after_the_other_with_one_worker(db, tmp_path, rebuilt_in_worker):
     path = tmp_path / "b.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in [*batch(6, "h1"), *batch(7, "h2")]))
