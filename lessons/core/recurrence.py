@@ -10,7 +10,7 @@ All times are integer milliseconds since the Unix epoch (UTC). spec: recurrence.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple, TypeVar
 
@@ -45,14 +45,17 @@ __all__ = [
     "RecurrenceResult",
     "anchors",
     "attribute",
+    "attribute_profiled",
     "content_tokens",
     "correction_tokens",
+    "current_hashes",
     "correction_topics",
     "lesson_key",
     "lesson_profile",
     "runs",
     "text_matches",
     "unmatched_topics",
+    "version_profiles",
 ]
 
 LessonKey = str
@@ -264,9 +267,9 @@ def attribute(
     """
     versions = list(versions)
     exposures = list(exposures)
-    corrections = sorted(corrections, key=_correction_order)
+    corrections = _sorted(corrections)
     current = _current_hashes(versions)
-    attributions = _attributions(versions, exposures, corrections, current, profile)
+    attributions = _attributions(version_profiles(versions, profile), exposures, corrections, current)
 
     shown_sessions: dict[LessonKey, set[str]] = defaultdict(set)
     for exposure in exposures:
@@ -313,24 +316,66 @@ def attribute_corrections(
     """
     versions = list(versions)
     current = _current_hashes(versions)
-    return _attributions(versions, exposures, sorted(corrections, key=_correction_order), current, profile)
+    return _attributions(version_profiles(versions, profile), exposures, _sorted(corrections), current)
+
+
+Profile = tuple[frozenset[str], frozenset[str]]
+Profiles = dict[tuple[LessonKey, str], set[Profile]]
+
+
+def current_hashes(versions: Iterable[LessonVersion]) -> dict[LessonKey, str]:
+    """The current ``text_hash`` of every key of ``versions``. Raises ``ValueError`` (for the first such
+    key in sorted order) when a key has no current text or two. spec: recurrence.md, "Lesson keys and
+    versions"."""
+    return _current_hashes(list(versions))
+
+
+def version_profiles(
+    versions: Iterable[LessonVersion],
+    profile: Callable[[str], Profile] | None = None,
+    into: Profiles | None = None,
+) -> Profiles:
+    """What matching reads of ``versions``: the profile (``lesson_profile``, or ``profile`` for a caller
+    that remembers them) of each version's text by ``(key, text_hash)``; several versions of a key may
+    share a text_hash (the same normalized text), and any of them may match. Added to ``into`` when given
+    (and returned)."""
+    # ``is None``, not truthiness: a caller's memo is a dict, empty (so falsy) until its first text.
+    profile_of = lesson_profile if profile is None else profile
+    profiles: Profiles = {} if into is None else into
+    for version in versions:
+        found = profiles.get((version.key, version.text_hash))
+        if found is None:
+            found = profiles[version.key, version.text_hash] = set()
+        found.add(profile_of(version.text))
+    return profiles
+
+
+def attribute_profiled(
+    *,
+    profiles: Mapping[tuple[LessonKey, str], Collection[Profile]],
+    current: Mapping[LessonKey, str],
+    exposures: Iterable[Exposure],
+    corrections: Iterable[Correction],
+) -> tuple[Attribution, ...]:
+    """``attribute_corrections`` with the versions given as ``version_profiles`` and ``current_hashes``
+    made of them, for a caller that attributes chunk after chunk of one host's sessions and keeps both
+    (the recurrence refresh's rebuild of a host: made once, not once per chunk). They may hold the
+    versions of keys no exposure shows: only the shown keys' are read. Same order, same attributions.
+    spec: recurrence.md, "Attributing one correction"."""
+    return _attributions(profiles, exposures, _sorted(corrections), current)
+
+
+def _sorted(corrections: Iterable[Correction]) -> list[Correction]:
+    return sorted(corrections, key=_correction_order)
 
 
 def _attributions(
-    versions: list[LessonVersion],
+    profiles: Mapping[tuple[LessonKey, str], Collection[Profile]],
     exposures: Iterable[Exposure],
     corrections: list[Correction],
-    current: dict[LessonKey, str],
-    profile: Callable[[str], tuple[frozenset[str], frozenset[str]]] | None,
+    current: Mapping[LessonKey, str],
 ) -> tuple[Attribution, ...]:
     """One ``Attribution`` per correction of ``corrections`` (sorted by ``_correction_order``)."""
-    # ``is None``, not truthiness: a caller's memo is a dict, empty (so falsy) until its first text.
-    profile_of = lesson_profile if profile is None else profile
-    # Several versions of a key may share a text_hash (same normalized text); any of them may match.
-    profiles: dict[tuple[LessonKey, str], set[tuple[frozenset[str], frozenset[str]]]] = defaultdict(set)
-    for version in versions:
-        profiles[version.key, version.text_hash].add(profile_of(version.text))
-
     by_session: dict[str, list[Exposure]] = defaultdict(list)
     for exposure in exposures:
         by_session[exposure.session].append(exposure)
@@ -348,8 +393,8 @@ def _attributions(
 def _attribute_one(
     correction: Correction,
     session_exposures: Iterable[Exposure],
-    profiles: dict[tuple[LessonKey, str], set[tuple[frozenset[str], frozenset[str]]]],
-    current: dict[LessonKey, str],
+    profiles: Mapping[tuple[LessonKey, str], Collection[Profile]],
+    current: Mapping[LessonKey, str],
 ) -> tuple[str, tuple[LessonKey, ...]]:
     k = correction.corrected_at_ms
     # Candidates: keys this session saw at or before the correction (spec step 1); a lesson first

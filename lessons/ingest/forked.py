@@ -1,19 +1,29 @@
-"""Run a function in a forked child process and get its return value back, pickled through a pipe.
+"""Run work in a forked child process and get the answers back through pipes.
 
-For CPU-bound work on a second core (ingest's validation of the second half of a large file). The child
-never touches the database: it inherits this process's connection, so it leaves with ``os._exit`` (no
+For CPU-bound work on a second core: ``Forked`` runs one function (ingest's validation of the second half
+of a large file), ``ForkedWorker`` answers one request after another (the recurrence refresh's
+attribution of a host rebuilt whole, while this process reads the next chunk's rows). A child never
+touches the database: it inherits this process's connection, so it leaves with ``os._exit`` (no
 ``atexit`` handler, no finalizer, no flush of this process's buffers), having written its answer.
+
+Forking is for a process of its own with no other thread (``manage.py ingest``): a web or worker process
+may run threads, which a fork does not take along. The callers decide (ingest's ``workers``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 import os
 import pickle
 import signal
+import struct
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import IO, Generic, TypeVar
 
 T = TypeVar("T")
+Q = TypeVar("Q")
+A = TypeVar("A")
 
 
 class ForkedFailed(Exception):
@@ -33,27 +43,38 @@ def _described(exc: BaseException) -> str:
         return type(exc).__name__
 
 
+def _fork(child: Callable[[], int]) -> int:
+    """Fork; the child runs ``child()`` and ends with the code it returns (1 whatever fails): it never
+    returns into the caller's code. Returns the child's pid."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = child()
+        finally:
+            os._exit(code)
+    return pid
+
+
 class Forked(Generic[T]):
     """``fn()`` running in a forked child from construction on; ``result()`` waits for its return value
     (raises ``ForkedFailed``), ``cancel()`` kills it. Exactly one of the two must be called."""
 
     def __init__(self, fn: Callable[[], T]):
         read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: whatever happens, it ends here, never returning into the caller's code
-            code = 1
+
+        def child() -> int:
+            os.close(read)
             try:
-                os.close(read)
-                try:
-                    data, code = pickle.dumps((True, fn()), protocol=pickle.HIGHEST_PROTOCOL), 0
-                except BaseException as exc:  # noqa: BLE001 - any failure goes back to the parent as text
-                    data = pickle.dumps((False, _described(exc)))
-                with os.fdopen(write, "wb") as out:
-                    out.write(data)
-            finally:
-                os._exit(code)
+                data, code = pickle.dumps((True, fn()), protocol=pickle.HIGHEST_PROTOCOL), 0
+            except BaseException as exc:  # noqa: BLE001 - any failure goes back to the parent as text
+                data, code = pickle.dumps((False, _described(exc))), 1
+            with os.fdopen(write, "wb") as out:
+                out.write(data)
+            return code
+
+        self._pid = _fork(child)
         os.close(write)
-        self._pid = pid
         self._read = read
 
     def result(self) -> T:
@@ -90,3 +111,130 @@ class Forked(Generic[T]):
         except ProcessLookupError:
             pass
         os.waitpid(self._pid, 0)
+
+
+_FRAME = struct.Struct("<Q")  # the byte length of the marshal data that follows
+
+
+def _write_frame(out: IO[bytes], value: object) -> None:
+    data = marshal.dumps(value)
+    out.write(_FRAME.pack(len(data)))
+    out.write(data)
+    out.flush()
+
+
+def _read_frame(source: IO[bytes]) -> tuple[bool, object]:
+    """``(True, value)`` of the next frame; ``(False, None)`` at the end of the pipe, even part-way through
+    a frame (its writer was killed while writing). Raises whatever reading a whole frame raises."""
+    head = source.read(_FRAME.size)
+    if len(head) < _FRAME.size:
+        return False, None
+    (size,) = _FRAME.unpack(head)
+    data = source.read(size)
+    if len(data) < size:
+        return False, None
+    return True, marshal.loads(data)
+
+
+class ForkedWorker(Generic[Q, A]):
+    """``handle(request)`` for each request sent, in a child forked at construction: ``send(request)``,
+    then ``receive()`` its answer before the next ``send`` (one request in flight: a second one could fill
+    the pipe while the child fills the other with its answer, and both would wait for ever). Between the
+    two this process does its own work. ``close()`` ends the child; it must be called once whatever
+    happened (``with`` does).
+
+    ``send`` and ``receive`` raise ``ForkedFailed`` when the child is gone or ``handle`` raised (the child
+    then ends); the worker is closed by then, ``alive`` is False, and the caller does the work itself.
+    ``handle`` keeps whatever it likes between requests (it lives in the child). Requests and answers are
+    plain data, what ``marshal`` writes (None, bools, numbers, strings, bytes, and tuples, lists, sets and
+    dicts of them: twice as fast as pickling the rows of a refresh chunk), through two pipes."""
+
+    def __init__(self, handle: Callable[[Q], A]):
+        requests_read, requests_write = os.pipe()
+        answers_read, answers_write = os.pipe()
+
+        def child() -> int:
+            os.close(requests_write)
+            os.close(answers_read)
+            return _serve(handle, requests_read, answers_write)
+
+        self._pid = _fork(child)
+        os.close(requests_read)
+        os.close(answers_write)
+        self._requests = os.fdopen(requests_write, "wb")
+        self._answers = os.fdopen(answers_read, "rb")
+        self._waiting = False
+        self.alive = True
+
+    def __enter__(self) -> ForkedWorker[Q, A]:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def send(self, request: Q) -> None:
+        """Give the child ``request`` (the answer to the last one received first)."""
+        if self._waiting:
+            raise RuntimeError("ForkedWorker.send: the last request's answer was not received")
+        self._check_alive()
+        try:
+            _write_frame(self._requests, request)
+        except BrokenPipeError:
+            self._fail("the child process ended before taking the request")
+        self._waiting = True
+
+    def receive(self) -> A:
+        """The answer to the request sent last, once the child has it. Interrupted while waiting
+        (``KeyboardInterrupt``), it ends the child before the interrupt goes on."""
+        if not self._waiting:
+            raise RuntimeError("ForkedWorker.receive: no request was sent")
+        self._check_alive()
+        try:
+            whole, answer = _read_frame(self._answers)
+        except Exception as exc:  # noqa: BLE001 - an unreadable answer is no answer
+            self._fail(f"the child process's answer is unreadable ({type(exc).__name__})")
+        except BaseException:
+            self.close()
+            raise
+        self._waiting = False
+        if not whole:
+            self._fail("the child process ended without an answer")
+        ok, value = answer
+        if not ok:
+            self._fail(f"the child process failed: {value}")
+        return value
+
+    def close(self) -> None:
+        """End the child and wait for it (it holds nothing to finish: killed, not asked)."""
+        if not self.alive:
+            return
+        self.alive = False
+        for pipe in (self._requests, self._answers):
+            with contextlib.suppress(OSError):  # a request cut by the child's end: nothing to flush to
+                pipe.close()
+        with contextlib.suppress(ProcessLookupError, ChildProcessError):  # already ended, already reaped
+            os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+
+    def _check_alive(self) -> None:
+        if not self.alive:
+            raise ForkedFailed("the child process was closed")
+
+    def _fail(self, message: str) -> None:
+        self.close()
+        raise ForkedFailed(message)
+
+
+def _serve(handle: Callable[[Q], A], requests_fd: int, answers_fd: int) -> int:
+    """The child's loop: answer each request until the parent closes its end (0), or ``handle`` raises (1)."""
+    with os.fdopen(requests_fd, "rb") as requests, os.fdopen(answers_fd, "wb") as answers:
+        while True:
+            whole, request = _read_frame(requests)
+            if not whole:
+                return 0
+            try:
+                answer = (True, handle(request))
+            except BaseException as exc:  # noqa: BLE001 - any failure goes back to the parent as text
+                _write_frame(answers, (False, _described(exc)))
+                return 1
+            _write_frame(answers, answer)

@@ -23,7 +23,10 @@ records then follow this part's, so that what comes out is what one process read
 the same counts, errors in line order (the first ``MAX_ERRORS_IN_FULL``), the same records in the same
 order, cut into the same chunks (``_Spool.chunks``: the cut is no chunk boundary). A child that fails
 leaves its part to this process. Background jobs and the API validate in one process (a web or worker
-process may run threads, which a fork does not take along).
+process may run threads, which a fork does not take along). With ``workers=2`` a batch of ``WORKER_RECORDS``
+reference records or more also gets a worker for its recurrence refresh, forked before the write phase:
+a host rebuilt whole is attributed there, chunk by chunk, while this process reads and stores
+(``lessons.recurrence.attributing``).
 
 A batch is atomic: an invalid line rolls everything back unless ``skip_invalid``; ``dry_run`` always rolls
 back. Memory stays bounded by the chunk size (and the resolver's cache), not the input size.
@@ -79,12 +82,13 @@ from lessons.core.piles import entity_label
 from lessons.core.recurrence import current_version, lesson_key
 from lessons.core.text import from_ms, sha256_hex, text_hash
 from lessons.ingest.forked import Forked, ForkedFailed, can_fork
-from lessons.ingest.memory import releasing
+from lessons.ingest.memory import collector_paused, releasing
 from lessons.ingest.reading import Source, iter_lines, iter_lines_from, iter_lines_until, line_start_after
 from lessons.ingest.report import ImportReport, LineError
 from lessons.ingest.shown_texts import ShownTextItem, shown_texts_keep
-from lessons.ingest.writer import RowKind, Table, insert_new_rows
+from lessons.ingest.writer import RowKind, Table, indexes_built_after, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
+from lessons.recurrence.attributing import recurrence_worker
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
 from lessons.recurrence.versions import EpochMs, key_of
 from lessons.services.entity_counts import (
@@ -285,6 +289,8 @@ class _State:
         self.counts.clear()
 
 
+# No reference cycles to collect in an ingest, millions of objects to walk (lessons.ingest.memory).
+@collector_paused()
 def ingest_sources(
     *,
     sources: list[Source],
@@ -357,9 +363,11 @@ def _write(state: _State, progress: Progress | None) -> None:
         _write_sliced(state, progress)
         return
     try:
-        with transaction.atomic():
-            # The larger cache only while rows go in; the recurrence refresh reads with its own memory.
-            with _sqlite_page_cache(state.lessons.count + state.references.count):
+        with recurrence_worker(_attribute_in_worker(state)), transaction.atomic():
+            # A large batch's exposures and corrections are indexed once they are all in (SQLite), with the
+            # page cache back at its size; the larger cache only while rows go in, the recurrence refresh
+            # reads with its own memory.
+            with _indexes_after_rows(state), _sqlite_page_cache(state.lessons.count + state.references.count):
                 for record in state.host_records:
                     _apply_host(state, record)
                 _pass_lessons(state, progress)
@@ -373,6 +381,16 @@ def _write(state: _State, progress: Progress | None) -> None:
     except _Rollback:
         state.changes.clear()
         state.counts.clear()
+
+
+WORKER_RECORDS = 20_000  # from this many reference records on, the refresh may attribute in a worker
+
+
+def _attribute_in_worker(state: _State) -> bool:
+    """Whether the write phase's recurrence refresh gets a forked worker for the attribution of a host
+    rebuilt whole (``lessons.recurrence.attributing``): where validation may fork (``workers``, module
+    docstring), for a batch of ``WORKER_RECORDS`` reference records or more that is to be written."""
+    return state.workers > 1 and not state.report.dry_run and state.references.count >= WORKER_RECORDS
 
 
 SLICE_PAUSE_SECONDS = 0.15  # between slices: longer than SQLite's longest busy-handler sleep (100 ms)
@@ -491,6 +509,17 @@ def _write_sliced(state: _State, progress: Progress | None) -> None:
             f"{report.error_count} line(s) were refused while the batch was being written (another writer "
             "changed the lessons they name meanwhile); the rest of the batch was written"
         )
+
+
+INDEX_AFTER_ROWS = 50_000  # from this many reference records on, indexes may be made after the rows
+
+
+def _indexes_after_rows(state: _State) -> contextlib.AbstractContextManager[None]:
+    """``indexes_built_after`` for the exposures and corrections of a batch that is to be written (one
+    transaction, never sliced: ``_write``); the reference records bound the rows either table gains."""
+    if state.report.dry_run:  # rolled back whatever it finds: no index worth dropping
+        return contextlib.nullcontext()
+    return indexes_built_after((Exposure, Correction), rows=state.references.count, minimum=INDEX_AFTER_ROWS)
 
 
 SQLITE_CACHE_KIB = 98_304  # SQLite's page cache during a large write phase (its default is 2,000 KiB)
@@ -1239,8 +1268,14 @@ class _Resolver:
             pairs = ids[host_name]
             if pairs:
                 found: dict[tuple[str, str, str], list[_Stored]] = {(host_name, *pair): [] for pair in pairs}
-                lesson_ids = sorted({lid for _store, lid in pairs})
-                rows = Lesson.objects.filter(host=host, lesson_id__in=lesson_ids).values_list(*_STORED_FIELDS)
+                # By store too, so that SQLite searches lesson_store_id (host, store, lesson_id): by host and
+                # lesson_id alone it walked every lesson of the host for each chunk (a reference's store is
+                # never empty; versions of other stores are found by their own references).
+                rows = Lesson.objects.filter(
+                    host=host,
+                    store__in=sorted({store for store, _lid in pairs}),
+                    lesson_id__in=sorted({lid for _store, lid in pairs}),
+                ).values_list(*_STORED_FIELDS)
                 for row in rows:
                     stored = _Stored.of(row)
                     found.setdefault((host_name, stored.store, stored.lesson_id), []).append(stored)

@@ -14,7 +14,9 @@ chunk of sessions at a time and stores what it returns:
 at the end of its own transaction; ``lessons.services.status`` runs it once a decision's status changes
 are committed. ``recurrence_recompute`` rebuilds everything (``manage.py recurrence --recompute``).
 Every writer locks the host row first.
-Memory stays bounded by ``ATTRIBUTE_CHUNK`` sessions plus one host's lesson texts.
+Memory stays bounded by ``ATTRIBUTE_CHUNK`` sessions plus one host's lesson texts. Within
+``recurrence_worker`` (``manage.py ingest``) a host rebuilt whole is attributed in a forked worker
+(``lessons.recurrence.attributing``), with the same rows in the same order.
 spec: recurrence.md.
 """
 
@@ -33,39 +35,53 @@ from lessons.core.recurrence import (
     COUNT_FIELDS,
     DURING,
     EARLIER_VERSION,
-    NOT_ATTRIBUTED,
     RECURRED,
     UNKNOWN,
-    UNMATCHED,
     USER_CORRECTION,
     LessonKey,
     LessonVersion,
     attribute_corrections,
-    lesson_profile,
 )
-from lessons.core.recurrence import Correction as CoreCorrection
-from lessons.core.recurrence import Exposure as CoreExposure
 from lessons.ingest.memory import release_freed_memory
 from lessons.ingest.writer import Table
-from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Lesson, RecurrenceCount
+from lessons.models import (
+    Correction,
+    CorrectionAttribution,
+    Exposure,
+    Host,
+    Lesson,
+    RecurrenceCount,
+    ShownText,
+)
+from lessons.recurrence.attributing import (
+    SESSION_CHUNK,
+    HostAttribution,
+    ProfileMemo,
+    attribution_rows,
+    attribution_worker,
+    core_signals,
+    read_signals,
+    shown_pairs,
+)
 from lessons.recurrence.versions import (
     KEY_CHUNK,
-    EpochMs,
     Version,
     current_versions,
     host_versions,
     key_of,
     key_versions,
-    rows_where_any_in,
     shown_texts,
     shown_versions,
 )
 from lessons.services.entity_counts import CountChanges
 
-SESSION_CHUNK = 500  # sessions per IN (...) query: well under SQLite's 999 parameters
 # Sessions per call of the pure attribute(): it rebuilds the token profiles of every version it is
 # given, so larger chunks build each profile fewer times; memory grows with the chunk's signals.
 ATTRIBUTE_CHUNK = 5000
+# A host rebuilt whole with the worker (lessons.recurrence.attributing): smaller chunks, so that less of
+# the work waits at either end (the first chunk's reading, the last one's attribution); the memo is the
+# host's whatever the chunks.
+WORKER_CHUNK = 1000
 WRITE_BATCH = 500
 # Beyond this many changed sessions on one host, rebuilding the host reads less than the lookups would.
 FULL_REFRESH_SESSIONS = 20_000
@@ -351,12 +367,21 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
             .distinct()
         )
     )
-    profile = _ProfileMemo()  # every chunk may see most of the host's versions: each text tokenized once
-    for chunk in _chunks(sessions, ATTRIBUTE_CHUNK):
-        rows, _keys = _attribute_chunk(host_id, chunk, candidates, profile)
-        _insert_attributions(rows)
-        stats.sessions += len(chunk)
-        stats.attributions += len(rows)
+    # Right after ingest's write phase, reading the versions and sessions made SQLite write out most of
+    # its page cache (a dirty page for each page read past the cache's size): hand the freed pages back
+    # before the versions' copy for the attributor is made (lessons.ingest.memory).
+    release_freed_memory()
+    worker = attribution_worker()
+    # Every chunk may see most of the host's versions: the attributor keeps each text's tokens (ProfileMemo).
+    host = ("host", host_id, candidates.versions(), {key: v.id for key, v in current.items()})
+    attribution = HostAttribution(host, worker)
+    for chunk in _chunks(sessions, ATTRIBUTE_CHUNK if worker is None else WORKER_CHUNK):
+        release_freed_memory()  # the write phase's page cache, written out by now (lessons.ingest.memory)
+        correction_rows, exposure_rows = read_signals(host_id, chunk)
+        texts = candidates.texts(correction_rows, exposure_rows)
+        request = ("chunk", correction_rows, exposure_rows, [tuple(t) for t in texts])
+        _store_attributions(attribution.chunk(request, len(chunk)), stats)
+    _store_attributions(attribution.finish(), stats)
     _store_counts(host_id, current, full=True, stats=stats)
     stale = set(RecurrenceCount.objects.filter(lesson__host_id=host_id).values_list("lesson_id", flat=True))
     stale -= {v.id for v in current.values()}
@@ -391,7 +416,7 @@ def _refresh_sessions(
     versions: _Versions,
 ) -> None:
     touched: set[LessonKey] = set(changed_keys)
-    profile = _ProfileMemo()  # chunks of one host share most of their keys: each text tokenized once
+    profile = ProfileMemo()  # chunks of one host share most of their keys: each text tokenized once
     for chunk in _chunks(sessions, ATTRIBUTE_CHUNK):
         for part in _chunks(chunk, SESSION_CHUNK):
             CorrectionAttribution.objects.filter(host_id=host_id, session__in=part).delete()
@@ -413,24 +438,6 @@ def _refresh_sessions(
     for chunk in _chunks(sorted(v.id for v in found), KEY_CHUNK):
         for namespace, subject in Lesson.objects.filter(id__in=chunk).values_list("namespace", "subject"):
             stats.counts.add(host_id, namespace, subject)
-
-
-class _ProfileMemo(dict):
-    """``lesson_profile`` remembered per text for one host's rebuild (freed with it). Each distinct word
-    is kept once: texts share most of their words, and at 50,000 texts the sets' own copies of them were
-    most of the memo's memory (the peak of a large rebuild)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._words: dict[str, str] = {}
-
-    def __call__(self, text: str) -> tuple[frozenset[str], frozenset[str]]:
-        found = self.get(text)
-        if found is None:
-            one = self._words.setdefault
-            content, full = lesson_profile(text)
-            found = self[text] = (frozenset(one(w, w) for w in content), frozenset(one(w, w) for w in full))
-        return found
 
 
 Candidates = Callable[
@@ -456,28 +463,37 @@ class _KeyCandidates:
 
 
 class _HostCandidates:
-    """``_attribute_chunk``'s candidates for a host rebuilt whole: every version made a core version
-    once, not once per chunk that shows its key (at 100,000 sessions, 20 chunks over most keys)."""
+    """The candidates of a host rebuilt whole: every version made a core version once, not once per
+    chunk that shows its key (at 100,000 sessions, 20 chunks over most keys), for ``Attributor``."""
 
     def __init__(self, host_id: int, versions: list[Version], current: Mapping[LessonKey, Version]):
         self.host_id = host_id
-        self.current = current
-        self.core: dict[LessonKey, list[LessonVersion]] = defaultdict(list)
+        # Most hosts keep no shown text: then no chunk has one, and no pair is made (760,000 at 1M lines).
+        self.any_texts = ShownText.objects.filter(host_id=host_id).exists()
+        self.keys: set[LessonKey] = set()
         self.stored: set[tuple[LessonKey, str]] = set()
+        self._core: list[tuple] = []
         for v in versions:
-            self.core[v.key].append(v.as_core(is_current=current[v.key].id == v.id))
+            self._core.append(tuple(v.as_core(is_current=current[v.key].id == v.id)))
+            self.keys.add(v.key)
             self.stored.add((v.key, v.text_hash))
 
-    def __call__(
-        self, keys: set[LessonKey], shown: set[tuple[LessonKey, str]]
-    ) -> tuple[list[LessonVersion], Mapping[LessonKey, Version]]:
-        core = [c for key in keys for c in self.core.get(key, ())]
-        missing = {pair for pair in shown if pair[0] in self.core and pair not in self.stored}
-        return core + shown_texts(host_id=self.host_id, missing=missing), self.current
+    def versions(self) -> list[tuple]:
+        """Every version of the host, ``LessonVersion`` fields as a plain tuple (``Attributor``'s host)."""
+        return self._core
+
+    def texts(self, correction_rows: list[tuple], exposure_rows: list[tuple]) -> list[LessonVersion]:
+        """The texts shown in the corrected sessions of ``read_signals``' rows that no version of a key with
+        versions has, as ``shown_texts`` reads them (no query when there is none)."""
+        if not self.any_texts:
+            return []
+        shown = shown_pairs(correction_rows, exposure_rows)
+        missing = {pair for pair in shown if pair[0] in self.keys and pair not in self.stored}
+        return shown_texts(host_id=self.host_id, missing=missing)
 
 
 def _attribute_chunk(
-    host_id: int, sessions: list[str], candidates: Candidates, profile: _ProfileMemo | None = None
+    host_id: int, sessions: list[str], candidates: Candidates, profile: ProfileMemo | None = None
 ) -> tuple[list[tuple], set[LessonKey]]:
     """Attribute the user corrections of ``sessions`` (one host) against ``candidates(keys, shown)``
     (the core versions of the keys shown, with the shown texts no version has, and the current version
@@ -487,51 +503,23 @@ def _attribute_chunk(
     and every lesson key the sessions were shown. Reads ``SESSION_CHUNK`` sessions per query.
     """
     release_freed_memory()  # the write phase's page cache, written out by now (lessons.ingest.memory)
-    corrections = []
-    exposures = []
-    for part in _chunks(sessions, SESSION_CHUNK):
-        # No DISTINCT and no ORDER BY here: either makes SQLite walk another index over the whole host.
-        # Times read as epoch milliseconds computed in SQL (EpochMs): no datetime converter per row.
-        corrections += [
-            CoreCorrection(session, str(pk), USER_CORRECTION, text, corrected_at_ms, turn_started_at_ms)
-            for pk, session, text, corrected_at_ms, turn_started_at_ms in rows_where_any_in(
-                Correction.objects.filter(host_id=host_id, kind=USER_CORRECTION)
-                .order_by()
-                .values_list("id", "session", "text", EpochMs("corrected_at"), EpochMs("turn_started_at")),
-                [("session", part)],
-            )
-        ]
-        exposures += [
-            CoreExposure(session, key, digest or "", shown_at_ms)
-            for session, key, digest, shown_at_ms in rows_where_any_in(
-                Exposure.objects.filter(host_id=host_id)
-                .order_by()
-                .values_list("session", "lesson_key", "text_hash", EpochMs("shown_at")),
-                [("session", part)],
-            )
-        ]
-    keys = {exposure.key for exposure in exposures}
+    corrections, exposures, keys = core_signals(*read_signals(host_id, sessions))
     if not corrections:
         return [], keys
-    # Only the keys shown in sessions with a user correction can be candidates.
-    corrected = {c.session for c in corrections}
-    exposures = [e for e in exposures if e.session in corrected]
     versions, current = candidates({e.key for e in exposures}, {(e.key, e.text_hash) for e in exposures})
     # The attributions alone: the counts are summed from the stored rows in SQL (_store_counts).
     attributions = attribute_corrections(
         versions=versions, exposures=exposures, corrections=corrections, profile=profile
     )
-    rows: list[tuple] = []
-    for attribution in attributions:
-        correction_id = int(attribution.correction_id)
-        if attribution.outcome == UNMATCHED:
-            rows.append((host_id, attribution.session, correction_id, None, UNMATCHED))
-        elif attribution.outcome != NOT_ATTRIBUTED:
-            rows.extend(
-                (host_id, attribution.session, correction_id, current[key].id, attribution.outcome)
-                for key in attribution.keys
-            )
-    return rows, keys
+    return attribution_rows(host_id, attributions, lambda key: current[key].id), keys
+
+
+def _store_attributions(chunks: list[tuple[list[tuple], int]], stats: RecurrenceStats) -> None:
+    """Store the attribution rows of attributed chunks (``(rows, sessions)``, ``HostAttribution``'s)."""
+    for rows, sessions in chunks:
+        _insert_attributions(rows)
+        stats.sessions += sessions
+        stats.attributions += len(rows)
 
 
 def _insert_attributions(rows: list[tuple]) -> None:

@@ -18,8 +18,12 @@ from lessons.core.recurrence import (
     LessonVersion,
     RecurrenceResult,
     attribute,
+    attribute_corrections,
+    attribute_profiled,
+    current_hashes,
     lesson_key,
     text_matches,
+    version_profiles,
 )
 
 SETTINGS = settings(max_examples=100, deadline=None)
@@ -113,6 +117,25 @@ def test_input_order_never_changes_the_result(world, random):
     assert result == expected
     assert list(result.counts.items()) == list(expected.counts.items())
     assert repr(result.coverage) == repr(expected.coverage)
+
+
+@SETTINGS
+@given(worlds(), st.booleans())
+def test_session_by_session_with_the_profiles_kept_gives_the_attributions_of_all_at_once(world, upfront):
+    # As a host's rebuild does (lessons/recurrence/attributing.py): chunks of sessions in order, the
+    # profiles kept across them, made for all versions at once or for a key when a chunk first shows it.
+    versions, exposures, corrections = world
+    expected = attribute_corrections(versions=versions, exposures=exposures, corrections=corrections)
+    current = current_hashes(versions)
+    profiles = version_profiles(versions if upfront else [])
+    got = []
+    for session in sorted(SESSIONS):
+        shown = [e for e in exposures if e.session == session]
+        keys = {e.key for e in shown}
+        version_profiles([v for v in versions if v.key in keys], into=profiles)
+        mine = [c for c in corrections if c.session == session]
+        got += attribute_profiled(profiles=profiles, current=current, exposures=shown, corrections=mine)
+    assert tuple(got) == expected
 
 
 @SETTINGS

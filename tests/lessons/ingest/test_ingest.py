@@ -179,6 +179,39 @@ def test_a_verdict_by_id_names_the_live_version(ingest):
     assert Lesson.objects.get(hash=h("Old text.")).latest_verdict is None
 
 
+@pytest.mark.parametrize("chunk", [1, 500])
+def test_the_same_lesson_id_in_two_stores_names_two_lessons(ingest, monkeypatch, chunk):
+    import lessons.ingest.passes as module
+
+    monkeypatch.setattr(module, "CHUNK", chunk)  # each reference looked up alone, or all in one lookup
+
+    def by_id(store: str, measured_at: int) -> dict:
+        return {
+            "type": "verdict",
+            "host": "h1",
+            "store": store,
+            "lesson_id": "L-1",
+            "verdict": "held",
+            "measured_at": measured_at,
+        }
+
+    report = ingest(
+        [
+            lesson("Rule of store a.", lesson_id="L-1", store="a"),
+            lesson("Rule of store b.", lesson_id="L-1", store="b"),
+            by_id("b", 5),
+            by_id("a", 6),
+            by_id("c", 7),
+        ],
+        skip_invalid=True,
+    )
+    assert [(e.line, e.field) for e in report.errors] == [(5, "verdict.lesson")]
+    assert list(Verdict.objects.order_by("measured_at").values_list("lesson__store", "lesson__text")) == [
+        ("b", "Rule of store b."),
+        ("a", "Rule of store a."),
+    ]
+
+
 def test_an_exposure_without_text_assumes_the_version_current_at_shown_at(ingest):
     old = lesson("Old text.", lesson_id="L-1", store="st", status="superseded", created_at=1000)
     new = lesson("New text.", lesson_id="L-1", store="st", created_at=2000)
