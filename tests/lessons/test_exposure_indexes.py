@@ -1,4 +1,4 @@
-"""The exposures' indexes after every migration: the three that reads use, none on the lesson (0009)."""
+"""The exposures' indexes after every migration: the three that reads use, none on the lesson (0010)."""
 
 from django.db import connection
 

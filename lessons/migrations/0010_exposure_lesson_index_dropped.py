@@ -37,7 +37,7 @@ def create_index(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("lessons", "0008_covered_indexes_dropped"),
+        ("lessons", "0009_entitycount_document_lower"),
     ]
 
     operations = [
