@@ -32,6 +32,9 @@ from lessons.serializers import recurrence_dict
 
 TIMELINE_SESSIONS = 200  # sessions drawn and listed (the newest by first exposure)
 ATTRIBUTION_LIMIT = 200  # charged corrections listed (the newest)
+# The host's newest user corrections a lesson page looks among for corrections on its topic: a bound,
+# so that the page reads the same few rows at 1,000 corrections and at 1,000,000 (issue 10).
+TOPIC_WINDOW = 2000
 TOPIC_CANDIDATES = 2000  # newest uncharged corrections sharing a word with the lesson, checked by the rules
 TOPIC_LIMIT = 50  # uncharged corrections on its topic shown
 SHOWN_TEXTS_LIMIT = 20  # texts shown that are no stored version, listed (the first seen)
@@ -114,6 +117,11 @@ class OtherHostLesson:
     def recurring(self) -> bool:
         return is_recurring(self.counts)
 
+    @property
+    def topic_window(self) -> int:
+        """How many of the host's newest user corrections ``on_topic`` was looked for among."""
+        return TOPIC_WINDOW
+
 
 @dataclass(frozen=True)
 class LessonRecurrence:
@@ -165,7 +173,7 @@ def lesson_recurrence(
     ``sessions``: newest ``TIMELINE_SESSIONS`` by first exposure; ``charged``: newest ``ATTRIBUTION_LIMIT``
     corrections charged to the current version; ``on_topic``: up to ``TOPIC_LIMIT`` newest uncharged
     user corrections that match the current text by rules A/B, among the ``TOPIC_CANDIDATES`` newest
-    sharing a word with it. spec: recurrence.md.
+    sharing a word with it, of the host's ``TOPIC_WINDOW`` newest user corrections. spec: recurrence.md.
     """
     key = key_of(lesson)
     if versions is None:
@@ -308,8 +316,10 @@ def _on_topic(host_id: int, current: Version, charged_ids: set[int]) -> tuple[To
     shares_a_word = Q()
     for word in words:
         shares_a_word |= Q(text__icontains=word)
+    user_corrections = Correction.objects.filter(host_id=host_id, kind=USER_CORRECTION)
+    newest = user_corrections.order_by("-corrected_at", "-id").values("id")[:TOPIC_WINDOW]
     candidates = (
-        Correction.objects.filter(host_id=host_id, kind=USER_CORRECTION)
+        Correction.objects.filter(id__in=newest)
         .filter(shares_a_word)
         .exclude(attributions__lesson_id=current.id)
         .order_by("-corrected_at", "-id")
