@@ -1,4 +1,5 @@
-"""The exposures' indexes after every migration: the three that reads use, none on the lesson (0010)."""
+"""The exposures' indexes after every migration: the three that reads use, none on the lesson (0010); the
+lesson key's with the session (0011)."""
 
 from django.db import connection
 
@@ -15,6 +16,6 @@ def test_exposures_are_indexed_by_host_and_key_session_or_lesson_key_and_not_by_
     )
     assert indexed == [
         (("host_id", "key"), True),
-        (("host_id", "lesson_key"), False),
+        (("host_id", "lesson_key", "session"), False),
         (("host_id", "session"), False),
     ]
