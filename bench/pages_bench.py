@@ -10,7 +10,8 @@ where the views live: one warm-up request, one request under ``CaptureQueriesCon
 count, then ``--runs`` timed requests (median, min and max reported). Pages: the queue by default, each
 sort the queue's header offers (found in its HTML), the host filter, the text filter, page 50 (reached
 by following the page's ``rel="next"`` link 49 times, whatever the queue's pagination is: page numbers
-or a cursor); the largest pile (200 members), one of its lessons; hosts; the biggest host's page; the
+or a cursor); the largest pile (200 members), one of its lessons; hosts; the biggest host's page (and,
+with ``--only topics``, its unmatched topics: on ``bench/ingested.py``'s set, which has corrections); the
 decision log (first page, and filtered by the biggest host); the API's piles pages with a read token
 created in the database: ``GET /api/v1/piles`` (first page of 100, all hosts), the biggest host's first
 page, a page of the 500 maximum, and page 11 (reached by following ``next`` ten times); and
@@ -250,13 +251,16 @@ def main() -> None:
     parser.add_argument("--api-page", type=int, default=11, help="the API piles page reached by cursors")
     parser.add_argument("--api-limit", type=int, default=100, help="limit of that API page (default 100)")
     parser.add_argument(
-        "--only", default="", help="comma-separated groups: queue,sorts,pile,lesson,hosts,log,api,command"
+        "--only",
+        default="",
+        help="comma-separated groups: queue,sorts,pile,lesson,hosts,log,api,command (default all), topics",
     )
     args = parser.parse_args()
     only = {g for g in args.only.split(",") if g}
 
     def wanted(group: str) -> bool:
-        return not only or group in only
+        # topics (a host's unmatched topics) only when named: bench/ingested.py's set has the corrections
+        return group in only or (not only and group != "topics")
 
     os.environ["ALLOWED_HOSTS"] = "testserver,127.0.0.1,localhost"
     setup_django(args.db)
@@ -295,6 +299,8 @@ def main() -> None:
     if wanted("hosts"):
         plan.append(("hosts", "hosts", "/hosts/", None))
         plan.append(("hosts", "biggest host's page", f"/hosts/{big}/", None))
+    if wanted("topics"):
+        plan.append(("topics", "biggest host's unmatched topics", f"/hosts/{big}/unmatched-topics/", None))
     if wanted("log"):
         n = decision_count()
         plan.append(("log", f"decision log ({n:,} decisions)", "/decisions/", None))

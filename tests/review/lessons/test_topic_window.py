@@ -31,3 +31,32 @@ def test_only_the_newest_user_corrections_are_looked_among(ingest, monkeypatch):
     assert [c.session for c in lesson_recurrence(lesson=shown).on_topic] == ["s5"]
     monkeypatch.setattr(lesson_module, "TOPIC_WINDOW", 5)  # s1..s5
     assert [c.session for c in lesson_recurrence(lesson=shown).on_topic] == ["s5", "s1"]
+
+
+CORRECTIONS = [
+    "No, convert the `created_at` timestamps with `to_utc`.",  # rule A: the anchor and another word
+    "Use `to_utc`.",  # the anchor alone: no match
+    "Convert timestamp columns in staging models, please.",  # rule B: 5 of the 6 content tokens
+    "Convert the staging tables.",  # 2 content tokens: no match
+    "convert TIMESTAMP COLUMNS",  # 3 of 6: under 60%, no match
+    "Convert timestamp columns in staging.",  # 4 of 6: 67%, a match
+    "to_utcx and convertible staging",  # substrings of words, not the tokens: no match
+    "Write shorter commit messages.",
+]
+
+
+def test_the_look_up_finds_what_the_rules_find_among_every_correction(ingest):
+    from lessons.core.tokens import text_matches
+
+    records = [host(name=HOST), lesson(host=HOST, **ENTITY, text=TEXT, created_at=OCT_1)]
+    for i, text in enumerate(CORRECTIONS):
+        at = clock(f"1{i}:00")
+        records.append(
+            correction(host=HOST, session=f"s{i}", id=correction_id(f"s{i}", at), text=text, corrected_at=at)
+        )
+    report = ingest(records)
+    assert report.ok, report.error_lines()
+    shown = Lesson.objects.select_related("host").get(hash=hash_of(TEXT))
+    expected = [f"s{i}" for i in reversed(range(len(CORRECTIONS))) if text_matches(TEXT, CORRECTIONS[i])]
+    assert expected == ["s5", "s2", "s0"]
+    assert [c.session for c in lesson_recurrence(lesson=shown).on_topic] == expected
