@@ -14,9 +14,9 @@ ON_TOPIC = "No, convert the `created_at` timestamps with `to_utc`."
 OFF_TOPIC = "Please write shorter commit messages."
 
 
-def test_only_the_newest_user_corrections_are_looked_among(ingest, monkeypatch):
-    # oldest first: two on topic, then three off topic, then one on topic (the newest)
-    texts = [ON_TOPIC, ON_TOPIC, OFF_TOPIC, OFF_TOPIC, OFF_TOPIC, ON_TOPIC]
+def corrected(ingest, texts: list[str]) -> Lesson:
+    """The lesson ``TEXT`` and one user correction a session of each of ``texts`` (``s0``, ``s1``, ...;
+    an hour apart, oldest first); returns the lesson."""
     records = [host(name=HOST), lesson(host=HOST, **ENTITY, text=TEXT, created_at=OCT_1)]
     for i, text in enumerate(texts):
         at = clock(f"1{i}:00")
@@ -25,7 +25,12 @@ def test_only_the_newest_user_corrections_are_looked_among(ingest, monkeypatch):
         )
     report = ingest(records)
     assert report.ok, report.error_lines()
-    shown = Lesson.objects.select_related("host").get(hash=hash_of(TEXT))
+    return Lesson.objects.select_related("host").get(hash=hash_of(TEXT))
+
+
+def test_only_the_newest_user_corrections_are_looked_among(ingest, monkeypatch):
+    # oldest first: two on topic, then three off topic, then one on topic (the newest)
+    shown = corrected(ingest, [ON_TOPIC, ON_TOPIC, OFF_TOPIC, OFF_TOPIC, OFF_TOPIC, ON_TOPIC])
     assert [c.session for c in lesson_recurrence(lesson=shown).on_topic] == ["s5", "s1", "s0"]
     monkeypatch.setattr(lesson_module, "TOPIC_WINDOW", 4)  # s2..s5: one on topic
     assert [c.session for c in lesson_recurrence(lesson=shown).on_topic] == ["s5"]
@@ -48,15 +53,7 @@ CORRECTIONS = [
 def test_the_look_up_finds_what_the_rules_find_among_every_correction(ingest):
     from lessons.core.tokens import text_matches
 
-    records = [host(name=HOST), lesson(host=HOST, **ENTITY, text=TEXT, created_at=OCT_1)]
-    for i, text in enumerate(CORRECTIONS):
-        at = clock(f"1{i}:00")
-        records.append(
-            correction(host=HOST, session=f"s{i}", id=correction_id(f"s{i}", at), text=text, corrected_at=at)
-        )
-    report = ingest(records)
-    assert report.ok, report.error_lines()
-    shown = Lesson.objects.select_related("host").get(hash=hash_of(TEXT))
+    shown = corrected(ingest, CORRECTIONS)
     expected = [f"s{i}" for i in reversed(range(len(CORRECTIONS))) if text_matches(TEXT, CORRECTIONS[i])]
     assert expected == ["s5", "s2", "s0"]
     assert [c.session for c in lesson_recurrence(lesson=shown).on_topic] == expected
