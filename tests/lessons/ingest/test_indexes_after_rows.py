@@ -61,6 +61,7 @@ def test_a_batch_indexed_after_its_rows_stores_what_row_by_row_stores(db, tmp_pa
         expected_drops = [
             'DROP INDEX "exposure_lesson_key"',
             'DROP INDEX "exposure_session"',
+            'DROP INDEX "correction_newest"',
             'DROP INDEX "correction_session"',
         ]
         assert drops(statements) == expected_drops
@@ -71,9 +72,10 @@ def test_the_indexes_are_made_again_as_they_were(db, tmp_path, monkeypatch):
     before = indexes()
     monkeypatch.setattr(passes, "INDEX_AFTER_ROWS", 0)
     report, statements = ingest(tmp_path, batch(3))
-    assert report.written and len(drops(statements)) == 3
+    assert report.written and len(drops(statements)) == 4
     assert indexes() == before
     assert [name for name, _sql in before] == [
+        "correction_newest",
         "correction_session",
         "exposure_lesson_key",
         "exposure_session",
@@ -91,7 +93,7 @@ def test_a_batch_refused_in_the_write_phase_keeps_the_indexes_and_writes_nothing
     )
     report, statements = ingest(tmp_path, [*batch(3), nowhere])
     assert not report.written and report.error_count == 1
-    assert len(drops(statements)) == 3  # dropped in the write phase, which found the error
+    assert len(drops(statements)) == 4  # dropped in the write phase, which found the error
     assert indexes() == before
     assert (Exposure.objects.count(), Correction.objects.count()) == (0, 0)
 
@@ -127,7 +129,7 @@ def test_a_table_the_batch_would_not_double_keeps_its_indexes(db, tmp_path, monk
     report, statements = ingest(tmp_path, later)
     assert report.written and report.counts["exposure"]["created"] == stored - 1
     # Corrections: none in the batch, more than none stored either, but fewer than its 'stored - 1' records.
-    assert drops(statements) == ['DROP INDEX "correction_session"']
+    assert drops(statements) == ['DROP INDEX "correction_newest"', 'DROP INDEX "correction_session"']
 
 
 @sqlite_only
