@@ -10,6 +10,7 @@ how both grow.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -116,7 +117,15 @@ def parse_size(text: str) -> int:
 
 
 def main() -> None:
-    sizes = [parse_size(a) for a in sys.argv[1:]] or [250_000, 500_000, 1_000_000]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "sizes",
+        nargs="*",
+        type=parse_size,
+        metavar="LINES",
+        help="lines per run: 2500, 100k, 1m (default 250k 500k 1m)",
+    )
+    sizes = parser.parse_args().sizes or [250_000, 500_000, 1_000_000]
     # The machine is shared: the 1-minute load average at each run's start and end goes with its figure.
     # CPU seconds (user + system of the ingest process) depend far less on the load than wall time.
     print(f"{'lines':>10} {'seconds':>9} {'CPU s':>7} {'peak MiB':>9} {'load':>10}")
