@@ -77,13 +77,21 @@ def batch(seed: int, host: str = "h1") -> list[dict]:
 
 
 def stored() -> tuple:
-    """The attribution rows in id order (ids themselves on SQLite: a rolled-back PostgreSQL sequence keeps
-    its values) and the counts."""
+    """The attribution rows and the counts. On SQLite the rows in id order, ids themselves: each run gets
+    the same ids. On PostgreSQL a rolled-back sequence keeps its values, so a second run's corrections get
+    other ids, and corrections of one session at the same time are attributed (and stored) in their ids'
+    order as text ("1000" before "999"): there the rows are compared sorted."""
     fields = ["session", "correction__key", "lesson__hash", "outcome"]
     if connection.vendor == "sqlite":
-        fields = ["pk", "correction_id", "lesson_id", *fields]
+        rows = list(
+            CorrectionAttribution.objects.order_by("pk").values_list(
+                "pk", "correction_id", "lesson_id", *fields
+            )
+        )
+    else:
+        rows = sorted(CorrectionAttribution.objects.values_list(*fields), key=repr)
     return (
-        list(CorrectionAttribution.objects.order_by("pk").values_list(*fields)),
+        rows,
         sorted(
             RecurrenceCount.objects.values_list(
                 "lesson__hash",
