@@ -195,8 +195,9 @@
 
   // --- focus across htmx swaps: never lost to <body> -------------------------------------------------
   // Before a request from inside a swapped region, note what has focus; after the swap, focus the same
-  // control (by id, the same column's sort link, or the same row), or after a decision (a POST) the row
-  // acted on, else the next row that is still there, else the region's notice or heading.
+  // control (by id, the same column's sort link, or the same row), or after a decision (a POST) its error
+  // when it was refused, else the row acted on, else the next row that is still there, else the region's
+  // notice or heading.
   var pending = null;
 
   function describe(elt, target) {
@@ -222,7 +223,10 @@
     var kept = active && active !== document.body && active.isConnected;
     if (kept && (!note.post || !region.contains(active))) return;
     var el = null;
-    if (!note.post && note.id) el = document.getElementById(note.id);
+    // A refused decision: its error (the form's summary, else the first field's), which the rows above the
+    // form would otherwise keep out of view.
+    if (note.post) el = region.querySelector(".form-summary, .field-error[role=alert]");
+    if (!el && !note.post && note.id) el = document.getElementById(note.id);
     if (!el && !note.post && note.column >= 0) {
       var th = region.querySelectorAll("thead tr > th")[note.column];
       el = th && th.querySelector("a, input");

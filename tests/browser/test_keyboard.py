@@ -242,3 +242,40 @@ def test_x_g_and_a_select_a_member_its_group_and_every_member(group_pile, review
     page.keyboard.press("a")
     assert selected() == [[], "0 of 4 selected", "Retire selected lessons"]
     assert page.inner_text("[data-retire-preview]") == "After the retire: 4 \u2192 4 of 2 (still over by 2)"
+
+
+def test_a_retire_with_nothing_selected_focuses_its_error_in_view(group_pile, reviewer, sign_in):  # noqa: F811
+    from review.models import Decision
+    from review.piles.forms import MEMBERS_REQUIRED
+
+    page = sign_in("rita", "rita-pass", height=500)  # the member rows push the form below the fold
+    page.click("text=entity:kb/intake")
+    page.wait_for_url("**/pile/?host=kb-desk*")
+    page.fill("#retire-form textarea[name=reason]", REASON)
+    page.click("#retire-form button.btn-danger")
+    assert settled(page, "el => el.className", "notice notice-error form-summary") == (
+        "notice notice-error form-summary"
+    )
+    assert active(page, "el => el.innerText") == f"Nothing was retired.\n\n{MEMBERS_REQUIRED}"
+    box = active(page, "el => { const r = el.getBoundingClientRect(); return [r.top, r.bottom]; }")
+    assert 0 <= box[0] and box[1] <= 500  # in view, not above or below it
+    assert Decision.objects.count() == 0
+
+
+def test_a_restore_with_nothing_selected_focuses_its_error_in_view(group_pile, reviewer, sign_in):  # noqa: F811
+    from review.models import Decision
+    from review.piles.forms import RESTORE_REQUIRED
+
+    page = sign_in("rita", "rita-pass", height=500)
+    page.click("text=entity:kb/intake")
+    page.wait_for_url("**/pile/?host=kb-desk*")
+    page.check(f"input[name=members][value='{group_pile[0]}']")
+    page.fill("#retire-form textarea[name=reason]", REASON)
+    page.click("#retire-form button.btn-danger")
+    page.wait_for_selector(".notice-success")
+    page.fill("#restore-form textarea[name=reason]", "Back: it was the clearest.")
+    page.click("#restore-form button[type=submit]")
+    assert settled(page, "el => el.innerText", RESTORE_REQUIRED) == RESTORE_REQUIRED
+    box = active(page, "el => { const r = el.getBoundingClientRect(); return [r.top, r.bottom]; }")
+    assert 0 <= box[0] and box[1] <= 500
+    assert list(Decision.objects.values_list("action", flat=True)) == ["retire"]
