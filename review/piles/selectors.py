@@ -70,10 +70,13 @@ QUEUE_SORTS = {
 def queue_order(sort: str | None) -> tuple[str | None, tuple[str, ...]]:
     """``(alias, order)`` for a ``?sort=`` value: the column alias it names (``-`` for descending; None
     when it names no sortable column) and the fields to order by, ending in the unique tie. An unknown
-    sort gives the default order (``QUEUE_DEFAULT_ORDER``)."""
+    sort gives the default order (``QUEUE_DEFAULT_ORDER``), and so does ``-overage`` ("Over", most first):
+    worst first is that order, so the two list the piles alike."""
     bare = (sort or "").removeprefix("-")
     if bare not in QUEUE_SORTS:
         return None, QUEUE_DEFAULT_ORDER
+    if sort == "-overage":
+        return sort, QUEUE_DEFAULT_ORDER
     fields = (*QUEUE_SORTS[bare], *(f for f in _TIE if f not in QUEUE_SORTS[bare]))
     descending = (sort or "").startswith("-")
     return sort, tuple(f"-{f}" for f in fields) if descending else fields

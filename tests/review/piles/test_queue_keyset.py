@@ -51,6 +51,7 @@ def expected(order: tuple[str, ...]) -> list[list[str]]:
     ("sort", "order"),
     [
         ("", ("-overage", "-live", "host_name", "namespace", "subject")),
+        ("-overage", ("-overage", "-live", "host_name", "namespace", "subject")),
         ("-count", ("-live", "-host_name", "-namespace", "-subject")),
         ("host_name", ("host_name", "namespace", "subject")),
         ("-oldest", ("-oldest", "-host_name", "-namespace", "-subject")),

@@ -36,6 +36,15 @@ def test_the_default_order_is_worst_first_with_ties_by_host_namespace_subject(in
         "h-a entity:ns/gamma",
         "h-c entity:ns/zeta",
     ]
+    # "Over", most first, is the default order itself, ties included (not host, entity reversed).
+    assert _entities(as_viewer.get("/?sort=-overage")) == _entities(as_viewer.get("/"))
+    assert _entities(as_viewer.get("/?sort=overage")) == [
+        "h-c entity:ns/zeta",
+        "h-a entity:ns/delta",
+        "h-a entity:ns/gamma",
+        "h-a entity:ns/alpha",
+        "h-b entity:ns/beta",
+    ]
     # A chosen sort still wins over the default.
     assert _entities(as_viewer.get("/?sort=host_name"))[0] == "h-a entity:ns/alpha"
     assert _entities(as_viewer.get("/?sort=-host_name"))[0] == "h-c entity:ns/zeta"
