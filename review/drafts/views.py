@@ -46,6 +46,10 @@ BLOCKED_STALE = (
 )
 BLOCKED_DECIDED = "This draft is {status}; only a pending draft can be approved."
 BLOCKED_REJECT_DECIDED = "This draft is {status}; only a pending or stale draft can be rejected."
+# What the Decide section says of a rejected draft: a settled outcome, not a refusal.
+DECIDED_REJECTED = (
+    "This draft was rejected; nothing is left to decide. The decision and its reason are listed below."
+)
 BLOCKED_ROLLBACK = "The consolidation {short}… is {status}, not live, so there is nothing to roll back."
 APPROVED_NOTICE = (
     "Approved draft {draft}: consolidation {short}… is live and supersedes {n} lesson{s}. Decision #{seq}."
@@ -123,6 +127,7 @@ def _context(
         "rollback_form": rollback or RollbackForm(initial={"pile_version": detail.version}),
         "approve_blocked": approve_blocked(detail, request.user),
         "reject_blocked": reject_blocked(detail, request.user),
+        "decided_rejected": DECIDED_REJECTED,
         "rollback_blocked": rollback_blocked(detail, request.user),
         "show_rollback": detail.draft.status == Draft.Status.APPROVED and detail.consolidation is not None,
         "can_decide": request.user.has_perm(PERM_DECIDE),

@@ -108,7 +108,9 @@ def test_rejecting_a_stale_draft_marks_it_rejected(small_draft, reviewer, second
     assert Draft.objects.get(ext_id="d-3").status == "rejected"
     html = client.get(page("acme", "d-3")).content.decode()
     assert 'data-testid="draft-status">rejected</span>' in html
-    assert views.BLOCKED_REJECT_DECIDED.format(status="rejected") in html
+    assert f'data-testid="decided-rejected">{views.DECIDED_REJECTED}</p>' in html
+    assert views.BLOCKED_REJECT_DECIDED.format(status="rejected") not in html  # no refusal for a done deed
+    assert 'href="#draft-actions"' not in html  # nothing left to decide: no "decide" link
     assert "A member is gone." in html  # the decision list
 
 
@@ -290,3 +292,15 @@ def test_draft_page_queries_do_not_grow_with_members(
         response = client.get(page("acme", f"d-{members}"))
     assert response.status_code == 200
     assert response.content.decode().count('class="cov-member') == members
+
+
+def test_a_rejected_gate_failed_draft_no_longer_says_it_cannot_be_approved(small_draft, reviewer, signed_in):
+    small_draft(3, gates={"ground": "pass", "verify": "fail"})
+    client = signed_in(reviewer)
+    assert "cannot be approved: VERIFY failed" in client.get(page("acme", "d-3")).content.decode()
+    response = client.post(action("draft_reject", "acme", "d-3"), {"reject-reason": "VERIFY failed."})
+    assert response.status_code == 302
+    html = client.get(page("acme", "d-3")).content.decode()
+    assert "cannot be approved" not in html
+    assert 'data-testid="gate-verify">fail</span>' in html  # the gate's own verdict stays
+    assert f'data-testid="decided-rejected">{views.DECIDED_REJECTED}</p>' in html
