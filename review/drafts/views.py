@@ -45,7 +45,6 @@ BLOCKED_STALE = (
     "This draft is stale: {lessons} it supersedes {verb} no longer live. It can be rejected, not approved."
 )
 BLOCKED_DECIDED = "This draft is {status}; only a pending draft can be approved."
-BLOCKED_REJECT_DECIDED = "This draft is {status}; only a pending or stale draft can be rejected."
 # What the Decide section says of a rejected draft: a settled outcome, not a refusal.
 DECIDED_REJECTED = (
     "This draft was rejected; nothing is left to decide. The decision and its reason are listed below."
@@ -90,14 +89,6 @@ def approve_blocked(detail: DraftDetail, user) -> str:
     return ""
 
 
-def reject_blocked(detail: DraftDetail, user) -> str:
-    if not user.has_perm(PERM_DECIDE):
-        return BLOCKED_VIEWER
-    if detail.draft.status != Draft.Status.PENDING:
-        return BLOCKED_REJECT_DECIDED.format(status=detail.draft.status)
-    return ""
-
-
 def rollback_blocked(detail: DraftDetail, user) -> str:
     if not user.has_perm(PERM_DECIDE):
         return BLOCKED_VIEWER
@@ -126,7 +117,6 @@ def _context(
         "reject_form": reject or RejectForm(),
         "rollback_form": rollback or RollbackForm(initial={"pile_version": detail.version}),
         "approve_blocked": approve_blocked(detail, request.user),
-        "reject_blocked": reject_blocked(detail, request.user),
         "decided_rejected": DECIDED_REJECTED,
         "rollback_blocked": rollback_blocked(detail, request.user),
         "show_rollback": detail.draft.status == Draft.Status.APPROVED and detail.consolidation is not None,

@@ -223,10 +223,10 @@
     var kept = active && active !== document.body && active.isConnected;
     if (kept && (!note.post || !region.contains(active))) return;
     var el = null;
-    // A refused decision: its error (the form's summary, else the first field's), which the rows above the
-    // form would otherwise keep out of view.
+    // A refused decision: its first error in the page (a field's, else the form's summary), which the rows
+    // above the form would otherwise keep out of view.
     if (note.post) el = region.querySelector(".form-summary, .field-error[role=alert]");
-    if (!el && !note.post && note.id) el = document.getElementById(note.id);
+    if (!note.post && note.id) el = document.getElementById(note.id);
     if (!el && !note.post && note.column >= 0) {
       var th = region.querySelectorAll("thead tr > th")[note.column];
       el = th && th.querySelector("a, input");

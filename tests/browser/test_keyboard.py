@@ -244,21 +244,34 @@ def test_x_g_and_a_select_a_member_its_group_and_every_member(group_pile, review
     assert page.inner_text("[data-retire-preview]") == "After the retire: 4 \u2192 4 of 2 (still over by 2)"
 
 
+SHORT = 500  # px: the member rows push the retire and restore forms below the fold
+
+
+def short_pile_page(sign_in):  # noqa: F811
+    """rita on kb-desk's pile in a window ``SHORT`` px high."""
+    page = sign_in("rita", "rita-pass", height=SHORT)
+    page.click("text=entity:kb/intake")
+    page.wait_for_url("**/pile/?host=kb-desk*")
+    return page
+
+
+def focus_in_view(page) -> bool:
+    """Whether the focused element lies wholly inside the window (not above or below it)."""
+    top, bottom = active(page, "el => { const r = el.getBoundingClientRect(); return [r.top, r.bottom]; }")
+    return 0 <= top and bottom <= SHORT
+
+
 def test_a_retire_with_nothing_selected_focuses_its_error_in_view(group_pile, reviewer, sign_in):  # noqa: F811
     from review.models import Decision
     from review.piles.forms import MEMBERS_REQUIRED
 
-    page = sign_in("rita", "rita-pass", height=500)  # the member rows push the form below the fold
-    page.click("text=entity:kb/intake")
-    page.wait_for_url("**/pile/?host=kb-desk*")
+    page = short_pile_page(sign_in)
     page.fill("#retire-form textarea[name=reason]", REASON)
     page.click("#retire-form button.btn-danger")
-    assert settled(page, "el => el.className", "notice notice-error form-summary") == (
-        "notice notice-error form-summary"
-    )
+    summary = "notice notice-error form-summary"
+    assert settled(page, "el => el.className", summary) == summary
     assert active(page, "el => el.innerText") == f"Nothing was retired.\n\n{MEMBERS_REQUIRED}"
-    box = active(page, "el => { const r = el.getBoundingClientRect(); return [r.top, r.bottom]; }")
-    assert 0 <= box[0] and box[1] <= 500  # in view, not above or below it
+    assert focus_in_view(page)
     assert Decision.objects.count() == 0
 
 
@@ -266,9 +279,7 @@ def test_a_restore_with_nothing_selected_focuses_its_error_in_view(group_pile, r
     from review.models import Decision
     from review.piles.forms import RESTORE_REQUIRED
 
-    page = sign_in("rita", "rita-pass", height=500)
-    page.click("text=entity:kb/intake")
-    page.wait_for_url("**/pile/?host=kb-desk*")
+    page = short_pile_page(sign_in)
     page.check(f"input[name=members][value='{group_pile[0]}']")
     page.fill("#retire-form textarea[name=reason]", REASON)
     page.click("#retire-form button.btn-danger")
@@ -276,6 +287,5 @@ def test_a_restore_with_nothing_selected_focuses_its_error_in_view(group_pile, r
     page.fill("#restore-form textarea[name=reason]", "Back: it was the clearest.")
     page.click("#restore-form button[type=submit]")
     assert settled(page, "el => el.innerText", RESTORE_REQUIRED) == RESTORE_REQUIRED
-    box = active(page, "el => { const r = el.getBoundingClientRect(); return [r.top, r.bottom]; }")
-    assert 0 <= box[0] and box[1] <= 500
+    assert focus_in_view(page)
     assert list(Decision.objects.values_list("action", flat=True)) == ["retire"]

@@ -109,7 +109,7 @@ def test_rejecting_a_stale_draft_marks_it_rejected(small_draft, reviewer, second
     html = client.get(page("acme", "d-3")).content.decode()
     assert 'data-testid="draft-status">rejected</span>' in html
     assert f'data-testid="decided-rejected">{views.DECIDED_REJECTED}</p>' in html
-    assert views.BLOCKED_REJECT_DECIDED.format(status="rejected") not in html  # no refusal for a done deed
+    assert "can be rejected" not in html  # no refusal, gate note or stale note for a done deed
     assert 'href="#draft-actions"' not in html  # nothing left to decide: no "decide" link
     assert "A member is gone." in html  # the decision list
 

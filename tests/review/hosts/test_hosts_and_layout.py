@@ -67,9 +67,6 @@ def test_admins_see_an_edit_budget_link_on_every_host(corpora, client, admin_use
         "/hosts/support-triage/budget/",
         "/hosts/warehouse-sql/budget/",
     ]
-    # One "Budget" header: the links' column is "Edit".
-    headers = [th.text for th in parse(client.get("/hosts/").content).find("thead").find_all("th")]
-    assert headers == ["Host", "Description", "Budget", "Live lessons", "Entities", "Piles", "Edit"]
 
 
 @pytest.mark.parametrize(
