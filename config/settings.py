@@ -66,6 +66,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
+    # before anything reads a body (CSRF, the sign-in, the upload): a body over its route's limit is
+    # refused unread (review/request_body.py, route_body_limit)
+    "review.middleware.BodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # before the session: the session's save (sign-in) also waits at most WEB_LOCK_TIMEOUT_SECONDS
     "review.locking.LockWaitMiddleware",
@@ -209,9 +212,10 @@ STORAGES = {
 DJANGO_TABLES2_TEMPLATE = "tables/htmx_table.html"
 
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", default=50 * 1024 * 1024, minimum=1)
-# Forms (sign-in, decisions, budgets) are small: a body past 2 MiB is refused before it is read. The API
-# streams its own body up to API_MAX_BODY_BYTES (review/request_body.py); file parts of the admin upload
-# are not counted here (the import page has its own zip limits).
+# Forms (sign-in, decisions, budgets) are small: a body past 2 MiB is refused before it is read, file parts
+# included (review.middleware.BodyLimitMiddleware: Django's own check counts only the fields that are not
+# files). The API streams its own body up to API_MAX_BODY_BYTES (review/request_body.py); the zip upload
+# takes the largest zip (20 MB) and its form fields.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 SESSION_COOKIE_HTTPONLY = True
