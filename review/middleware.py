@@ -84,6 +84,4 @@ def _refusal(request: HttpRequest, refused: BodyRefused, title: str, sentence: s
         page = loader.get_template("body_refused.html").render({"title": title, "sentence": sentence})
         response = HttpResponse(page)
     response.status_code = refused.status
-    # the body was not read: the connection cannot carry another request after it
-    response["Connection"] = "close"
     return response
