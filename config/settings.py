@@ -9,6 +9,8 @@ API_MAX_BODY_BYTES  largest accepted API request body (default 50 MiB)
 HTTPS         1 when served over TLS behind a proxy that sets X-Forwarded-Proto (default 0): turns on the
               proxy SSL header, Secure cookies, HSTS and the redirect to https
 HSTS_SECONDS  HSTS max-age when HTTPS is on (default 31536000, one year)
+TRUSTED_PROXY_COUNT  how many proxies in front append to X-Forwarded-For (default 0: the client address is
+              REMOTE_ADDR); with N, the N-th address from the right is the client's
 HSTS_INCLUDE_SUBDOMAINS  1 to extend HSTS to every subdomain (default 0: only when you own them all)
 """
 
@@ -188,6 +190,10 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False
 AXES_USERNAME_CALLABLE = "review.signin.lockout_username"  # bounded: a hostile name is never a 500
+# The client address of the lockout and of the sign-in limit per address: REMOTE_ADDR, or behind
+# TRUSTED_PROXY_COUNT proxies the address the outermost one appended to X-Forwarded-For (review/signin.py).
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", default=0, minimum=0)
+AXES_CLIENT_IP_CALLABLE = "review.signin.client_address"
 # The attempts stay out of the Django admin (the admin role holds no permission on them).
 AXES_ENABLE_ADMIN = False
 AXES_HANDLER = "review.signin.SignInAxesHandler"  # its success bookkeeping never waits on SQLite
@@ -244,11 +250,6 @@ if HTTPS:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", default=365 * 24 * 3600, minimum=0)
-    # The client's address for the sign-in lockout is the one the (single) proxy appended last to
-    # X-Forwarded-For; addresses a client wrote further left are not trusted.
-    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
-    AXES_IPWARE_PROXY_ORDER = "right-most"
-    AXES_IPWARE_PROXY_COUNT = 1
 # Read even when HTTPS is off, so that a typo is refused in every environment.
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS") and HTTPS
 # Subdomains and the browsers' preload list are commitments about other sites and cannot be undone

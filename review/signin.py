@@ -1,5 +1,15 @@
-"""Sign-in helpers: the username a failed attempt is counted under (django-axes), and a sign-in's
-bookkeeping that never waits for an import's write lock on SQLite (below).
+"""Sign-in helpers: the client address and the username a failed attempt is counted under (django-axes),
+and a sign-in's bookkeeping that never waits for an import's write lock on SQLite (below).
+
+The client address (issue 21, fault 5). Behind a proxy every request comes from the proxy's address, so a
+lockout keyed on ``REMOTE_ADDR`` paused a user for every client. axes reads the address through
+django-ipware when that is installed; its modern resolver prefers a public address wherever it finds one
+in a list of headers a client can write, and skips a chain whose length differs from the proxy count.
+Instead ``client_address`` (``AXES_CLIENT_IP_CALLABLE``) does one documented thing:
+``TRUSTED_PROXY_COUNT`` = 0 (the default): ``REMOTE_ADDR``, whatever ``X-Forwarded-For`` says;
+``TRUSTED_PROXY_COUNT`` = N: the N-th address from the right of ``X-Forwarded-For``, the one the
+outermost trusted proxy appended (nginx ``$proxy_add_x_forwarded_for``). What a client wrote further left
+is never used. docs/production.md, "Behind a proxy".
 
 axes stores the submitted username in a 255-character column: a 10 000-character name (an attack, not a
 typo) made PostgreSQL refuse the insert and the sign-in answer 500. The name is counted under its first
@@ -9,6 +19,7 @@ typo) made PostgreSQL refuse the insert and the sign-in answer 500. The name is 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
 
 from axes.handlers.database import AxesDatabaseHandler
@@ -20,6 +31,24 @@ from django.http import HttpRequest
 logger = logging.getLogger(__name__)
 
 USERNAME_MAX = 150  # django.contrib.auth.models.AbstractUser.username
+
+
+def client_address(request: HttpRequest) -> str | None:
+    """``AXES_CLIENT_IP_CALLABLE``: the client's IP address (text, normalised) as the module docstring
+    says. ``REMOTE_ADDR`` when no proxy is trusted, or when ``X-Forwarded-For`` holds fewer entries than
+    ``TRUSTED_PROXY_COUNT`` or no IP address at the trusted position (the request did not come through
+    every trusted proxy)."""
+    remote = request.META.get("REMOTE_ADDR") or None
+    trusted = settings.TRUSTED_PROXY_COUNT
+    if not trusted:
+        return remote
+    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    if len(hops) < trusted:
+        return remote
+    try:
+        return str(ipaddress.ip_address(hops[-trusted]))
+    except ValueError:
+        return remote
 
 
 def lockout_username(request: HttpRequest, credentials: dict | None = None) -> str | None:

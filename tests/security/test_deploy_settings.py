@@ -70,3 +70,16 @@ def test_without_https_nothing_assumes_a_proxy():
         "SECURE_HSTS_INCLUDE_SUBDOMAINS": False,
         "SECURE_HSTS_PRELOAD": False,
     }
+
+
+READ_PROXY = (
+    "import json, django; django.setup(); from django.conf import settings as s; "
+    "print(json.dumps([s.TRUSTED_PROXY_COUNT, s.AXES_CLIENT_IP_CALLABLE]))"
+)
+
+
+def test_the_trusted_proxies_come_from_the_environment_and_https_trusts_none_by_itself():
+    """HTTPS=1 says TLS ends at a proxy, not how many proxies append to X-Forwarded-For (issue 21, fault 5)."""
+    assert json.loads(_python("-c", READ_PROXY, env=PRODUCTION).stdout) == [0, "review.signin.client_address"]
+    env = {**PRODUCTION, "TRUSTED_PROXY_COUNT": "1"}
+    assert json.loads(_python("-c", READ_PROXY, env=env).stdout) == [1, "review.signin.client_address"]
