@@ -9,6 +9,8 @@ API_MAX_BODY_BYTES  largest accepted API request body (default 50 MiB)
 HTTPS         1 when served over TLS behind a proxy that sets X-Forwarded-Proto (default 0): turns on the
               proxy SSL header, Secure cookies, HSTS and the redirect to https
 HSTS_SECONDS  HSTS max-age when HTTPS is on (default 31536000, one year)
+SIGNIN_FAILURES_PER_ADDRESS  failed sign-ins from one client address (any usernames) within 15 minutes
+              that pause every sign-in from it (default 20)
 TRUSTED_PROXY_COUNT  how many proxies in front append to X-Forwarded-For (default 0: the client address is
               REMOTE_ADDR); with N, the N-th address from the right is the client's
 HSTS_INCLUDE_SUBDOMAINS  1 to extend HSTS to every subdomain (default 0: only when you own them all)
@@ -71,6 +73,8 @@ MIDDLEWARE = [
     # before anything reads a body (CSRF, the sign-in, the upload): a body over its route's limit is
     # refused unread (review/request_body.py, route_body_limit)
     "review.middleware.BodyLimitMiddleware",
+    # a sign-in from an address with too many failures is refused before any password is hashed
+    "review.middleware.SignInLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # before the session: the session's save (sign-in) also waits at most WEB_LOCK_TIMEOUT_SECONDS
     "review.locking.LockWaitMiddleware",
@@ -193,6 +197,9 @@ AXES_USERNAME_CALLABLE = "review.signin.lockout_username"  # bounded: a hostile 
 # The client address of the lockout and of the sign-in limit per address: REMOTE_ADDR, or behind
 # TRUSTED_PROXY_COUNT proxies the address the outermost one appended to X-Forwarded-For (review/signin.py).
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", default=0, minimum=0)
+# Whatever the usernames: this many failed sign-ins from one client address within AXES_COOLOFF_TIME pause
+# every sign-in from it (429) until they are older than that (review/signin.py).
+SIGNIN_FAILURES_PER_ADDRESS = env_int("SIGNIN_FAILURES_PER_ADDRESS", default=20, minimum=1)
 AXES_CLIENT_IP_CALLABLE = "review.signin.client_address"
 # The attempts stay out of the Django admin (the admin role holds no permission on them).
 AXES_ENABLE_ADMIN = False

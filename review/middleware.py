@@ -3,15 +3,18 @@
 spec: issue 13 ("Deployment"): ``Cache-Control: no-store`` on signed-in pages, so that neither a shared
 cache nor the browser's back button shows a reviewer's pages (or exports) to the next person at the desk.
 Issue 21 (fault 7): a body over its route's limit is refused before anything reads it
-(review/request_body.py).
+(review/request_body.py); (fault 6) a sign-in from an address with too many failures is refused before
+any password is hashed (review/signin.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
+from django.urls import reverse
 from django.utils.cache import patch_cache_control
 
 from review.request_body import (
@@ -26,10 +29,17 @@ from review.request_body import (
     declared_length,
     route_body_limit,
 )
+from review.signin import address_failures, client_address
 
 TITLE_TOO_LARGE = "Request too large"
 TITLE_LENGTH_REQUIRED = "Length required"
 TITLE_BAD_LENGTH = "Bad request"
+TITLE_SIGNIN_PAUSED = "Sign-in paused"
+SIGNIN_PAUSED_ADDRESS = (
+    "Too many failed sign-ins from your address ({address}): signing in from here is paused for every "
+    "username, for up to {minutes} minutes after the last failure. Try again later, or ask an admin to "
+    "lift the pause."
+)
 
 
 class NoStoreWhenSignedInMiddleware:
@@ -53,7 +63,7 @@ class BodyLimitMiddleware:
     body outside the API (Django would take it as empty; the API reads and counts its own,
     ``request_body_read``). Anonymous or signed in alike: it stands before the session, CSRF and the
     sign-in. The answer is the API's JSON error under ``/api/``, a one-line alert to an htmx request, else
-    a page (templates/body_refused.html)."""
+    a page (templates/refused.html)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
@@ -81,7 +91,37 @@ def _refusal(request: HttpRequest, refused: BodyRefused, title: str, sentence: s
     elif request.headers.get("HX-Request"):
         response = HttpResponse(f'<div class="notice notice-error" role="alert">{sentence}</div>')
     else:
-        page = loader.get_template("body_refused.html").render({"title": title, "sentence": sentence})
-        response = HttpResponse(page)
+        response = _page(title, sentence)
     response.status_code = refused.status
     return response
+
+
+class SignInLimitMiddleware:
+    """Refuses a sign-in (a POST to the sign-in page or the admin's) from a client address with
+    ``SIGNIN_FAILURES_PER_ADDRESS`` failures or more (``review.signin.address_failures``): 429 with
+    ``Retry-After`` and a page saying so, before the form is read or any password hashed (one query).
+    docs/production.md, "Limits"."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method == "POST" and request.path_info in (reverse("login"), reverse("admin:login")):
+            address = client_address(request)
+            if address_failures(address) >= settings.SIGNIN_FAILURES_PER_ADDRESS:
+                return _signin_paused(address)
+        return self.get_response(request)
+
+
+def _signin_paused(address: str) -> HttpResponse:
+    seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    sentence = SIGNIN_PAUSED_ADDRESS.format(address=address, minutes=seconds // 60)
+    response = _page(TITLE_SIGNIN_PAUSED, sentence)
+    response.status_code = 429
+    response["Retry-After"] = str(seconds)
+    return response
+
+
+def _page(title: str, sentence: str) -> HttpResponse:
+    """templates/refused.html: a page that stands alone (no session, no user yet) with one sentence."""
+    return HttpResponse(loader.get_template("refused.html").render({"title": title, "sentence": sentence}))

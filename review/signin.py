@@ -11,6 +11,13 @@ Instead ``client_address`` (``AXES_CLIENT_IP_CALLABLE``) does one documented thi
 outermost trusted proxy appended (nginx ``$proxy_add_x_forwarded_for``). What a client wrote further left
 is never used. docs/production.md, "Behind a proxy".
 
+The limit per address (issue 21, fault 6). axes pauses one username from one address; fresh usernames
+were never paused, and each costs a password hash (Django hashes even for an unknown user). So a sign-in
+from an address with ``SIGNIN_FAILURES_PER_ADDRESS`` failures within ``AXES_COOLOFF_TIME``, whatever the
+usernames, is refused (429) before its form is read (``review.middleware.SignInLimitMiddleware``). The
+failures are axes' own records (one indexed sum), so every server process and machine sees the same
+count, nothing else is stored, and ``manage.py axes_reset_ip ADDRESS`` lifts the pause.
+
 axes stores the submitted username in a 255-character column: a 10 000-character name (an attack, not a
 typo) made PostgreSQL refuse the insert and the sign-in answer 500. The name is counted under its first
 150 characters, the longest a Django username can be, without NUL (PostgreSQL text cannot hold one).
@@ -21,12 +28,16 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+from datetime import datetime
 
 from axes.handlers.database import AxesDatabaseHandler
+from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib.auth.models import update_last_login
 from django.db import OperationalError, connection, transaction
+from django.db.models import Sum
 from django.http import HttpRequest
+from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +60,18 @@ def client_address(request: HttpRequest) -> str | None:
         return str(ipaddress.ip_address(hops[-trusted]))
     except ValueError:
         return remote
+
+
+def address_failures(address: str | None, *, now: datetime | None = None) -> int:
+    """The failed sign-ins recorded from ``address`` (any usernames) whose latest failure is within
+    ``AXES_COOLOFF_TIME`` of ``now`` (UTC, default the present); 0 for no address."""
+    if address is None:
+        return 0
+    since = (now or timezone.now()) - settings.AXES_COOLOFF_TIME
+    failures = AccessAttempt.objects.filter(ip_address=address, attempt_time__gte=since).aggregate(
+        n=Sum("failures_since_start")
+    )["n"]
+    return failures or 0
 
 
 def lockout_username(request: HttpRequest, credentials: dict | None = None) -> str | None:
