@@ -34,6 +34,7 @@ from axes.handlers.database import AxesDatabaseHandler
 from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib.auth.models import update_last_login
+from django.core.checks import Tags, Warning, register
 from django.db import OperationalError, connection, transaction
 from django.db.models import Sum
 from django.http import HttpRequest
@@ -60,6 +61,24 @@ def client_address(request: HttpRequest) -> str | None:
         return str(ipaddress.ip_address(hops[-trusted]))
     except ValueError:
         return remote
+
+
+W_NO_TRUSTED_PROXY = (
+    "HTTPS=1 puts the site behind a proxy, but TRUSTED_PROXY_COUNT is 0: every client has the proxy's "
+    "address, so one client's failed sign-ins pause signing in for all"
+)
+W_NO_TRUSTED_PROXY_HINT = (
+    "Set TRUSTED_PROXY_COUNT to the number of proxies that append to X-Forwarded-For (1 for the nginx "
+    "site of docs/production.md); silence review.W001 if none does."
+)
+
+
+@register(Tags.security, deploy=True)
+def check_trusted_proxy(app_configs, **kwargs) -> list[Warning]:
+    """``check --deploy``: warns (``review.W001``) when ``HTTPS`` is on and no proxy is trusted."""
+    if getattr(settings, "HTTPS", False) and not settings.TRUSTED_PROXY_COUNT:
+        return [Warning(W_NO_TRUSTED_PROXY, hint=W_NO_TRUSTED_PROXY_HINT, id="review.W001")]
+    return []
 
 
 def address_failures(address: str | None, *, now: datetime | None = None) -> int:

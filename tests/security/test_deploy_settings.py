@@ -14,6 +14,7 @@ PRODUCTION = {
     "SECRET_KEY": "k3Qz8vN2pL7xR4tY9wB6mD1sF5hJ0cG8aE3uI7oP2qW6zX9nVb4Lm2Tq",  # 56 characters, not a real key
     "ALLOWED_HOSTS": "example.org",
     "HTTPS": "1",
+    "TRUSTED_PROXY_COUNT": "1",
     "DATABASE_URL": "sqlite:///:memory:",
 }
 READ_SETTINGS = (
@@ -78,8 +79,17 @@ READ_PROXY = (
 )
 
 
-def test_the_trusted_proxies_come_from_the_environment_and_https_trusts_none_by_itself():
+def test_the_trusted_proxies_come_from_the_environment_and_default_to_none():
     """HTTPS=1 says TLS ends at a proxy, not how many proxies append to X-Forwarded-For (issue 21, fault 5)."""
-    assert json.loads(_python("-c", READ_PROXY, env=PRODUCTION).stdout) == [0, "review.signin.client_address"]
-    env = {**PRODUCTION, "TRUSTED_PROXY_COUNT": "1"}
-    assert json.loads(_python("-c", READ_PROXY, env=env).stdout) == [1, "review.signin.client_address"]
+    assert json.loads(_python("-c", READ_PROXY, env=PRODUCTION).stdout) == [1, "review.signin.client_address"]
+    env = {k: v for k, v in PRODUCTION.items() if k != "TRUSTED_PROXY_COUNT"}
+    assert json.loads(_python("-c", READ_PROXY, env=env).stdout) == [0, "review.signin.client_address"]
+
+
+def test_check_deploy_warns_when_https_trusts_no_proxy():
+    from review.signin import W_NO_TRUSTED_PROXY
+
+    env = {k: v for k, v in PRODUCTION.items() if k != "TRUSTED_PROXY_COUNT"}
+    proc = _python("manage.py", "check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert proc.returncode == 1
+    assert f"?: (review.W001) {W_NO_TRUSTED_PROXY}" in proc.stderr
