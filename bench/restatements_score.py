@@ -220,6 +220,17 @@ def score_pile(lessons: Sequence[Lesson], groups: Iterable[Iterable[str]]) -> Sc
     return Score(tp=len(gold & predicted), fp=len(predicted - gold), fn=len(gold - predicted))
 
 
+def mistakes(
+    lessons: Sequence[Lesson], groups: Iterable[Iterable[str]]
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The pairs (of ids, each pair and the list sorted) ``groups`` gets wrong: those it joins that the
+    labels do not (false), then those the labels join that it does not (missed)."""
+    gold, predicted = gold_pairs(lessons), predicted_pairs(groups)
+    return sorted(tuple(sorted(p)) for p in predicted - gold), sorted(
+        tuple(sorted(p)) for p in gold - predicted
+    )
+
+
 def resolve(dotted: str) -> Callable[..., Iterable[object]]:
     """The callable at ``package.module.name``; ``DataError`` when it cannot be imported."""
     module_name, _, name = dotted.rpartition(".")
@@ -310,10 +321,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--grouper", default=DEFAULT_GROUPER, help=f"dotted path (default {DEFAULT_GROUPER})")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of labelled .jsonl piles")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--pairs", action="store_true", help="also list each pile's false and missed pairs")
     args = parser.parse_args(argv)
     try:
         piles = load_set(args.data)
-        scores = score_set(piles, resolve(args.grouper))
+        grouper = resolve(args.grouper)
+        groups = {pile: run_grouper(grouper, lessons) for pile, lessons in piles.items()}
+        scores = {pile: score_pile(piles[pile], found) for pile, found in groups.items()}
     except (DataError, OSError) as error:
         print(f"restatements_score: {error}", file=sys.stderr)
         return 2
@@ -322,6 +336,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"grouper: {args.grouper}")
         print(report(piles, scores))
+    if args.pairs:
+        for pile, found in groups.items():
+            text = {lesson.id: lesson.text for lesson in piles[pile]}
+            false, missed = mistakes(piles[pile], found)
+            for kind, pairs in (("false", false), ("missed", missed)):
+                for a, b in pairs:
+                    print(
+                        f"{kind} {a} {b}\n  {text[a]}\n  {text[b]}",
+                        file=sys.stderr if args.json else sys.stdout,
+                    )
     return 0
 
 

@@ -14,6 +14,7 @@ from bench.restatements_score import (
     load_pile,
     load_set,
     main,
+    mistakes,
     overall,
     predicted_pairs,
     run_grouper,
@@ -64,6 +65,13 @@ def test_a_grouping_scored_by_hand():
     assert score.precision == pytest.approx(1 / 3)
     assert score.recall == 0.5
     assert score.f1 == pytest.approx(0.4)  # 2*2 / (2*2 + 4 + 2)
+
+
+def test_mistakes_lists_the_false_then_the_missed_pairs_sorted():
+    assert mistakes(PILE, [["u", "b", "a"], ["c"], ["f", "e", "d"]]) == (
+        [("a", "u"), ("b", "u"), ("d", "e"), ("d", "f")],
+        [("a", "c"), ("b", "c")],
+    )
 
 
 def test_an_umbrella_joined_to_a_fact_it_covers_is_a_false_positive():
@@ -235,3 +243,16 @@ def test_the_cli_refuses_a_grouper_it_cannot_import_in_one_line(tmp_path, capsys
     err = capsys.readouterr().err
     assert err.startswith("restatements_score: --grouper: cannot import 'lessons.core.nowhere.groups' (")
     assert err.count("\n") == 1
+
+
+def test_the_cli_lists_the_missed_pairs_with_their_texts(tmp_path, capsys):
+    _small_set(tmp_path)
+    assert main(["--data", str(tmp_path), "--pairs"]) == 0
+    assert capsys.readouterr().out.splitlines()[4:] == [
+        "missed p-1 p-3",
+        "  Filter test accounts with `is_internal = false` in every revenue query.",
+        "  Internal users never count in revenue.",
+        "missed p-2 p-3",
+        "  Filter test accounts with `is_internal = false` in every revenue and retention query.",
+        "  Internal users never count in revenue.",
+    ]
