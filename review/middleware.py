@@ -97,7 +97,7 @@ def _refusal(request: HttpRequest, refused: BodyRefused, title: str, sentence: s
 
 
 class SignInLimitMiddleware:
-    """Refuses a sign-in (a POST to the sign-in page or the admin's) from a client address with
+    """Refuses a sign-in (a POST to the sign-in page) from a client address with
     ``SIGNIN_FAILURES_PER_ADDRESS`` failures or more (``review.signin.address_failures``): 429 with
     ``Retry-After`` and a page saying so, before the form is read or any password hashed (one query).
     docs/production.md, "Limits"."""
@@ -106,7 +106,8 @@ class SignInLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.method == "POST" and request.path_info in (reverse("login"), reverse("admin:login")):
+        # the only sign-in form: the admin's signs no one in (review/admin_site.py)
+        if request.method == "POST" and request.path_info == reverse("login"):
             address = client_address(request)
             if address_failures(address) >= settings.SIGNIN_FAILURES_PER_ADDRESS:
                 return _signin_paused(address)
