@@ -17,6 +17,7 @@ import pytest
 from django.utils import timezone
 
 from lessons.core.text import format_datetime
+from lessons.importers.altimate_lesson import canonical
 from review.apply.altimate_store import E_LOCK_LOST, E_MOVED_ON, LOCK_NAME, StoreState
 from review.apply.host_lock import E_HELD, STALE_AFTER, WAITING
 from review.models import ApplyLock, Decision, DecisionAck
@@ -186,3 +187,33 @@ def test_a_failed_ack_never_replaces_an_applied_one(decided):
         decision_ack(decision=decision, status="failed", detail="not a live lesson", token_name="second run")
     ack = DecisionAck.objects.get()
     assert (ack.status, ack.detail, ack.token_name) == ("applied", "moved", "first run")
+
+
+def test_a_refusal_of_a_decision_the_host_acknowledged_applied_meanwhile_keeps_the_applied_ack(
+    decided, monkeypatch
+):
+    """The host says through the API that it applied #1 while the run works; the store refuses #1."""
+    path = decided / ".altimate-code" / "learn" / STORE / "approved.json"
+    approved = json.loads(path.read_text())
+    next(x for x in approved if x["id"] == "L-f5a8")["text"] = "Marts are tables."
+    path.write_text(canonical(approved))
+    load = StoreState.load
+
+    def read_then_acknowledged(path):
+        decision_ack(decision=Decision.objects.get(seq=1), status="applied", token_name="host api")
+        return load(path)
+
+    monkeypatch.setattr(StoreState, "load", staticmethod(read_then_acknowledged))
+    code, out, _err = apply(decided)
+    assert code == 0
+    assert out.splitlines()[:3] == [
+        "1 applied, 1 skipped, 0 refused",
+        "applied #2 approve_consolidation: L-3dda added to team-playbook/approved.json, superseding "
+        "L-8201, L-2fe6",
+        "skipped #1 retire: already acknowledged applied, which stays; the store now says: L-f5a8 in "
+        "team-playbook/approved.json has other text than the lesson decided on (edited since)",
+    ]
+    assert list(DecisionAck.objects.order_by("decision__seq").values_list("status", "token_name")) == [
+        ("applied", "host api"),
+        ("applied", "apply_decisions --altimate"),
+    ]
