@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('review', '0009_importjob_recount'),
+        ('review', '0010_apply_lock'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
