@@ -9,6 +9,10 @@ API_MAX_BODY_BYTES  largest accepted API request body (default 50 MiB)
 HTTPS         1 when served over TLS behind a proxy that sets X-Forwarded-Proto (default 0): turns on the
               proxy SSL header, Secure cookies, HSTS and the redirect to https
 HSTS_SECONDS  HSTS max-age when HTTPS is on (default 31536000, one year)
+SIGNIN_FAILURES_PER_ADDRESS  failed sign-ins from one client address (any usernames) within 15 minutes
+              that pause every sign-in from it (default 20)
+TRUSTED_PROXY_COUNT  how many proxies in front append to X-Forwarded-For (default 0: the client address is
+              REMOTE_ADDR); with N, the N-th address from the right is the client's
 HSTS_INCLUDE_SUBDOMAINS  1 to extend HSTS to every subdomain (default 0: only when you own them all)
 """
 
@@ -66,6 +70,11 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
+    # before anything reads a body (CSRF, the sign-in, the upload): a body over its route's limit is
+    # refused unread (review/request_body.py, route_body_limit)
+    "review.middleware.BodyLimitMiddleware",
+    # a sign-in from an address with too many failures is refused before any password is hashed
+    "review.middleware.SignInLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # before the session: the session's save (sign-in) also waits at most WEB_LOCK_TIMEOUT_SECONDS
     "review.locking.LockWaitMiddleware",
@@ -185,6 +194,13 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False
 AXES_USERNAME_CALLABLE = "review.signin.lockout_username"  # bounded: a hostile name is never a 500
+# The client address of the lockout and of the sign-in limit per address: REMOTE_ADDR, or behind
+# TRUSTED_PROXY_COUNT proxies the address the outermost one appended to X-Forwarded-For (review/signin.py).
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", default=0, minimum=0)
+# Whatever the usernames: this many failed sign-ins from one client address within AXES_COOLOFF_TIME pause
+# every sign-in from it (429) until they are older than that (review/signin.py).
+SIGNIN_FAILURES_PER_ADDRESS = env_int("SIGNIN_FAILURES_PER_ADDRESS", default=20, minimum=1)
+AXES_CLIENT_IP_CALLABLE = "review.signin.client_address"
 # The attempts stay out of the Django admin (the admin role holds no permission on them).
 AXES_ENABLE_ADMIN = False
 AXES_HANDLER = "review.signin.SignInAxesHandler"  # its success bookkeeping never waits on SQLite
@@ -209,9 +225,10 @@ STORAGES = {
 DJANGO_TABLES2_TEMPLATE = "tables/htmx_table.html"
 
 API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", default=50 * 1024 * 1024, minimum=1)
-# Forms (sign-in, decisions, budgets) are small: a body past 2 MiB is refused before it is read. The API
-# streams its own body up to API_MAX_BODY_BYTES (review/request_body.py); file parts of the admin upload
-# are not counted here (the import page has its own zip limits).
+# Forms (sign-in, decisions, budgets) are small: a body past 2 MiB is refused before it is read, file parts
+# included (review.middleware.BodyLimitMiddleware: Django's own check counts only the fields that are not
+# files). The API streams its own body up to API_MAX_BODY_BYTES (review/request_body.py); the zip upload
+# takes the largest zip (20 MB) and its form fields.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 SESSION_COOKIE_HTTPONLY = True
@@ -240,11 +257,6 @@ if HTTPS:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", default=365 * 24 * 3600, minimum=0)
-    # The client's address for the sign-in lockout is the one the (single) proxy appended last to
-    # X-Forwarded-For; addresses a client wrote further left are not trusted.
-    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
-    AXES_IPWARE_PROXY_ORDER = "right-most"
-    AXES_IPWARE_PROXY_COUNT = 1
 # Read even when HTTPS is off, so that a typo is refused in every environment.
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS") and HTTPS
 # Subdomains and the browsers' preload list are commitments about other sites and cannot be undone

@@ -6,7 +6,9 @@ lets it tick ``is_superuser`` on itself or grant any raw permission. Here, for a
 - the form has the username, name, email, active flag and the roles (only the groups viewer, reviewer,
   admin are offered); never ``is_superuser``, ``is_staff`` or ``user_permissions``;
 - the staff flag follows the admin role (the Django admin opens for admins only), set on save;
-- a superuser can be viewed, but not changed, given a new password or deleted.
+- a superuser can be viewed, but not changed, given a new password or deleted; so can another admin
+  (issue 21: an admin set another admin's password, then signed in as them). Admin accounts are managed
+  by a superuser; the admin role manages viewers, reviewers and its own account.
 
 A superuser keeps Django's full user admin. spec: cli.md ("Roles are the Django groups viewer, reviewer
 and admin"); review/roles.py.
@@ -50,12 +52,13 @@ class RoleUserAdmin(UserAdmin):
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def has_change_permission(self, request, obj=None):
-        if obj is not None and obj.is_superuser and not request.user.is_superuser:
+        # also guards the password form (UserAdmin.user_change_password asks this)
+        if _beyond(request.user, obj):
             return False
         return super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request, obj=None):
-        if obj is not None and obj.is_superuser and not request.user.is_superuser:
+        if _beyond(request.user, obj):
             return False
         return super().has_delete_permission(request, obj)
 
@@ -68,6 +71,14 @@ class RoleUserAdmin(UserAdmin):
         if user.is_staff != staff:
             user.is_staff = staff
             user.save(update_fields=["is_staff"])
+
+
+def _beyond(user, obj) -> bool:
+    """Whether account ``obj`` is beyond what ``user`` may change: a superuser, or an admin other than
+    ``user`` itself, for anyone but a superuser."""
+    if obj is None or user.is_superuser:
+        return False
+    return obj.is_superuser or (obj.pk != user.pk and obj.groups.filter(name=ADMIN).exists())
 
 
 admin.site.unregister(User)

@@ -2,8 +2,9 @@
 
 Decisions and acknowledgements are read-only for everyone (the log is append-only and hash-chained;
 hosts acknowledge through the API). A token is created from its add form: the raw token is generated
-there and shown once in a message; only its SHA-256 is stored. After that only ``name`` and
-``revoked`` change. spec: decisions.md, "The record", "Hosts apply decisions".
+there and shown once in a message; only its SHA-256 is stored. After that only ``name`` changes, and
+``revoked`` once: revocation is final (read-only once set, with who revoked it and when; a new token is
+the way back). spec: decisions.md, "The record", "Hosts apply decisions"; docs/api.md, "Tokens".
 """
 
 from __future__ import annotations
@@ -14,12 +15,21 @@ from django.contrib import admin, messages
 from lessons.admin import ReadOnlyAdmin
 from review import accounts_admin  # noqa: F401  (registers the user admin of the three roles)
 from review.models import ApiToken, Decision, DecisionAck
-from review.services.tokens import TOKEN_NO_SCOPE, token_new_secret, token_scopes
+from review.services.tokens import (
+    TOKEN_NO_SCOPE,
+    token_new_secret,
+    token_revoke,
+    token_scopes,
+    tokens_revoke,
+)
 
 TOKEN_SHOWN_ONCE = (
     "Token {name!r} created for {where} with scopes {scopes}. Copy it now, it is not shown again: {raw}"
 )
 TOKENS_REVOKED = "{n} token(s) revoked: requests with them now get 401."
+TOKEN_REVOKED_HELP = (
+    "Revocation is final: a revoked token gets 401 from then on; make a new token to replace it."
+)
 
 
 @admin.register(Decision)
@@ -41,6 +51,7 @@ class ApiTokenForm(forms.ModelForm):
     class Meta:
         model = ApiToken
         fields = ("name", "host", "can_ingest", "can_read", "revoked")
+        help_texts = {"revoked": TOKEN_REVOKED_HELP}
 
     def clean(self):
         data = super().clean()
@@ -58,13 +69,15 @@ class ApiTokenAdmin(admin.ModelAdmin):
         "host_label",
         "scopes",
         "revoked",
+        "revoked_at",
+        "revoked_by",
         "last_used_at",
         "created_at",
         "created_by",
     )
     list_filter = ("revoked", "can_ingest", "can_read", "host")
     search_fields = ("name", "prefix")
-    list_select_related = ("host", "created_by")
+    list_select_related = ("host", "created_by", "revoked_by")
     actions = ["revoke_tokens"]
 
     def get_fields(self, request, obj=None):
@@ -77,6 +90,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
             "can_ingest",
             "can_read",
             "revoked",
+            "revoked_at",
+            "revoked_by",
             "created_by",
             "created_at",
             "last_used_at",
@@ -85,7 +100,10 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
             return ()
-        return ("prefix", "host", "can_ingest", "can_read", "created_by", "created_at", "last_used_at")
+        fixed = ("prefix", "host", "can_ingest", "can_read", "revoked_at", "revoked_by")
+        if obj.revoked:  # final: no box to untick
+            fixed += ("revoked",)
+        return (*fixed, "created_by", "created_at", "last_used_at")
 
     @admin.display(description="host")
     def host_label(self, obj: ApiToken) -> str:
@@ -97,7 +115,11 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj: ApiToken, form, change: bool) -> None:
         if change:
-            super().save_model(request, obj, form, change)
+            # Only the name is written from the form: a page loaded before someone else revoked the token
+            # must not write revoked=False back. Ticking "revoked" goes through the service (who, when).
+            obj.save(update_fields=["name"])
+            if "revoked" in form.changed_data and form.cleaned_data.get("revoked"):
+                token_revoke(token=obj, actor=request.user)
             return
         raw, obj.prefix, obj.token_hash = token_new_secret()
         obj.created_by = request.user
@@ -115,5 +137,5 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke the selected tokens")
     def revoke_tokens(self, request, queryset) -> None:
-        n = queryset.filter(revoked=False).update(revoked=True)
+        n = tokens_revoke(tokens=queryset, actor=request.user)
         self.message_user(request, TOKENS_REVOKED.format(n=n), messages.SUCCESS)

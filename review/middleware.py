@@ -1,15 +1,45 @@
-"""Middleware of the review site: what every answer to a signed-in user carries.
+"""Middleware of the review site: what every answer to a signed-in user carries, and the body limits.
 
 spec: issue 13 ("Deployment"): ``Cache-Control: no-store`` on signed-in pages, so that neither a shared
 cache nor the browser's back button shows a reviewer's pages (or exports) to the next person at the desk.
+Issue 21 (fault 7): a body over its route's limit is refused before anything reads it
+(review/request_body.py); (fault 6) a sign-in from an address with too many failures is refused before
+any password is hashed (review/signin.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template import loader
+from django.urls import reverse
 from django.utils.cache import patch_cache_control
+
+from review.request_body import (
+    API_PREFIX,
+    E_LENGTH_REQUIRED,
+    E_LENGTH_REQUIRED_DETAIL,
+    PAGE_LENGTH_REQUIRED,
+    PAGE_TOO_LARGE,
+    BodyRefused,
+    body_too_large,
+    chunked,
+    declared_length,
+    route_body_limit,
+)
+from review.signin import address_failures, client_address
+
+TITLE_TOO_LARGE = "Request too large"
+TITLE_LENGTH_REQUIRED = "Length required"
+TITLE_BAD_LENGTH = "Bad request"
+TITLE_SIGNIN_PAUSED = "Sign-in paused"
+SIGNIN_PAUSED_ADDRESS = (
+    "Too many failed sign-ins from your address ({address}): signing in from here is paused for every "
+    "username, for up to {minutes} minutes after the last failure. Try again later, or ask an admin to "
+    "lift the pause."
+)
 
 
 class NoStoreWhenSignedInMiddleware:
@@ -25,3 +55,74 @@ class NoStoreWhenSignedInMiddleware:
         if user is not None and user.is_authenticated:
             patch_cache_control(response, no_store=True, private=True)
         return response
+
+
+class BodyLimitMiddleware:
+    """Refuses, before anything reads it, a request body over its route's limit (``route_body_limit``):
+    413 for a declared ``Content-Length`` over it, 400 for one that is not a number, and 411 for a chunked
+    body outside the API (Django would take it as empty; the API reads and counts its own,
+    ``request_body_read``). Anonymous or signed in alike: it stands before the session, CSRF and the
+    sign-in. The answer is the API's JSON error under ``/api/``, a one-line alert to an htmx request, else
+    a page (templates/refused.html)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            length = declared_length(request)
+        except BodyRefused as refused:
+            return _refusal(request, refused, TITLE_BAD_LENGTH, refused.message)
+        limit, what = route_body_limit(request.path_info)
+        if length is not None and length > limit:
+            sentence = PAGE_TOO_LARGE.format(size=length, limit=limit, what=what)
+            return _refusal(request, body_too_large(limit), TITLE_TOO_LARGE, sentence)
+        if length is None and chunked(request) and not request.path_info.startswith(API_PREFIX):
+            refused = BodyRefused(411, E_LENGTH_REQUIRED, [E_LENGTH_REQUIRED_DETAIL])
+            return _refusal(request, refused, TITLE_LENGTH_REQUIRED, PAGE_LENGTH_REQUIRED)
+        return self.get_response(request)
+
+
+def _refusal(request: HttpRequest, refused: BodyRefused, title: str, sentence: str) -> HttpResponse:
+    if request.path_info.startswith(API_PREFIX):
+        response: HttpResponse = JsonResponse(
+            {"error": refused.message, "details": refused.details}, status=refused.status
+        )
+    elif request.headers.get("HX-Request"):
+        response = HttpResponse(f'<div class="notice notice-error" role="alert">{sentence}</div>')
+    else:
+        response = _page(title, sentence)
+    response.status_code = refused.status
+    return response
+
+
+class SignInLimitMiddleware:
+    """Refuses a sign-in (a POST to the sign-in page) from a client address with
+    ``SIGNIN_FAILURES_PER_ADDRESS`` failures or more (``review.signin.address_failures``): 429 with
+    ``Retry-After`` and a page saying so, before the form is read or any password hashed (one query).
+    docs/production.md, "Limits"."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        # the only sign-in form: the admin's signs no one in (review/admin_site.py)
+        if request.method == "POST" and request.path_info == reverse("login"):
+            address = client_address(request)
+            if address_failures(address) >= settings.SIGNIN_FAILURES_PER_ADDRESS:
+                return _signin_paused(address)
+        return self.get_response(request)
+
+
+def _signin_paused(address: str) -> HttpResponse:
+    seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    sentence = SIGNIN_PAUSED_ADDRESS.format(address=address, minutes=seconds // 60)
+    response = _page(TITLE_SIGNIN_PAUSED, sentence)
+    response.status_code = 429
+    response["Retry-After"] = str(seconds)
+    return response
+
+
+def _page(title: str, sentence: str) -> HttpResponse:
+    """templates/refused.html: a page that stands alone (no session, no user yet) with one sentence."""
+    return HttpResponse(loader.get_template("refused.html").render({"title": title, "sentence": sentence}))

@@ -160,7 +160,14 @@ class ApiToken(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # Revocation is final: set once (review.services.tokens.token_revoke), never cleared; a new token is
+    # the way back. When and by whom it was revoked are kept with it (None for a revocation made before
+    # they were recorded, December 2026).
     revoked = models.BooleanField(default=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     def __str__(self) -> str:
         scope = self.host.name if self.host_id else "all hosts"

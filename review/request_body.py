@@ -10,11 +10,24 @@ own, larger limit. So the API reads its body here:
   de-chunked it and marks its end (``wsgi.input_terminated``, set by gunicorn); otherwise 411;
 - with neither ``Content-Length`` nor ``Transfer-Encoding`` the body is empty (RFC 9112, 6.3);
 - the body is read in pieces and refused as soon as it passes the limit (never held whole beyond it).
+
+Every other route gets its body from Django (forms, the zip upload), which reads a multipart file part in
+full, spooling it to disk, whatever ``DATA_UPLOAD_MAX_MEMORY_SIZE`` says (that cap counts only the fields
+that are not files): a 512 MiB "file" posted to the sign-in page was read before the CSRF check refused it
+(issue 21, fault 7). So ``review.middleware.BodyLimitMiddleware`` holds each request to its route's limit
+(``route_body_limit``) before anything reads the body: a declared length over it is refused unread (413),
+and a chunked body, which Django would not read at all, is refused (411) outside the API.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest
+from django.urls import reverse
+
+from lessons.importers.zipped import MAX_ZIP_BYTES
+
+API_PREFIX = "/api/"
 
 E_EMPTY_BATCH = "empty batch: the body holds no records; nothing was written"
 E_LENGTH_REQUIRED = "Content-Length required"
@@ -26,6 +39,19 @@ E_TOO_LARGE = "request body too large"
 E_TOO_LARGE_DETAIL = "limit is {limit} bytes"
 
 PIECE_BYTES = 64 * 1024
+# The upload page's body: the zip (lessons.importers.zipped.MAX_ZIP_BYTES) plus its form fields and
+# multipart framing, which take well under this.
+UPLOAD_FORM_BYTES = 64 * 1024
+
+PAGE_TOO_LARGE = (
+    "Refused: the request body is {size} bytes, more than the {limit} bytes this page accepts{what}. "
+    "Nothing was read or saved."
+)
+PAGE_UPLOAD_WHAT = " (a zip of at most 20 MB, with the form fields)"
+PAGE_LENGTH_REQUIRED = (
+    "Refused: this page needs a request with a Content-Length (a chunked body is accepted by the API "
+    "only). Nothing was read or saved."
+)
 
 
 class BodyRefused(Exception):
@@ -38,6 +64,33 @@ class BodyRefused(Exception):
         self.details = details or []
 
 
+def route_body_limit(path: str) -> tuple[int, str]:
+    """The largest body (bytes) a request to ``path`` may send, and what the page accepts (words for
+    ``PAGE_TOO_LARGE``, empty for none). The API: ``API_MAX_BODY_BYTES``; the zip upload: the largest zip
+    and ``UPLOAD_FORM_BYTES``; every other page (forms, the admin): ``DATA_UPLOAD_MAX_MEMORY_SIZE``.
+    docs/production.md, "Limits"."""
+    if path.startswith(API_PREFIX):
+        return settings.API_MAX_BODY_BYTES, ""
+    if path == reverse("review:import_altimate"):
+        return MAX_ZIP_BYTES + UPLOAD_FORM_BYTES, PAGE_UPLOAD_WHAT
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE, ""
+
+
+def declared_length(request: HttpRequest) -> int | None:
+    """The request's ``Content-Length`` (bytes); None when it has none. Raises ``BodyRefused`` (400) for
+    one that is not a whole number of at least 0."""
+    declared = request.META.get("CONTENT_LENGTH")
+    if declared in (None, ""):
+        return None
+    try:
+        length = int(declared)
+    except ValueError:
+        raise BodyRefused(400, E_BAD_LENGTH) from None
+    if length < 0:
+        raise BodyRefused(400, E_BAD_LENGTH)
+    return length
+
+
 def body_too_large(limit: int) -> BodyRefused:
     return BodyRefused(413, E_TOO_LARGE, [E_TOO_LARGE_DETAIL.format(limit=limit)])
 
@@ -48,20 +101,14 @@ def request_body_read(*, request: HttpRequest, limit: int) -> bytes:
     Raises ``BodyRefused``: 400 for a Content-Length that is not a whole number, 411 for a body of unknown
     length the server cannot hand over to its end, 413 past ``limit`` (declared or counted while reading).
     """
-    declared = request.META.get("CONTENT_LENGTH")
-    if declared not in (None, ""):
-        try:
-            length = int(declared)
-        except ValueError:
-            raise BodyRefused(400, E_BAD_LENGTH) from None
-        if length < 0:
-            raise BodyRefused(400, E_BAD_LENGTH)
+    length = declared_length(request)
+    if length is not None:
         if length > limit:
             raise body_too_large(limit)
         stream = request  # Django's stream, bounded by the declared length
     elif not request.META.get("HTTP_TRANSFER_ENCODING"):
         return b""
-    elif _chunked(request) and request.META.get("wsgi.input_terminated"):
+    elif chunked(request) and request.META.get("wsgi.input_terminated"):
         stream = request.META["wsgi.input"]
     else:
         raise BodyRefused(411, E_LENGTH_REQUIRED, [E_LENGTH_REQUIRED_DETAIL])
@@ -77,6 +124,7 @@ def request_body_read(*, request: HttpRequest, limit: int) -> bytes:
         pieces.append(piece)
 
 
-def _chunked(request: HttpRequest) -> bool:
+def chunked(request: HttpRequest) -> bool:
+    """Whether the request says its body comes in chunks (``Transfer-Encoding: chunked``)."""
     codings = request.META.get("HTTP_TRANSFER_ENCODING", "")
     return "chunked" in [c.strip().lower() for c in codings.split(",")]

@@ -1,5 +1,22 @@
-"""Sign-in helpers: the username a failed attempt is counted under (django-axes), and a sign-in's
-bookkeeping that never waits for an import's write lock on SQLite (below).
+"""Sign-in helpers: the client address and the username a failed attempt is counted under (django-axes),
+and a sign-in's bookkeeping that never waits for an import's write lock on SQLite (below).
+
+The client address (issue 21, fault 5). Behind a proxy every request comes from the proxy's address, so a
+lockout keyed on ``REMOTE_ADDR`` paused a user for every client. axes reads the address through
+django-ipware when that is installed; its modern resolver prefers a public address wherever it finds one
+in a list of headers a client can write, and skips a chain whose length differs from the proxy count.
+Instead ``client_address`` (``AXES_CLIENT_IP_CALLABLE``) does one documented thing:
+``TRUSTED_PROXY_COUNT`` = 0 (the default): ``REMOTE_ADDR``, whatever ``X-Forwarded-For`` says;
+``TRUSTED_PROXY_COUNT`` = N: the N-th address from the right of ``X-Forwarded-For``, the one the
+outermost trusted proxy appended (nginx ``$proxy_add_x_forwarded_for``). What a client wrote further left
+is never used. docs/production.md, "Behind a proxy".
+
+The limit per address (issue 21, fault 6). axes pauses one username from one address; fresh usernames
+were never paused, and each costs a password hash (Django hashes even for an unknown user). So a sign-in
+from an address with ``SIGNIN_FAILURES_PER_ADDRESS`` failures within ``AXES_COOLOFF_TIME``, whatever the
+usernames, is refused (429) before its form is read (``review.middleware.SignInLimitMiddleware``). The
+failures are axes' own records (one indexed sum), so every server process and machine sees the same
+count, nothing else is stored, and ``manage.py axes_reset_ip ADDRESS`` lifts the pause.
 
 axes stores the submitted username in a 255-character column: a 10 000-character name (an attack, not a
 typo) made PostgreSQL refuse the insert and the sign-in answer 500. The name is counted under its first
@@ -9,17 +26,71 @@ typo) made PostgreSQL refuse the insert and the sign-in answer 500. The name is 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import logging
+from datetime import datetime
 
 from axes.handlers.database import AxesDatabaseHandler
+from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib.auth.models import update_last_login
+from django.core.checks import Tags, Warning, register
 from django.db import OperationalError, connection, transaction
+from django.db.models import Sum
 from django.http import HttpRequest
+from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
 USERNAME_MAX = 150  # django.contrib.auth.models.AbstractUser.username
+
+
+def client_address(request: HttpRequest) -> str | None:
+    """``AXES_CLIENT_IP_CALLABLE``: the client's IP address (text, normalised) as the module docstring
+    says. ``REMOTE_ADDR`` when no proxy is trusted, or when ``X-Forwarded-For`` holds fewer entries than
+    ``TRUSTED_PROXY_COUNT`` or no IP address at the trusted position (the request did not come through
+    every trusted proxy)."""
+    remote = request.META.get("REMOTE_ADDR") or None
+    trusted = settings.TRUSTED_PROXY_COUNT
+    if not trusted:
+        return remote
+    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    if len(hops) < trusted:
+        return remote
+    try:
+        return str(ipaddress.ip_address(hops[-trusted]))
+    except ValueError:
+        return remote
+
+
+W_NO_TRUSTED_PROXY = (
+    "HTTPS=1 puts the site behind a proxy, but TRUSTED_PROXY_COUNT is 0: every client has the proxy's "
+    "address, so one client's failed sign-ins pause signing in for all"
+)
+W_NO_TRUSTED_PROXY_HINT = (
+    "Set TRUSTED_PROXY_COUNT to the number of proxies that append to X-Forwarded-For (1 for the nginx "
+    "site of docs/production.md); silence review.W001 if none does."
+)
+
+
+@register(Tags.security, deploy=True)
+def check_trusted_proxy(app_configs, **kwargs) -> list[Warning]:
+    """``check --deploy``: warns (``review.W001``) when ``HTTPS`` is on and no proxy is trusted."""
+    if getattr(settings, "HTTPS", False) and not settings.TRUSTED_PROXY_COUNT:
+        return [Warning(W_NO_TRUSTED_PROXY, hint=W_NO_TRUSTED_PROXY_HINT, id="review.W001")]
+    return []
+
+
+def address_failures(address: str | None, *, now: datetime | None = None) -> int:
+    """The failed sign-ins recorded from ``address`` (any usernames) whose latest failure is within
+    ``AXES_COOLOFF_TIME`` of ``now`` (UTC, default the present); 0 for no address."""
+    if address is None:
+        return 0
+    since = (now or timezone.now()) - settings.AXES_COOLOFF_TIME
+    failures = AccessAttempt.objects.filter(ip_address=address, attempt_time__gte=since).aggregate(
+        n=Sum("failures_since_start")
+    )["n"]
+    return failures or 0
 
 
 def lockout_username(request: HttpRequest, credentials: dict | None = None) -> str | None:

@@ -17,6 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from lessons.importers.zipped import MAX_ZIP_BYTES, ZIP_TOO_LARGE
 from review.imports.forms import AltimateUploadForm
 from review.models import ImportJob
 from review.roles import PERM_IMPORT
@@ -30,13 +31,18 @@ E_NOTHING_TO_IMPORT = "This job holds no zip to import again (only a finished dr
 @permission_required(PERM_IMPORT, raise_exception=True)
 def import_altimate(request: HttpRequest) -> HttpResponse:
     """GET: the upload form. POST: a small zip is imported here (the report, or why it was refused, 400);
-    a large one is queued and the answer is a redirect to its job page."""
+    a large one is queued and the answer is a redirect to its job page. A zip over the largest accepted
+    is refused (413) before it is read or stored; a body far over it never reaches here
+    (review.middleware.BodyLimitMiddleware)."""
     if request.method == "GET":
         return render(request, "review/imports/altimate.html", {"form": AltimateUploadForm(), "job": None})
     form = AltimateUploadForm(request.POST, request.FILES)
     if not form.is_valid():
         return render(request, "review/imports/altimate.html", {"form": form, "job": None}, status=400)
     upload = form.cleaned_data["archive"]
+    if upload.size > MAX_ZIP_BYTES:  # judged on its size before it is read or stored (issue 21, fault 8)
+        form.add_error("archive", ZIP_TOO_LARGE)
+        return render(request, "review/imports/altimate.html", {"form": form, "job": None}, status=413)
     job = job_create(
         kind=ImportJob.Kind.ALTIMATE,
         payload=upload.read(),

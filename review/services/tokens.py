@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from lessons.models import Host
@@ -111,7 +112,22 @@ def token_authenticate(raw: str, *, now: datetime | None = None) -> ApiToken | N
     return token
 
 
-def token_revoke(*, token: ApiToken) -> None:
-    """Revoke a token: every later request with it gets 401."""
-    ApiToken.objects.filter(pk=token.pk).update(revoked=True)
-    token.revoked = True
+def tokens_revoke(
+    *, tokens: QuerySet[ApiToken], actor: AbstractBaseUser | None, now: datetime | None = None
+) -> int:
+    """Revoke the live tokens among ``tokens``: every later request with them gets 401. Records ``now``
+    (UTC, default the present) and ``actor`` on each; a token already revoked keeps its first revocation.
+    Returns how many were revoked by this call. There is no un-revoke: a new token is the way back
+    (docs/api.md, "Tokens")."""
+    with transaction.atomic():
+        return tokens.filter(revoked=False).update(
+            revoked=True, revoked_at=now or timezone.now(), revoked_by=actor
+        )
+
+
+def token_revoke(*, token: ApiToken, actor: AbstractBaseUser | None, now: datetime | None = None) -> bool:
+    """Revoke one token (``tokens_revoke``); returns False when it was already revoked. ``token`` is
+    refreshed with what is stored."""
+    revoked = tokens_revoke(tokens=ApiToken.objects.filter(pk=token.pk), actor=actor, now=now) == 1
+    token.refresh_from_db(fields=["revoked", "revoked_at", "revoked_by"])
+    return revoked

@@ -95,11 +95,61 @@ def test_a_token_needs_a_scope(client, staff, db):
     assert ApiToken.objects.count() == 0
 
 
-def test_the_revoke_action_revokes(client, staff, make_token_admin):
+def test_the_revoke_action_revokes_and_records_who(client, staff, make_token_admin):
     raw = make_token_admin()
     token = ApiToken.objects.get()
     client.post("/admin/review/apitoken/", {"action": "revoke_tokens", "_selected_action": [token.pk]})
-    assert ApiToken.objects.get().revoked is True
+    token.refresh_from_db()
+    assert (token.revoked, token.revoked_by, token.revoked_at is not None) == (True, staff, True)
+    assert client.get("/api/v1/piles", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 401
+
+
+def test_ticking_revoked_on_the_token_page_records_who_and_when(client, staff, make_token_admin):
+    from django.utils import timezone
+
+    raw = make_token_admin()
+    token = ApiToken.objects.get()
+    before = timezone.now()
+    response = client.post(f"/admin/review/apitoken/{token.pk}/change/", {"name": "x", "revoked": "on"})
+    assert response.status_code == 302
+    token.refresh_from_db()
+    assert (token.revoked, token.revoked_by) == (True, staff)
+    assert before <= token.revoked_at <= timezone.now()
+    assert client.get("/api/v1/piles", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 401
+
+
+def test_a_revoked_token_cannot_be_unrevoked_on_its_page(client, staff, make_token_admin):
+    """Issue 21, fault 9: unticking "revoked" once gave the token back its 200s."""
+    raw = make_token_admin()
+    token = ApiToken.objects.get()
+    client.post("/admin/review/apitoken/", {"action": "revoke_tokens", "_selected_action": [token.pk]})
+    first = ApiToken.objects.get()
+    page = client.get(f"/admin/review/apitoken/{token.pk}/change/").content.decode()
+    assert 'name="revoked"' not in page  # read-only: no box to untick
+    response = client.post(f"/admin/review/apitoken/{token.pk}/change/", {"name": "renamed"})
+    assert response.status_code == 302
+    token.refresh_from_db()
+    assert (token.name, token.revoked, token.revoked_at, token.revoked_by) == (
+        "renamed",
+        True,
+        first.revoked_at,
+        staff,
+    )
+    assert client.get("/api/v1/piles", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 401
+
+
+def test_a_page_loaded_before_a_revocation_does_not_undo_it(client, staff, make_token_admin):
+    """The form of a live token, saved after someone else revoked it, writes its name only."""
+    from review.services.tokens import token_revoke
+
+    raw = make_token_admin()
+    token = ApiToken.objects.get()
+    assert 'name="revoked"' in client.get(f"/admin/review/apitoken/{token.pk}/change/").content.decode()
+    token_revoke(token=token, actor=None)
+    response = client.post(f"/admin/review/apitoken/{token.pk}/change/", {"name": "renamed"})
+    assert response.status_code == 302
+    token.refresh_from_db()
+    assert (token.name, token.revoked, token.revoked_by) == ("renamed", True, None)
     assert client.get("/api/v1/piles", HTTP_AUTHORIZATION=f"Bearer {raw}").status_code == 401
 
 

@@ -14,6 +14,7 @@ PRODUCTION = {
     "SECRET_KEY": "k3Qz8vN2pL7xR4tY9wB6mD1sF5hJ0cG8aE3uI7oP2qW6zX9nVb4Lm2Tq",  # 56 characters, not a real key
     "ALLOWED_HOSTS": "example.org",
     "HTTPS": "1",
+    "TRUSTED_PROXY_COUNT": "1",
     "DATABASE_URL": "sqlite:///:memory:",
 }
 READ_SETTINGS = (
@@ -70,3 +71,25 @@ def test_without_https_nothing_assumes_a_proxy():
         "SECURE_HSTS_INCLUDE_SUBDOMAINS": False,
         "SECURE_HSTS_PRELOAD": False,
     }
+
+
+READ_PROXY = (
+    "import json, django; django.setup(); from django.conf import settings as s; "
+    "print(json.dumps([s.TRUSTED_PROXY_COUNT, s.AXES_CLIENT_IP_CALLABLE]))"
+)
+
+
+def test_the_trusted_proxies_come_from_the_environment_and_default_to_none():
+    """HTTPS=1 says TLS ends at a proxy, not how many proxies append to X-Forwarded-For (issue 21, fault 5)."""
+    assert json.loads(_python("-c", READ_PROXY, env=PRODUCTION).stdout) == [1, "review.signin.client_address"]
+    env = {k: v for k, v in PRODUCTION.items() if k != "TRUSTED_PROXY_COUNT"}
+    assert json.loads(_python("-c", READ_PROXY, env=env).stdout) == [0, "review.signin.client_address"]
+
+
+def test_check_deploy_warns_when_https_trusts_no_proxy():
+    from review.signin import W_NO_TRUSTED_PROXY
+
+    env = {k: v for k, v in PRODUCTION.items() if k != "TRUSTED_PROXY_COUNT"}
+    proc = _python("manage.py", "check", "--deploy", "--fail-level", "WARNING", env=env)
+    assert proc.returncode == 1
+    assert f"?: (review.W001) {W_NO_TRUSTED_PROXY}" in proc.stderr

@@ -102,7 +102,7 @@ def test_forms_are_capped_at_2_mib_and_the_api_at_its_own_limit(settings):
 def test_a_sign_in_post_over_the_form_cap_is_refused_unread(client):
     with override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=1000):
         response = client.post("/accounts/login/", {"username": "x" * 2000, "password": "y"})
-    assert response.status_code == 400
+    assert response.status_code == 413
 
 
 def test_an_api_batch_over_the_form_cap_is_still_ingested(client, token):
@@ -121,7 +121,7 @@ def test_an_api_batch_over_the_form_cap_is_still_ingested(client, token):
     assert Lesson.objects.count() == 30
 
 
-def test_the_admin_upload_is_not_held_to_the_form_cap(client, admin_user):
+def test_the_admin_upload_is_held_to_its_own_limit_not_the_form_cap(client, admin_user):
     """A file part over DATA_UPLOAD_MAX_MEMORY_SIZE reaches the import view, which judges it as a zip."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 

@@ -50,10 +50,12 @@ def test_the_lock_is_per_username_and_address(client, reviewer, viewer):
     assert _attempt(client, "rita", "rita-pass", address="10.0.0.9").status_code == 302
 
 
-def test_the_admin_sign_in_is_locked_too(client, admin_user):
+def test_the_admin_sign_in_is_no_way_around_the_lock(client, admin_user):
+    """The admin's sign-in form signs no one in (review/admin_site.py): it sends to the locked one."""
     _fail(client, "ada", 5)
     response = client.post("/admin/login/", {"username": "ada", "password": "ada-pass"})
-    assert response.status_code == 429
+    assert (response.status_code, response["Location"]) == (302, "/accounts/login/?next=/admin/login/")
+    assert "_auth_user_id" not in client.session
 
 
 def test_a_hostile_long_username_is_counted_under_its_first_150_characters(client, db):

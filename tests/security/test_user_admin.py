@@ -1,8 +1,9 @@
 """The admin role manages users and their three roles, nothing more (issue 13, fault 4).
 
 An admin-role user (staff, not superuser) edits users' details and roles in /admin/auth/user/, but can never
-make anyone superuser or staff, grant raw permissions, offer a group other than the three roles, or edit or
-delete a superuser. The staff flag follows the admin role. A superuser keeps Django's full user admin.
+make anyone superuser or staff, grant raw permissions, offer a group other than the three roles, or edit,
+give a new password to or delete a superuser or another admin (issue 21). The staff flag follows the admin
+role. A superuser keeps Django's full user admin.
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ def test_roles_are_set_and_the_staff_flag_follows_the_admin_role(admin_client, v
     _change(admin_client, viewer, groups=[_group("admin").pk])
     viewer.refresh_from_db()
     assert (sorted(g.name for g in viewer.groups.all()), viewer.is_staff) == (["admin"], True)
+    # an admin now: another admin may no longer change the account
+    assert _change(admin_client, viewer, groups=[_group("reviewer").pk]).status_code == 403
+    admin_client.force_login(viewer)  # an admin may change its own account
     _change(admin_client, viewer, groups=[_group("reviewer").pk])
     viewer.refresh_from_db()
     assert (sorted(g.name for g in viewer.groups.all()), viewer.is_staff) == (["reviewer"], False)
@@ -150,3 +154,49 @@ def test_other_roles_do_not_reach_the_user_admin(client, request, persona):
     user.save(update_fields=["is_staff"])
     client.force_login(user)
     assert client.get("/admin/auth/user/").status_code == 403
+
+
+@pytest.fixture
+def other_admin(db):
+    from tests.conftest import make_user
+
+    user = make_user("abe", "admin")
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    return user
+
+
+def test_an_admin_cannot_set_another_admins_password(admin_client, other_admin):
+    """Issue 21: an admin set another admin's password, then signed in as them."""
+    password = {"password1": "x-new-pass-1", "password2": "x-new-pass-1"}
+    assert admin_client.post(f"/admin/auth/user/{other_admin.pk}/password/", password).status_code == 403
+    other_admin.refresh_from_db()
+    assert other_admin.check_password("abe-pass") is True
+
+
+def test_an_admin_cannot_change_or_delete_another_admin(admin_client, other_admin):
+    """Else one could take the admin role away first, then set the password of a plain account."""
+    assert admin_client.get(f"/admin/auth/user/{other_admin.pk}/change/").status_code == 200  # viewed
+    assert _change(admin_client, other_admin, groups=[_group("reviewer").pk]).status_code == 403
+    assert admin_client.post(f"/admin/auth/user/{other_admin.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert [g.name for g in other_admin.groups.all()] == ["admin"]
+
+
+def test_an_admin_still_sets_a_reviewers_password_and_its_own(admin_client, admin_user, reviewer):
+    password = {"password1": "x-new-pass-1", "password2": "x-new-pass-1"}
+    assert admin_client.post(f"/admin/auth/user/{reviewer.pk}/password/", password).status_code == 302
+    assert admin_client.post(f"/admin/auth/user/{admin_user.pk}/password/", password).status_code == 302
+    reviewer.refresh_from_db()
+    admin_user.refresh_from_db()
+    assert (reviewer.check_password("x-new-pass-1"), admin_user.check_password("x-new-pass-1")) == (
+        True,
+        True,
+    )
+
+
+def test_a_superuser_sets_an_admins_password(client, root, other_admin):
+    client.force_login(root)
+    password = {"password1": "x-new-pass-1", "password2": "x-new-pass-1"}
+    assert client.post(f"/admin/auth/user/{other_admin.pk}/password/", password).status_code == 302
+    other_admin.refresh_from_db()
+    assert other_admin.check_password("x-new-pass-1") is True

@@ -68,7 +68,7 @@ def test_unknown_token_is_401(hosts, call, method, path):
 def test_revoked_token_is_401(hosts, call, make_token):
     raw = make_token()
     assert call("get", "/piles", token=raw).status_code == 200
-    token_revoke(token=ApiToken.objects.get())
+    token_revoke(token=ApiToken.objects.get(), actor=None)
     assert (call("get", "/piles", token=raw).status_code, call("get", "/piles", token=raw).json()) == (
         401,
         UNAUTHORIZED,
