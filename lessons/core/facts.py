@@ -1,0 +1,559 @@
+"""The facts of a pile: which live members state one fact, and which state several (umbrellas).
+
+Pure functions over ``PileMember`` and texts, no ORM. A ``Fact`` is one group of a pile: the members
+that state one fact (a reviewer could keep one of them without losing an instruction), or one umbrella
+lesson that states two or more of the pile's facts. Every member is in exactly one ``Fact``; facts are
+ordered by their oldest member (piles.md, rule 5). A reviewer's ``Mark`` (same fact / different facts)
+wins over the automatic grouping. docs: piles-and-recurrence.md ("Facts").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from lessons.core.embedding import embed
+from lessons.core.fact_signals import Phrase, Profile, profile
+from lessons.core.groups import _profile as _rules_profile
+from lessons.core.groups import _restating_pairs, keep_choice
+from lessons.core.piles import PileMember, member_order_key
+
+# Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
+FACTS_VERSION = 2
+LABEL_WORDS = 3  # a label made of shared words names at most this many
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A reviewer's correction of the grouping, per host: lessons ``a`` and ``b`` (64-hex hashes) state
+    one fact (``same``) or different facts (not ``same``)."""
+
+    a: str
+    b: str
+    same: bool
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One group of a pile: one fact, or one umbrella lesson.
+
+    ``name``: its oldest member's hash (a stable id); ``label``: a short label from the shared anchors or
+    words; ``members``: hashes oldest first; ``keep``: the suggested keeper (held, else measured, else
+    newest: ``lessons.core.groups.keep_choice``); ``umbrella``: one lesson stating several of the pile's
+    facts, whose names are ``covers`` (in pile order; ``()`` otherwise); ``anchors`` and ``words``: the
+    shared anchors and content words (the "why"), sorted; ``similarity``: the lowest pairwise semantic
+    similarity in the group (0..1), ``None`` for a group of one; ``marked``: a reviewer's mark decided
+    this group or part of it.
+    """
+
+    name: str
+    label: str
+    members: tuple[str, ...]
+    keep: str
+    umbrella: bool
+    covers: tuple[str, ...]
+    anchors: tuple[str, ...]
+    words: tuple[str, ...]
+    similarity: float | None
+    marked: bool
+
+    @property
+    def others(self) -> tuple[str, ...]:
+        """Every member but ``keep``, oldest first (what "keep one of this fact" selects)."""
+        return tuple(h for h in self.members if h != self.keep)
+
+    def as_dict(self) -> dict:
+        """The stored (JSON) form: every field, tuples as lists."""
+        return {
+            "name": self.name,
+            "label": self.label,
+            "members": list(self.members),
+            "keep": self.keep,
+            "umbrella": self.umbrella,
+            "covers": list(self.covers),
+            "anchors": list(self.anchors),
+            "words": list(self.words),
+            "similarity": self.similarity,
+            "marked": self.marked,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Fact:
+        """A ``Fact`` from ``as_dict``'s form (``KeyError`` when a field is missing)."""
+        return cls(
+            name=data["name"],
+            label=data["label"],
+            members=tuple(data["members"]),
+            keep=data["keep"],
+            umbrella=bool(data["umbrella"]),
+            covers=tuple(data["covers"]),
+            anchors=tuple(data["anchors"]),
+            words=tuple(data["words"]),
+            similarity=data["similarity"],
+            marked=bool(data["marked"]),
+        )
+
+
+def fact_counts(facts: Sequence[Fact]) -> tuple[int, int]:
+    """``(facts, restatements)`` of a pile: the groups that are not umbrellas, and the members minus
+    that (the queue's "facts" and "restatements" columns)."""
+    members = sum(len(f.members) for f in facts)
+    distinct = sum(1 for f in facts if not f.umbrella)
+    return distinct, members - distinct
+
+
+def pile_facts(
+    *, members: Sequence[PileMember], texts: Mapping[str, str], marks: Sequence[Mark] = ()
+) -> tuple[Fact, ...]:
+    """The facts of a pile's live members, ordered by their oldest member; every member in exactly one
+    ``Fact``. ``texts`` maps each member's hash to its text (``KeyError`` when one is missing). ``marks``
+    about two members of this pile win over the automatic grouping (others are ignored).
+
+    The method (docs: piles-and-recurrence.md, "Facts"): a score for every pair of members from the
+    semantic similarity of their embeddings (``lessons.core.embedding``, centred on the pile's mean),
+    their shared content words and their shared anchors (both weighted by how rare they are in the
+    pile), set to "different" by evidence that splits (``_splits``) and kept "same" for today's word
+    rules; umbrellas taken out (``_umbrellas``); the rest clustered by average linkage (``_cluster``),
+    so a group never chains through one bridging lesson. Deterministic: the same members and texts give
+    the same facts.
+    """
+    ordered = sorted(members, key=member_order_key)
+    if not ordered:
+        return ()
+    index = {m.hash: i for i, m in enumerate(ordered)}
+    pile = _Pile([texts[m.hash] for m in ordered])
+    scores = pile.scores.copy()
+    marked: set[int] = set()
+    same: list[tuple[int, int]] = []
+    for mark in sorted(marks, key=lambda m: (m.a, m.b)):
+        i, j = index.get(mark.a), index.get(mark.b)
+        if i is None or j is None or i == j:
+            continue
+        if mark.same:
+            same.append((min(i, j), max(i, j)))
+        else:
+            scores[i, j] = scores[j, i] = CANNOT
+        marked |= {i, j}
+    signature = [("marked", i) if i in marked else sig for i, sig in enumerate(pile.signature)]
+    umbrellas, clusters = _umbrellas(pile, scores, marked, signature)
+    rest = [i for i in range(len(ordered)) if i not in umbrellas]
+    if umbrellas and len(rest) > 1:
+        # The signals again without the umbrellas: a term every umbrella repeats is rarer than it looked.
+        again = _Pile([pile.texts[i] for i in rest]).scores
+        for x, i in enumerate(rest):
+            for y, j in enumerate(rest):
+                if scores[i, j] == CANNOT:
+                    again[x, y] = CANNOT
+        scores[np.ix_(rest, rest)] = again
+        clusters = _cluster(scores, rest, signature)
+    clusters = _join_marked(clusters, scores, same)
+    names = {}
+    for cluster in clusters:
+        for i in cluster:
+            names[i] = cluster[0]
+    facts: list[tuple[int, Fact]] = []
+    for cluster in clusters:
+        facts.append((cluster[0], _fact(pile, ordered, cluster, marked=bool(marked & set(cluster)))))
+    by_first = {first: fact for first, fact in facts}
+    for u in sorted(umbrellas):
+        covered = sorted({clusters[k][0] for k in _covered(pile, scores, u, clusters)})
+        covers = tuple(ordered[c].hash for c in covered)
+        label = ", ".join(by_first[c].label for c in covered if by_first[c].label)
+        facts.append(
+            (
+                u,
+                Fact(
+                    name=ordered[u].hash,
+                    label=_short(label),
+                    members=(ordered[u].hash,),
+                    keep=ordered[u].hash,
+                    umbrella=True,
+                    covers=covers,
+                    anchors=tuple(
+                        sorted({a for c in covered for a in by_first[c].anchors} & pile.spelled(u))
+                    ),
+                    words=(),
+                    similarity=None,
+                    marked=u in marked,
+                ),
+            )
+        )
+    return tuple(fact for _first, fact in sorted(facts, key=lambda pair: pair[0]))
+
+
+# The pair score: a weighted sum of the signals (each about 0..1), compared with SAME_FACT.
+SIMILARITY_WEIGHT = 1.0
+WORDS_WEIGHT = 0.5
+ANCHORS_WEIGHT = 0.5
+SAME_FACT = 0.35
+CENTRE_PRIOR = 4  # how many members the pile's mean is discounted by (see _centred)
+# A pair today's word rules join scores at least this (the rules keep their restatements).
+WORD_RULES_SCORE = 1.0
+CANNOT = -1e6  # a "different" mark, and evidence that splits
+LABEL_CHARS = 60
+UMBRELLA_ROUNDS = 8  # at most this many umbrellas a pile
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1].rstrip(", ") + "…"
+
+
+class _Pile:
+    """The signals of one pile's texts (in pile order): profiles, the anchors each member names (the
+    pile's anchors found in its words, case-folded), term weights and the pair scores."""
+
+    def __init__(self, texts: list[str]) -> None:
+        n = len(texts)
+        self.texts = texts
+        self.profiles = [profile(t) for t in texts]
+        named: dict[Phrase, int] = {}
+        for p in self.profiles:
+            for found in p.anchors:
+                named[found] = named.get(found, 0) + 1
+        # "Write Gross Amount" starts a sentence: when another lesson names "Gross Amount" as often, the
+        # leading word is the instruction's verb, not part of the name.
+        vocabulary = frozenset(a for a in named if not (len(a) > 1 and named.get(a[1:], 0) >= named[a]))
+        longest = max((len(a) for a in vocabulary), default=0)
+        self.vocabulary = vocabulary
+        self.anchors = [_ngrams(p.sequence, longest) & vocabulary for p in self.profiles]
+        self.spellings: dict[Phrase, str] = {}
+        for p in self.profiles:
+            for found, spelling in p.spellings:
+                self.spellings.setdefault(found, spelling)
+        self.forms: dict[str, str] = {}
+        for p in self.profiles:
+            for word, form in p.forms:
+                self.forms.setdefault(word, form)
+        counts: dict[object, int] = {}
+        for p, found in zip(self.profiles, self.anchors, strict=True):
+            for word in p.words:
+                counts[word] = counts.get(word, 0) + 1
+            for anchor in found:
+                counts[anchor] = counts.get(anchor, 0) + 1
+        self.count = counts
+        # How rare a term is in the pile: a word every member has says nothing about which fact.
+        self.weight = {term: math.log((n + 1) / (count + 0.5)) for term, count in counts.items()}
+        raw = np.stack([embed(t) for t in texts])
+        self.embedding = _centred(raw)
+        # Members that score alike with everyone: the same words, anchors, evidence and embedding.
+        self.signature = [
+            (p.words, frozenset(found), p.negated, p.commanded, p.quantities, p.names, vector.tobytes())
+            for p, found, vector in zip(self.profiles, self.anchors, raw, strict=True)
+        ]
+        self.scores = self._scores()
+
+    def spelled(self, i: int) -> set[str]:
+        return {self.spellings.get(a, " ".join(a)) for a in self.anchors[i]}
+
+    def terms(self, i: int) -> set:
+        return set(self.profiles[i].words) | set(self.anchors[i])
+
+    def _scores(self) -> np.ndarray:
+        n = len(self.texts)
+        similarity = self.embedding @ self.embedding.T
+        # The words of a member's anchors count once, with its anchors, not again as words.
+        plain = [
+            p.words - {w for a in found for w in a}
+            for p, found in zip(self.profiles, self.anchors, strict=True)
+        ]
+        words = _weighted_cosine(plain, self.weight)
+        anchors = _weighted_cosine([frozenset(found) for found in self.anchors], self.weight)
+        scores = SIMILARITY_WEIGHT * similarity + WORDS_WEIGHT * words + ANCHORS_WEIGHT * anchors
+        # Today's word rules, counted for all pairs at once (lessons.core.groups, in bit planes).
+        for i, j in _restating_pairs([_rules_profile(t) for t in self.texts]):
+            scores[i, j] = scores[j, i] = max(scores[i, j], WORD_RULES_SCORE)
+        # Evidence that splits, looked for only where it can be: a pair that scores above 0, one negating
+        # and the other commanding, or both with quantities, or both with numbered names.
+        flags = np.array(
+            [[bool(p.negated), bool(p.commanded), bool(p.quantities), bool(p.names)] for p in self.profiles]
+        ).reshape(n, 4)
+        neg, cmd, qty, named = flags[:, 0], flags[:, 1], flags[:, 2], flags[:, 3]
+        maybe = (np.outer(neg, cmd) | np.outer(cmd, neg) | np.outer(qty, qty) | np.outer(named, named)) & (
+            scores > 0
+        )
+        for i, j in zip(*np.nonzero(np.triu(maybe, 1)), strict=True):
+            if _splits(self.profiles[i], self.profiles[j]):
+                scores[i, j] = scores[j, i] = CANNOT
+        np.fill_diagonal(scores, 0.0)
+        self.similarity = similarity
+        return scores
+
+
+def _ngrams(sequence: tuple[str, ...], longest: int) -> set[Phrase]:
+    return {sequence[i : i + k] for k in range(1, longest + 1) for i in range(len(sequence) - k + 1)}
+
+
+def _centred(vectors: np.ndarray) -> np.ndarray:
+    """Unit vectors of the embeddings minus a share of the pile's mean: what every member of a pile
+    shares is its topic, not a fact. The share, ``(n - 1) / (n + CENTRE_PRIOR)``, grows with the pile: the
+    mean of a few members is mostly those members themselves (of three, full centring would set every
+    pair apart)."""
+    n = len(vectors)
+    if n >= 2:
+        vectors = vectors - vectors.mean(axis=0) * ((n - 1) / (n + CENTRE_PRIOR))
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-9)
+
+
+def _weighted_cosine(sets: list[frozenset], weight: Mapping) -> np.ndarray:
+    """The cosine of every pair of term sets, each term weighted by ``weight``."""
+    vocabulary = sorted({t for s in sets for t in s}, key=repr)
+    at = {t: k for k, t in enumerate(vocabulary)}
+    matrix = np.zeros((len(sets), len(vocabulary)))
+    for i, terms in enumerate(sets):
+        for t in terms:
+            matrix[i, at[t]] = weight[t]
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = 1.0
+    matrix /= norms[:, None]
+    return matrix @ matrix.T
+
+
+def _splits(a: Profile, b: Profile) -> bool:
+    """Evidence that two lessons state different facts: one negates an instruction the other gives
+    ("never compute it" / "compute it as ..."), a quantity of one dimension with other values ("within 15
+    minutes" / "within 4 hours"), or the same numbered name with another number ("P1" / "P2")."""
+    if (a.negated & b.commanded) or (b.negated & a.commanded):
+        return True
+    for left, right in ((a.quantities, b.quantities), (a.names, b.names)):
+        if left and right:
+            mine: dict = {}
+            theirs: dict = {}
+            for key, value in left:
+                mine.setdefault(key, set()).add(value)
+            for key, value in right:
+                theirs.setdefault(key, set()).add(value)
+            if any(mine[k].isdisjoint(theirs[k]) for k in mine.keys() & theirs.keys()):
+                return True
+    return False
+
+
+def _cluster(scores: np.ndarray, among: list[int], signature: Sequence | None = None) -> list[list[int]]:
+    """Average-linkage clusters of ``among`` (pile indexes): repeatedly join the two clusters whose
+    average pair score is highest, while it is at least ``SAME_FACT`` (ties: the lowest indexes). Each
+    cluster sorted, clusters ordered by their first member.
+
+    The same clusters, computed in parts: members with the same ``signature`` (the same words, anchors,
+    evidence and embedding: they score the same with everyone) start as one cluster, and each connected
+    part of the graph of pairs scoring at least ``SAME_FACT`` is clustered on its own (two clusters whose
+    average reaches it have a pair that reaches it)."""
+    if not among:
+        return []
+    nodes: dict[object, list[int]] = {}
+    for i in among:
+        nodes.setdefault(i if signature is None else signature[i], []).append(i)
+    parts = sorted(nodes.values())
+    order = [i for part in parts for i in part]
+    sums = scores[np.ix_(order, order)]
+    sizes = np.array([len(part) for part in parts], dtype=float)
+    if len(parts) < len(order):  # sum the rows and columns of each part
+        starts = np.cumsum([0] + [len(part) for part in parts[:-1]])
+        sums = np.add.reduceat(np.add.reduceat(sums, starts, axis=0), starts, axis=1)
+    linked = sums / np.outer(sizes, sizes) >= SAME_FACT
+    out: list[list[int]] = []
+    for component in _components(linked):
+        out += _average_linkage(
+            sums[np.ix_(component, component)], sizes[component], [parts[k] for k in component]
+        )
+    return sorted(out)
+
+
+def _components(linked: np.ndarray) -> list[list[int]]:
+    """The connected parts of a boolean adjacency matrix, each sorted, in order of their first node."""
+    seen = np.zeros(len(linked), dtype=bool)
+    out = []
+    for start in range(len(linked)):
+        if seen[start]:
+            continue
+        part, stack = [], [start]
+        seen[start] = True
+        while stack:
+            node = stack.pop()
+            part.append(node)
+            for nxt in np.nonzero(linked[node] & ~seen)[0]:
+                seen[nxt] = True
+                stack.append(int(nxt))
+        out.append(sorted(part))
+    return out
+
+
+def _average_linkage(sums: np.ndarray, sizes: np.ndarray, members: list[list[int]]) -> list[list[int]]:
+    """Average linkage over starting clusters ``members`` (``sums``: the sum of pair scores between two
+    of them; ``sizes``: their sizes), while the best average is at least ``SAME_FACT``. The matrix of
+    averages is kept up to date row by row: a join changes one row and one column."""
+    if len(members) == 1:
+        return [sorted(members[0])]
+    sums, sizes, members = sums.astype(float).copy(), sizes.astype(float).copy(), [list(m) for m in members]
+    average = sums / np.outer(sizes, sizes)
+    np.fill_diagonal(average, -np.inf)
+    alive = np.ones(len(members), dtype=bool)
+    while True:
+        i, j = divmod(int(np.argmax(average)), len(members))
+        if average[i, j] < SAME_FACT:
+            break
+        i, j = min(i, j), max(i, j)
+        sums[i, :] += sums[j, :]
+        sums[:, i] += sums[:, j]
+        sizes[i] += sizes[j]
+        members[i] += members[j]
+        alive[j] = False
+        row = np.where(alive, sums[i, :] / (sizes[i] * sizes), -np.inf)
+        row[i] = -np.inf
+        average[i, :] = row
+        average[:, i] = row
+        average[j, :] = -np.inf
+        average[:, j] = -np.inf
+    return [sorted(members[k]) for k in range(len(members)) if alive[k]]
+
+
+def _join_marked(
+    clusters: list[list[int]], scores: np.ndarray, same: list[tuple[int, int]]
+) -> list[list[int]]:
+    """The clusters with every "same" mark honoured: the two clusters holding its lessons become one
+    (a reviewer marked two groups as one fact), unless a "different" mark or evidence that splits is
+    between them."""
+    joined = [list(c) for c in clusters]
+    for i, j in same:
+        if not any(i in c for c in joined) or not any(j in c for c in joined):
+            continue  # an umbrella keeps its own group
+        a = next(k for k, c in enumerate(joined) if i in c)
+        b = next(k for k, c in enumerate(joined) if j in c)
+        if a != b and not (scores[np.ix_(joined[a], joined[b])] <= CANNOT).any():
+            joined[min(a, b)] = sorted(joined[a] + joined[b])
+            del joined[max(a, b)]
+    return sorted(joined)
+
+
+def _keys(pile: _Pile, cluster: list[int], pool: Mapping) -> set:
+    """The key terms of a cluster: the anchors at least half of its members name (every anchor of a
+    single member) that are specific to it: at least half of the members of the pool (``pool``: how many
+    of them name each anchor) that name the anchor are in the cluster."""
+    counts: dict = {}
+    for c in cluster:
+        for term in pile.anchors[c]:
+            counts[term] = counts.get(term, 0) + 1
+    return {t for t, count in counts.items() if count * 2 >= len(cluster) and count * 2 >= pool.get(t, 0)}
+
+
+def _covered(
+    pile: _Pile, scores: np.ndarray, u: int, clusters: list[list[int]], *, everyone: bool = False
+) -> list[int]:
+    """The indexes of the clusters (``u`` not in them) whose facts lesson ``u`` states, when it states
+    two or more: ``u`` names a key term (``_keys``, the pool being the clusters' members) of one cluster
+    and another key term of another, no cluster has both terms as keys (two facts, not one fact named
+    twice), nothing splits ``u`` from a member of either (``_splits``, a "different" mark), and at least
+    half of what ``u`` names are keys of the facts it states. ``[]`` when ``u`` states fewer than two.
+    ``everyone``: the pool is every member of the pile but ``u`` (umbrellas found so far included).
+    Only the clusters that name one of ``u``'s anchors are looked at: no other can have a key it names."""
+    mine = pile.anchors[u]
+    if len(mine) < 2:
+        return []
+    pool: dict = {}
+    if everyone:
+        pool = {t: pile.count.get(t, 0) - (t in mine) for t in pile.vocabulary}
+    else:
+        for cluster in clusters:
+            for c in cluster:
+                for term in pile.anchors[c]:
+                    pool[term] = pool.get(term, 0) + 1
+    keys: dict[int, set] = {
+        k: _keys(pile, cluster, pool)
+        for k, cluster in enumerate(clusters)
+        if cluster and any(pile.anchors[c] & mine for c in cluster)
+    }
+    named = [
+        (k, held & mine)
+        for k, held in sorted(keys.items())
+        if held & mine and not any(scores[u, c] <= CANNOT / 2 for c in clusters[k])
+    ]
+    covered: set[int] = set()
+    for x, (k1, terms1) in enumerate(named):
+        for k2, terms2 in named[x + 1 :]:
+            if any(
+                t1 != t2 and not any(t1 in held and t2 in held for held in keys.values())
+                for t1 in terms1
+                for t2 in terms2
+            ):
+                covered |= {k1, k2}
+    # An umbrella restates: most of what it names is the key of a fact it states.
+    stated = set().union(*(keys[k] for k in covered)) if covered else set()
+    if len(mine & stated) * 2 < len(mine):
+        return []
+    return sorted(covered)
+
+
+def _umbrellas(
+    pile: _Pile, scores: np.ndarray, marked: set[int], signature: Sequence
+) -> tuple[set[int], list[list[int]]]:
+    """The members that state two or more of the pile's facts, taken out one at a time: of the members
+    (no mark on them) that state (``_covered``) the facts of two or more clusters of the others, the one
+    that states the most (then the oldest); then the same again without it, until none is left or
+    ``UMBRELLA_ROUNDS`` are taken. Returns the umbrellas and the last clusters of the others."""
+    n = len(pile.texts)
+    found: set[int] = set()
+    clusters: list[list[int]] = []
+    for _round in range(UMBRELLA_ROUNDS + 1):
+        rest = [i for i in range(n) if i not in found]
+        clusters = _cluster(scores, rest, signature)
+        if _round == UMBRELLA_ROUNDS:
+            break
+        best, most = None, 1
+        for u in rest:
+            if u in marked or len(pile.anchors[u]) < 2:
+                continue
+            others = [[c for c in cluster if c != u] for cluster in clusters]
+            covered = len(_covered(pile, scores, u, others, everyone=True))
+            if covered > most:
+                best, most = u, covered
+        if best is None:
+            break
+        found.add(best)
+    return found, clusters
+
+
+def _fact(pile: _Pile, ordered: list[PileMember], part: list[int], *, marked: bool) -> Fact:
+    """The ``Fact`` of one cluster: the anchors and words at least two members share (all of a single
+    member's, for its label only), the lowest pairwise similarity, the label."""
+    counts: dict = {}
+    for i in part:
+        for term in pile.terms(i):
+            counts[term] = counts.get(term, 0) + 1
+    least = 2 if len(part) > 1 else 1
+    shared = [t for t, c in counts.items() if c >= least]
+    anchors = [t for t in shared if isinstance(t, tuple)]
+    words = [t for t in shared if isinstance(t, str)]
+    # The most shared and rarest first; then the longer name ("is_internal" over "false"), then the text.
+    rank = sorted(
+        shared,
+        key=lambda t: (
+            -round(counts[t] * pile.weight[t], 9),
+            -len(pile.spellings.get(t, "")) if isinstance(t, tuple) else 0,
+            repr(t),
+        ),
+    )
+    top_anchor = next((t for t in rank if isinstance(t, tuple)), None)
+    if top_anchor is not None:
+        label = pile.spellings.get(top_anchor, " ".join(top_anchor))
+    else:
+        label = " ".join(pile.forms.get(t, t) for t in [t for t in rank if isinstance(t, str)][:LABEL_WORDS])
+    similarity = None
+    if len(part) > 1:
+        block = pile.similarity[np.ix_(part, part)]
+        low = float(min(block[a, b] for a in range(len(part)) for b in range(a + 1, len(part))))
+        similarity = round(min(1.0, max(0.0, low)), 2)
+    members = [ordered[i] for i in part]
+    return Fact(
+        name=members[0].hash,
+        label=_short(label),
+        members=tuple(m.hash for m in members),
+        keep=keep_choice(members),
+        umbrella=False,
+        covers=(),
+        anchors=tuple(sorted(pile.spellings.get(a, " ".join(a)) for a in anchors)) if len(part) > 1 else (),
+        words=tuple(sorted(pile.forms.get(w, w) for w in words)) if len(part) > 1 else (),
+        similarity=similarity,
+        marked=marked,
+    )
