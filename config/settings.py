@@ -121,6 +121,8 @@ DATABASES["default"]["CONN_MAX_AGE"] = _conn_max_age
 # instead of failing that request (one per server thread).
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = _conn_max_age > 0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's backend, opened read-only when a full disk stops the WAL files being made (config/sqlite).
+    DATABASES["default"]["ENGINE"] = "config.sqlite"
     # IMMEDIATE takes the write lock when a transaction starts, so two writers queue
     # on the busy timeout instead of failing mid-transaction ("database is locked").
     # WAL: readers read the last commit while a writer works, instead of "database is locked" at its
