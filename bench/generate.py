@@ -231,6 +231,8 @@ def generate(*, scale: str, decisions: int, seed: int = SEED) -> dict[str, int]:
     from django.apps import apps
     from django.db import connection, transaction
 
+    from lessons.core.text import format_datetime
+    from review.services.chain_head import head_seal
     from review.services.decision_weeks import decision_weeks_rebuild
 
     model = apps.get_model
@@ -344,7 +346,10 @@ def generate(*, scale: str, decisions: int, seed: int = SEED) -> dict[str, int]:
             writer.close()
 
         head_seq, head_hash = _decisions(connection, Decision, rng=rng, count=decisions, retired=retired)
-        ChainHead.objects.update_or_create(id=1, defaults={"seq": head_seq, "hash": head_hash})
+        last_at = Decision.objects.filter(seq=head_seq).values_list("at", flat=True).first()
+        head_at = format_datetime(last_at) if last_at is not None else ""
+        head = {"seq": head_seq, "hash": head_hash, "at": head_at}
+        ChainHead.objects.update_or_create(id=1, defaults={**head, "mac": head_seal(**head)})  # sealed
         decision_weeks_rebuild()  # the log chart's rollup, as decisions_append_many would have kept it
         _users()
     if connection.vendor == "postgresql":

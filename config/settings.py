@@ -2,6 +2,8 @@
 
 DATABASE_URL  database (default: SQLite file db.sqlite3 in the project folder)
 SECRET_KEY    required when DEBUG is off
+DECISION_HEAD_KEY  the key of the decision chain head's seal (default: derived from SECRET_KEY;
+              docs/decisions-verify.md, "The head's seal")
 DEBUG         1/0, true/false, yes/no, on/off (any case) turns debug on or off (default off); any other
               word stops the start with one line naming it (``config.env``)
 ALLOWED_HOSTS comma-separated (default "127.0.0.1,localhost")
@@ -38,6 +40,9 @@ if not SECRET_KEY:
         raise ImproperlyConfigured(
             "SECRET_KEY must be set when DEBUG is off (for local use: export DEBUG=1; make does this for you)"
         )
+
+# Kept outside the database: a database writer cannot seal a chain head it moved (issue 21, fault 10).
+DECISION_HEAD_KEY = os.environ.get("DECISION_HEAD_KEY", "")
 
 ALLOWED_HOSTS = [
     h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h.strip()
@@ -130,6 +135,8 @@ DATABASES["default"]["CONN_MAX_AGE"] = _conn_max_age
 # instead of failing that request (one per server thread).
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = _conn_max_age > 0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's backend, opened read-only when a full disk stops the WAL files being made (config/sqlite).
+    DATABASES["default"]["ENGINE"] = "config.sqlite"
     # IMMEDIATE takes the write lock when a transaction starts, so two writers queue
     # on the busy timeout instead of failing mid-transaction ("database is locked").
     # WAL: readers read the last commit while a writer works, instead of "database is locked" at its

@@ -118,11 +118,18 @@ class DecisionWeek(models.Model):
 
 
 class ChainHead(models.Model):
-    """The single row every decision-writing transaction locks, so ``seq`` and ``prev_hash`` never race."""
+    """The single row every decision-writing transaction locks, so ``seq`` and ``prev_hash`` never race.
+
+    ``at`` is the last record's ``at`` as the record writes it (``""`` before the first decision) and
+    ``mac`` the head's seal: HMAC-SHA256 of seq, hash and at with a key kept outside the database
+    (``review.services.chain_head.head_seal``; docs/decisions-verify.md, "The head's seal").
+    """
 
     id = models.PositiveSmallIntegerField(primary_key=True, default=1)
     seq = models.PositiveBigIntegerField(default=0)
     hash = models.CharField(max_length=64, blank=True, default="")
+    at = models.CharField(max_length=32, blank=True, default="")
+    mac = models.CharField(max_length=64, blank=True, default="")
 
 
 class DecisionAck(models.Model):

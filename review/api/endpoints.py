@@ -80,7 +80,7 @@ from review.models import Decision, ImportJob
 from review.request_body import E_EMPTY_BATCH, request_body_read
 from review.services.acks import AckAlreadyApplied, AckRefused, decision_ack
 from review.services.chain import decision_record
-from review.services.chain_head import chain_head, chain_head_stamp
+from review.services.chain_head import chain_head_stamp, chain_receipt
 from review.services.jobs import job_create, job_enqueue, job_json
 
 DEFAULT_LIMIT = 1000
@@ -320,18 +320,19 @@ def decisions(
 ):
     """``{"decisions": [...], "next_since": n, "has_more": bool, "head": {"seq", "hash"}}``: each record
     with its seq, time, actor, action, entity, lesson or draft, reason, evidence and its place in the hash
-    chain; ``head`` is the chain head when the page was read (also in X-Chain-Head-Seq/-Hash)."""
+    chain; ``head`` is the chain head when the page was read, a receipt the host keeps (``{"seq", "hash",
+    "at", "mac"}``, also in the X-Chain-Head-* headers; docs/decisions-verify.md, "Receipts")."""
     token = token_for(request, "read")
     hosts = hosts_for(token, host)
-    head = chain_head()  # read before the rows (docs/decisions-verify.md)
+    receipt = chain_receipt()  # read before the rows (docs/decisions-verify.md)
     rows = decisions_since(since=since, hosts=hosts, limit=limit + 1)
     page = rows[:limit]
-    chain_head_stamp(response, head=head)
+    chain_head_stamp(response, receipt=receipt)
     return {
         "decisions": [decision_record(d) for d in page],
         "next_since": page[-1].seq if page else since,
         "has_more": len(rows) > limit,
-        "head": {"seq": head[0], "hash": head[1]},
+        "head": receipt,
     }
 
 
@@ -342,7 +343,8 @@ def decisions(
 )
 def ack(request: HttpRequest, payload: AckIn, seq: int = Path(..., ge=1, le=MAX_SEQ)):
     """Record the host's status for decision ``seq``: the latest acknowledgement wins, but an ``applied`` one
-    is final (a later ``failed`` is answered 409 and not recorded)."""
+    is final (a later ``failed`` is answered 409 and not recorded); ``head`` is the chain head's receipt
+    (docs/decisions-verify.md, "Receipts")."""
     token = token_for(request, "read")
     decision = Decision.objects.filter(seq=seq).first()
     if decision is None:
@@ -362,4 +364,5 @@ def ack(request: HttpRequest, payload: AckIn, seq: int = Path(..., ge=1, le=MAX_
         "status": row.status,
         "detail": row.detail,
         "acked_at": format_datetime(row.acked_at),
+        "head": chain_receipt(),  # the receipt of the log the host acknowledged into
     }

@@ -24,6 +24,8 @@ ACK_STATUSES = ["applied", "failed"]
 class ChainHeadOut(Schema):
     seq: int = Field(..., description="the seq the decision log ends with (0 before the first decision)")
     hash: str = Field(..., description="that record's hash: a host whose last record differs was cut short")
+    at: str = Field(..., description='that record\'s "at" ("" before the first decision)')
+    mac: str = Field(..., description="the server's seal of seq, hash and at (HMAC-SHA256 hex): a receipt")
 
 
 class DecisionsOut(Schema):
@@ -48,6 +50,7 @@ class AckOut(Schema):
     status: str
     detail: str
     acked_at: str
+    head: ChainHeadOut
 
 
 JOB_STATES = ["queued", "running", "succeeded", "failed"]

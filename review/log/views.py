@@ -21,7 +21,7 @@ from review.log.filters import filter_decisions
 from review.log.selectors import decisions_log, reason_codes_by_week, reason_codes_by_week_rollup
 from review.log.tables import DecisionTable
 from review.roles import PERM_VIEW_DECISIONS
-from review.services.chain_head import chain_head, chain_head_stamp
+from review.services.chain_head import chain_head_stamp, chain_receipt
 from review.web.paging import BoundedPaginator, PageSizeConfig
 
 PER_PAGE = 50
@@ -88,10 +88,10 @@ def _export(request: HttpRequest, *, content_type: str, extension: str, body) ->
             EXPORT_FILTERS_INVALID.format(errors=errors), status=400, content_type="text/plain"
         )
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
-    head = chain_head()  # read before the rows: an export ends at or past it unless truncated
+    receipt = chain_receipt()  # read before the rows: an export ends at or past it unless truncated
     response = StreamingHttpResponse(body(log_filter.qs), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="decisions-{stamp}.{extension}"'
-    chain_head_stamp(response, head=head)
+    chain_head_stamp(response, receipt=receipt)
     return response
 
 

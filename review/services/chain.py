@@ -19,6 +19,7 @@ from django.db import transaction
 from lessons.core.text import format_datetime, sha256_hex
 from lessons.models import Lesson
 from review.models import Action, ChainHead, Decision
+from review.services.chain_head import head_seal
 from review.services.decision_weeks import decision_weeks_add
 
 # The record's fields in the order of decisions.md, "The record".
@@ -103,10 +104,12 @@ def _locked_head() -> ChainHead:
     head = ChainHead.objects.select_for_update().filter(id=CHAIN_HEAD_ID).first()
     if head is not None:
         return head
-    last = Decision.objects.order_by("-seq").only("seq", "hash").first()
+    last = Decision.objects.order_by("-seq").only("seq", "hash", "at").first()
     # ON CONFLICT DO NOTHING: a concurrent first writer's row wins and this one waits for it.
+    seq, digest, at = (last.seq, last.hash, format_datetime(last.at)) if last else (0, "", "")
+    mac = head_seal(seq=seq, hash=digest, at=at)
     ChainHead.objects.bulk_create(
-        [ChainHead(id=CHAIN_HEAD_ID, seq=last.seq if last else 0, hash=last.hash if last else "")],
+        [ChainHead(id=CHAIN_HEAD_ID, seq=seq, hash=digest, at=at, mac=mac)],
         ignore_conflicts=True,
     )
     return ChainHead.objects.select_for_update().get(id=CHAIN_HEAD_ID)
@@ -175,7 +178,8 @@ def decisions_append_many(*, entries: Sequence[DecisionEntry]) -> list[Decision]
     Locks the chain head once (``select_for_update``); each record takes the next ``seq`` and the
     previous record's hash as ``prev_hash`` and is hashed from its export record; the rows are inserted
     with one ``bulk_create`` and the head moved once, so the queries do not grow with the number of
-    entries; the log chart's rollup (``decision_weeks_add``) moves with them. Must run inside the
+    entries; the head is sealed (``chain_head.head_seal``); the log chart's rollup
+    (``decision_weeks_add``) moves with them. Must run inside the
     caller's ``transaction.atomic()`` so the records commit with the change they record; raises
     ``TransactionManagementError`` otherwise. ``at`` is stored cut to milliseconds (what the record
     shows), so a stored row re-hashes to the same value. spec: decisions.md, "The record".
@@ -214,8 +218,9 @@ def decisions_append_many(*, entries: Sequence[DecisionEntry]) -> list[Decision]
         decisions.append(decision)
     Decision.objects.bulk_create(decisions)
     decision_weeks_add(decisions)
-    head.seq, head.hash = seq, prev_hash
-    head.save(update_fields=["seq", "hash"])
+    head.seq, head.hash, head.at = seq, prev_hash, format_datetime(decisions[-1].at)
+    head.mac = head_seal(seq=head.seq, hash=head.hash, at=head.at)  # issue 21, fault 10
+    head.save(update_fields=["seq", "hash", "at", "mac"])
     return decisions
 
 

@@ -5,10 +5,20 @@ rewritten and rehashed, since the rest of the chain stays consistent. The chain 
 moved by every ``decision_append``) says which seq and hash the log must end with (issue 13, fault 5).
 Exports carry the head in ``X-Chain-Head-Seq``/``X-Chain-Head-Hash`` (and the API's ``head``) so a host
 can tell a truncated export. spec: decisions.md, "The record", "Exports"; docs/decisions-verify.md.
+
+A database writer can move the head row too (delete the tail and set the head back one row: issue 21,
+fault 10), so the head carries a seal, ``mac``: HMAC-SHA256 of its seq, hash and ``at`` with a key kept
+outside the database (``head_key``). ``verify_decisions`` checks it, and the head as the exports and the
+API's answers carry it is a **receipt** a host keeps: a later log must still hold the receipt's seq with
+the receipt's hash (``receipt_problem``). docs/decisions-verify.md, "The head's seal", "Receipts".
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+
+from django.conf import settings
 from django.db.models import Max, Min
 from django.http import HttpResponseBase
 
@@ -19,8 +29,64 @@ TAIL_MISSING = "chain broken: rows {first}..{last} are missing at the tail (the 
 TAIL_REWRITTEN = "chain broken: the tail was rewritten: seq {seq} has hash {row}…, the chain head {head}…"
 PAST_HEAD = "chain broken: rows {first}..{last} are past the chain head (seq {head})"
 SHORT = 12
+SEAL_BROKEN = (
+    "chain broken: the chain head (seq {seq}) does not carry this server's seal: it was set outside the "
+    "app (or DECISION_HEAD_KEY changed)"
+)
+RECEIPT_SEAL_BROKEN = "{path}: the receipt's seal does not match: this server did not issue it"
+RECEIPT_BEYOND = "chain broken: the receipt's seq {seq} is not in the log (it ends at seq {last})"
+RECEIPT_REWRITTEN = "chain broken: the log was rewritten: seq {seq} has hash {row}…, the receipt {receipt}…"
 HEADER_SEQ = "X-Chain-Head-Seq"
 HEADER_HASH = "X-Chain-Head-Hash"
+HEADER_AT = "X-Chain-Head-At"
+HEADER_MAC = "X-Chain-Head-Mac"
+# What the key is derived from SECRET_KEY with when DECISION_HEAD_KEY is unset (docs/decisions-verify.md).
+KEY_DERIVATION_LABEL = b"lesson-pile-review decision head seal"
+
+
+def head_key() -> bytes:
+    """The seal's key: ``DECISION_HEAD_KEY`` (UTF-8), or when unset HMAC-SHA256(SECRET_KEY, the label
+    ``KEY_DERIVATION_LABEL``), so a database alone never holds it. docs/decisions-verify.md."""
+    if settings.DECISION_HEAD_KEY:
+        return settings.DECISION_HEAD_KEY.encode("utf-8")
+    return hmac.new(settings.SECRET_KEY.encode("utf-8"), KEY_DERIVATION_LABEL, hashlib.sha256).digest()
+
+
+def head_seal(*, seq: int, hash: str, at: str) -> str:
+    """The seal of a head: lowercase hex HMAC-SHA256 (``head_key``) of ``"{seq}\n{hash}\n{at}"``, ``at``
+    the last record's ``at`` (``""`` for seq 0)."""
+    message = f"{seq}\n{hash}\n{at}".encode()
+    return hmac.new(head_key(), message, hashlib.sha256).hexdigest()
+
+
+def chain_receipt() -> dict:
+    """The chain head as a receipt: ``{"seq", "hash", "at", "mac"}`` (``{0, "", "", seal}`` before the first
+    decision). What the exports and the API hand hosts; ``verify_decisions --receipt`` checks one."""
+    row = ChainHead.objects.values_list("seq", "hash", "at", "mac").first()
+    if row is None:
+        return {"seq": 0, "hash": "", "at": "", "mac": head_seal(seq=0, hash="", at="")}
+    return {"seq": row[0], "hash": row[1], "at": row[2], "mac": row[3]}
+
+
+def receipt_sealed(receipt: dict) -> bool:
+    """Whether ``receipt``'s ``mac`` is this server's seal of its seq, hash and at (constant-time)."""
+    expected = head_seal(seq=receipt["seq"], hash=receipt["hash"], at=receipt["at"])
+    return hmac.compare_digest(expected, str(receipt.get("mac", "")))
+
+
+def receipt_problem(receipt: dict) -> str | None:
+    """Why the stored log does not extend ``receipt`` (its seq missing, or holding another hash), or None.
+    The chain after it is ``decisions_verify``'s to check."""
+    seq, digest = receipt["seq"], receipt["hash"]
+    if seq == 0:
+        return None
+    row = Decision.objects.filter(seq=seq).values_list("hash", flat=True).first()
+    if row is None:
+        last = Decision.objects.aggregate(last=Max("seq"))["last"] or 0
+        return RECEIPT_BEYOND.format(seq=seq, last=last)
+    if row != digest:
+        return RECEIPT_REWRITTEN.format(seq=seq, row=row[:SHORT], receipt=digest[:SHORT])
+    return None
 
 
 def chain_head() -> tuple[int, str]:
@@ -50,8 +116,11 @@ def chain_tail_problem(*, head: tuple[int, str]) -> str | None:
     return None
 
 
-def chain_head_stamp(response: HttpResponseBase, *, head: tuple[int, str] | None = None) -> None:
-    """Set ``X-Chain-Head-Seq`` and ``X-Chain-Head-Hash`` on ``response`` (``head`` or the current one)."""
-    seq, digest = head if head is not None else chain_head()
-    response[HEADER_SEQ] = str(seq)
-    response[HEADER_HASH] = digest
+def chain_head_stamp(response: HttpResponseBase, *, receipt: dict | None = None) -> None:
+    """Set ``X-Chain-Head-Seq``, ``-Hash``, ``-At`` and ``-Mac`` on ``response``: the receipt
+    (``chain_receipt``, read now when not given)."""
+    receipt = receipt if receipt is not None else chain_receipt()
+    response[HEADER_SEQ] = str(receipt["seq"])
+    response[HEADER_HASH] = receipt["hash"]
+    response[HEADER_AT] = receipt["at"]
+    response[HEADER_MAC] = receipt["mac"]

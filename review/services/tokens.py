@@ -12,11 +12,12 @@ import secrets
 from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from lessons.models import Host
+from lessons.services.disk import disk_full
 from review.models import ApiToken
 
 TOKEN_PREFIX = "lpr_"
@@ -96,7 +97,8 @@ def token_authenticate(raw: str, *, now: datetime | None = None) -> ApiToken | N
     """The live (not revoked) token whose digest matches ``raw``, with its host; ``None`` otherwise.
 
     Compares digests through a unique index lookup: the raw token never reaches the database.
-    Updates ``last_used_at`` (at most once a minute).
+    Updates ``last_used_at`` (at most once a minute), except on a full disk: a read goes on without the
+    hint (issue 21, fault 11).
     """
     if not raw or not raw.startswith(TOKEN_PREFIX) or len(raw) > 200:
         return None
@@ -107,7 +109,11 @@ def token_authenticate(raw: str, *, now: datetime | None = None) -> ApiToken | N
         return None
     now = now or timezone.now()
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        try:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        except DatabaseError as exc:
+            if not disk_full(exc):
+                raise
         token.last_used_at = now
     return token
 

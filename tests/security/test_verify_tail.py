@@ -10,6 +10,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from lessons.core.text import format_datetime
 from tests.security.builders import build_pile, retire
 
 
@@ -81,17 +82,26 @@ def test_a_rewritten_and_rehashed_tail_is_reported(three):
 
 
 def test_rows_appended_after_the_head_was_moved_back_are_reported(three):
+    """The head set back to an earlier sealed head (one a writer saw, seal and all): the rows past it show."""
+    from lessons.core.text import format_datetime
     from review.models import ChainHead, Decision
+    from review.services.chain_head import head_seal
 
-    ChainHead.objects.update(seq=2, hash=Decision.objects.get(seq=2).hash)
+    second = Decision.objects.get(seq=2)
+    earlier = {"seq": 2, "hash": second.hash, "at": format_datetime(second.at)}
+    ChainHead.objects.update(**earlier, mac=head_seal(**earlier))
     assert _verify() == "exit 1: chain broken: rows 3..3 are past the chain head (seq 2)"
 
 
 @pytest.mark.parametrize("url", ["/review/decisions/export.jsonl", "/review/decisions/export.csv"])
 def test_the_page_exports_carry_the_head_in_headers(three, client, reviewer, url):
+    from review.models import ChainHead
+
     client.force_login(reviewer)
     response = client.get(url)
-    assert (response["X-Chain-Head-Seq"], response["X-Chain-Head-Hash"]) == (str(_head()[0]), _head()[1])
+    names = ("X-Chain-Head-Seq", "X-Chain-Head-Hash", "X-Chain-Head-At", "X-Chain-Head-Mac")
+    head = ChainHead.objects.get()
+    assert tuple(response[name] for name in names) == ("3", head.hash, head.at, head.mac)
 
 
 def test_the_jsonl_lines_stay_exactly_the_records(three, client, reviewer):
@@ -110,10 +120,16 @@ def test_the_api_decisions_answer_carries_the_head(three, client):
     raw = token_create(name="t", host=None, can_ingest=False, can_read=True)[1]
     response = client.get("/api/v1/decisions?since=1&limit=1", HTTP_AUTHORIZATION=f"Bearer {raw}")
     body = response.json()
-    seq, digest = _head()
+    from review.models import ChainHead, Decision
+    from review.services.chain_head import head_seal
+
+    head = ChainHead.objects.get()
+    at = Decision.objects.get(seq=3).at
+    receipt = {"seq": 3, "hash": head.hash, "at": format_datetime(at), "mac": head.mac}
+    assert head.mac == head_seal(seq=3, hash=head.hash, at=format_datetime(at))
     assert (body["head"], response["X-Chain-Head-Seq"], response["X-Chain-Head-Hash"]) == (
-        {"seq": seq, "hash": digest},
+        receipt,
         "3",
-        digest,
+        head.hash,
     )
     assert ([d["seq"] for d in body["decisions"]], body["has_more"]) == ([2], True)

@@ -458,6 +458,14 @@ def logged(hosts, admin_user):
     return out
 
 
+def _receipt(last) -> dict:
+    """The chain head receipt of a log that ends with decision ``last``, sealed as the server seals it."""
+    from review.services.chain_head import head_seal
+
+    head = {"seq": last.seq, "hash": last.hash, "at": format_datetime(last.at)}
+    return {**head, "mac": head_seal(**head)}
+
+
 def test_decisions_since_returns_the_records_after_it(logged, call, make_token):
     response = call("get", "/decisions?since=1", token=make_token())
     assert response.status_code == 200
@@ -465,7 +473,7 @@ def test_decisions_since_returns_the_records_after_it(logged, call, make_token):
         "decisions": [decision_record(d) for d in logged[1:]],
         "next_since": 4,
         "has_more": False,
-        "head": {"seq": 4, "hash": logged[-1].hash},  # issue 13, fault 5: a host can tell a cut tail
+        "head": _receipt(logged[-1]),  # issue 13, fault 5: a host can tell a cut tail; issue 21, fault 10
     }
 
 
@@ -484,7 +492,7 @@ def test_decisions_page_with_limit(logged, call, make_token):
         "decisions": [],
         "next_since": 4,
         "has_more": False,
-        "head": {"seq": 4, "hash": first["head"]["hash"]},
+        "head": first["head"],
     }
 
 
@@ -527,6 +535,7 @@ def test_ack_applied(logged, call, make_token):
         "status": "applied",
         "detail": "",
         "acked_at": format_datetime(ack.acked_at),
+        "head": _receipt(logged[-1]),  # the receipt a host keeps (issue 21, fault 10)
     }
     assert (ack.decision.seq, ack.token_name) == (2, "beta-puller")
 
