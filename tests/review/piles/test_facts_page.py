@@ -67,7 +67,7 @@ def test_a_facts_head_has_its_label_size_why_keeper_and_keep_one(corpora, as_rev
     why = head.find(cls="why")
     assert [m.text for m in why.find_all("mark")] == [
         *("false", "is_internal"),  # the shared anchors
-        *("accounts", "false", "filter", "is_internal", "query", "revenue", "test"),  # the shared words
+        *("accounts", "false", "filter", "internal", "query", "revenue", "test"),  # the shared words
     ]
     assert why.text.startswith("shared anchors false is_internal ; shared words accounts")
     keeper = head.find("select", name="keepers")

@@ -69,11 +69,6 @@ def test_marking_two_facts_as_one_joins_them_and_stores_who_why_and_when(pile, r
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lessons.core.facts._apply_marks moves the newer lesson of a 'different' mark out of the group, "
-    "so marking the oldest different from each other member leaves every member alone (branch facts)",
-)
 def test_taking_the_oldest_member_out_leaves_the_other_two_one_fact(pile, reviewer):
     host = Host.objects.get(name="qa-host")
     (claim, _alone) = pile_facts_stored(host=host, namespace="qa", subject="orders")
