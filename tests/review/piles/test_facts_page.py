@@ -164,3 +164,26 @@ def test_the_resolve_region_is_the_pile_region_for_htmx(corpora, as_reviewer):
     body = response.content.decode()
     assert body.lstrip().startswith('<section id="pile" data-region>')
     assert "<html" not in body
+
+
+def test_an_umbrella_is_shown_covering_its_facts_and_resolve_leaves_it_alone(corpora, as_reviewer):
+    facts = _facts("adbuy-desk", "desk.adbuy", "invoice_capture")
+    umbrellas = [f for f in facts if f.umbrella]
+    page = parse(as_reviewer.get(ADBUY).content)
+    for umbrella in umbrellas:
+        head = page.find("tr", data_group=umbrella.name)
+        assert head.find("span", cls="umbrella").text == "umbrella"
+        assert (
+            head.find(cls="fact-size").text
+            == f"umbrella: one rule stating {len(umbrella.covers)} of the pile's facts"
+        )
+        links = [a.attrs["href"] for a in head.find(cls="covers").find_all("a")]
+        assert links == [f"#fact-{name}" for name in umbrella.covers]
+        assert all(page.find("tr", id=f"fact-{name}") is not None for name in umbrella.covers)
+        assert head.find("select", name="keepers") is None
+    resolved = parse(as_reviewer.post(ADBUY_RESOLVE, {}).content)
+    checked = {i.attrs["value"] for i in resolved.find_all("input", name="members") if "checked" in i.attrs}
+    assert not checked & {u.name for u in umbrellas}
+    if umbrellas:
+        listed = resolved.find(data_testid="resolve-umbrellas").find_all("span", cls="mono")
+        assert [s.text for s in listed] == [u.name[:8] for u in umbrellas]
