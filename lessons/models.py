@@ -387,13 +387,13 @@ class EntityCount(models.Model):
     ``oldest`` (the oldest live member's ``created_at``, UTC; null without one). ``pending_drafts``
     counts the entity's pending drafts. ``over_budget`` when the host's budget is enabled and
     ``live > max_active``; ``overage = live - max_active`` then, else 0. ``total``: lessons of any status
-    (the host page's "All lessons"). ``groups`` (restatement groups
-    of the live members, ``lessons.core.groups``) and ``document`` (host name, namespace, subject and the
-    live members' texts, one a line: what the queue's text filter searches) are filled only while over
+    (the host page's "All lessons"). ``groups`` (the groups of the live members' facts, umbrellas
+    included, ``lessons.core.facts``) and ``document`` (host name, namespace, subject and the live
+    members' texts, one a line: what the queue's text filter searches) are filled only while over
     budget, else 0 and "". ``fact_groups`` holds the pile's facts (``lessons.core.facts.Fact.as_dict``
-each, in pile order) computed with method ``facts_version``; ``facts`` counts those that are not
-umbrellas and ``restatements`` is ``live - facts`` (both 0, ``fact_groups`` empty, while not over
-budget). ``host_name`` repeats the host's (immutable) name so that sorts by host and
+    each, in pile order) computed with method ``facts_version``; ``facts`` counts those that are not
+    umbrellas and ``restatements`` is ``live - facts`` (both 0, ``fact_groups`` empty, while not over
+    budget). ``host_name`` repeats the host's (immutable) name so that sorts by host and
     the ties of every sort are served by one index. spec: piles.md, rules 2-5.
     """
 

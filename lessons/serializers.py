@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from lessons.core.groups import group_of, restatement_groups
+from lessons.core.facts import pile_facts
 from lessons.core.piles import draft_state, pile_target, verdict_label
 from lessons.core.recurrence import COUNT_FIELDS, is_recurring
 from lessons.core.text import format_datetime
@@ -49,14 +49,18 @@ def _count_row(lesson: Lesson) -> RecurrenceCount | None:
 
 
 def pile_as_json(entity: EntityPile) -> dict:
-    """One pile in the JSON shape of piles.md, "JSON output", each member with the extra key ``group``
-    (its restatement group's oldest member hash, ``lessons.core.groups``; piles.md allows extra keys)."""
+    """One pile in the JSON shape of piles.md, "JSON output", each member with the extra keys (piles.md
+    allows extra keys; docs/piles-and-recurrence.md, "Facts"): ``group``, the name (oldest member's hash)
+    of its fact; ``fact``, that fact's label; ``umbrella``, the names of the facts it covers when it is an
+    umbrella (a lesson stating several of the pile's facts), else ``[]``. Read from the stored facts
+    (``entity.facts``), not recomputed."""
     pile = entity.pile
-    groups = group_of(
-        restatement_groups(
+    facts = entity.facts
+    if facts is None:  # a pile built by hand, without stored facts: computed here (no marks)
+        facts = pile_facts(
             members=pile.members, texts={lesson.hash: lesson.text for lesson in entity.lessons}
         )
-    )
+    fact_of = {h: fact for fact in facts for h in fact.members}
     return {
         "host": entity.host.name,
         "namespace": pile.namespace,
@@ -76,7 +80,9 @@ def pile_as_json(entity: EntityPile) -> dict:
                 "created_at": format_datetime(lesson.created_at),
                 "verdict": verdict_label(member.verdict),
                 "recurrence": dict(lesson.recurrence),
-                "group": groups[lesson.hash],
+                "group": fact_of[lesson.hash].name,
+                "fact": fact_of[lesson.hash].label,
+                "umbrella": list(fact_of[lesson.hash].covers),
             }
             for lesson, member in zip(entity.lessons, pile.members, strict=True)
         ],

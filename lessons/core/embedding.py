@@ -78,7 +78,9 @@ def embed_many(texts: list[str]) -> np.ndarray:
     """The embeddings of ``texts`` as a ``(len(texts), DIMENSIONS)`` float32 array, in one batch."""
     tokenizer, vectors, content = _model()
     out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-    for i, encoding in enumerate(tokenizer.encode_batch(texts, add_special_tokens=False)):
+    # The tokenizer takes UTF-8 only: a lone surrogate (JSON allows one) becomes "?".
+    clean = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+    for i, encoding in enumerate(tokenizer.encode_batch(clean, add_special_tokens=False)):
         ids = np.asarray(encoding.ids, dtype=np.int64)
         ids = ids[(ids >= 0) & (ids < len(content))]
         kept = ids[content[ids]]

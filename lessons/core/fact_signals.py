@@ -230,12 +230,18 @@ def _runs(run: list[str], starts: bool):
         yield phrase(run[0]), run[0]
 
 
+def _clauses(text: str) -> list[str]:
+    """``text`` cut at clause punctuation; the punctuation inside a backticked name cuts nothing."""
+    plain = _BACKTICK.sub(lambda m: " " + re.sub(r"[^\w\s]", " ", m.group(1)) + " ", text)
+    return _CLAUSE.split(plain)
+
+
 def _negated(text: str) -> frozenset[str]:
     """Content words an instruction of ``text`` negates: the first content word within
     ``NEGATION_REACH`` words after a negator, and every content word of a clause that has a clause
     negator."""
     out: set[str] = set()
-    for clause in _CLAUSE.split(text):
+    for clause in _clauses(text):
         found = words_of(clause)
         if CLAUSE_NEGATORS & set(found):
             out |= {
@@ -263,9 +269,9 @@ def _commanded(text: str) -> frozenset[str]:
     """The first content word of each clause of ``text`` (not a condition: "if ..."), and the first after
     a modal ("must"), unless a negator comes before it in its clause."""
     out: set[str] = set()
-    for clause in _CLAUSE.split(text):
+    for clause in _clauses(text):
         found = words_of(clause)
-        if found and found[0] in CONDITIONS:
+        if (found and found[0] in CONDITIONS) or CLAUSE_NEGATORS & set(found):
             continue
         first = True
         for i, word in enumerate(found):

@@ -18,7 +18,7 @@ import numpy as np
 from lessons.core.embedding import embed
 from lessons.core.fact_signals import Phrase, Profile, profile
 from lessons.core.groups import _profile as _rules_profile
-from lessons.core.groups import _restate, keep_choice
+from lessons.core.groups import _restating_pairs, keep_choice
 from lessons.core.piles import PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
@@ -137,7 +137,8 @@ def pile_facts(
         else:
             scores[i, j] = scores[j, i] = CANNOT
         marked |= {i, j}
-    umbrellas = _umbrellas(pile, scores, marked)
+    signature = [("marked", i) if i in marked else sig for i, sig in enumerate(pile.signature)]
+    umbrellas, clusters = _umbrellas(pile, scores, marked, signature)
     rest = [i for i in range(len(ordered)) if i not in umbrellas]
     if umbrellas and len(rest) > 1:
         # The signals again without the umbrellas: a term every umbrella repeats is rarer than it looked.
@@ -147,7 +148,8 @@ def pile_facts(
                 if scores[i, j] == CANNOT:
                     again[x, y] = CANNOT
         scores[np.ix_(rest, rest)] = again
-    clusters = _join_marked(_cluster(scores, rest), scores, same)
+        clusters = _cluster(scores, rest, signature)
+    clusters = _join_marked(clusters, scores, same)
     names = {}
     for cluster in clusters:
         for i in cluster:
@@ -185,8 +187,9 @@ def pile_facts(
 # The pair score: a weighted sum of the signals (each about 0..1), compared with SAME_FACT.
 SIMILARITY_WEIGHT = 1.0
 WORDS_WEIGHT = 0.5
-ANCHORS_WEIGHT = 0.3
-SAME_FACT = 0.3
+ANCHORS_WEIGHT = 0.5
+SAME_FACT = 0.35
+CENTRE_PRIOR = 4  # how many members the pile's mean is discounted by (see _centred)
 # A pair today's word rules join scores at least this (the rules keep their restatements).
 WORD_RULES_SCORE = 1.0
 CANNOT = -1e6  # a "different" mark, and evidence that splits
@@ -214,6 +217,7 @@ class _Pile:
         # leading word is the instruction's verb, not part of the name.
         vocabulary = frozenset(a for a in named if not (len(a) > 1 and named.get(a[1:], 0) >= named[a]))
         longest = max((len(a) for a in vocabulary), default=0)
+        self.vocabulary = vocabulary
         self.anchors = [_ngrams(p.sequence, longest) & vocabulary for p in self.profiles]
         self.spellings: dict[Phrase, str] = {}
         for p in self.profiles:
@@ -232,7 +236,13 @@ class _Pile:
         self.count = counts
         # How rare a term is in the pile: a word every member has says nothing about which fact.
         self.weight = {term: math.log((n + 1) / (count + 0.5)) for term, count in counts.items()}
-        self.embedding = _centred(np.stack([embed(t) for t in texts]))
+        raw = np.stack([embed(t) for t in texts])
+        self.embedding = _centred(raw)
+        # Members that score alike with everyone: the same words, anchors, evidence and embedding.
+        self.signature = [
+            (p.words, frozenset(found), p.negated, p.commanded, p.quantities, p.names, vector.tobytes())
+            for p, found, vector in zip(self.profiles, self.anchors, raw, strict=True)
+        ]
         self.scores = self._scores()
 
     def spelled(self, i: int) -> set[str]:
@@ -244,16 +254,29 @@ class _Pile:
     def _scores(self) -> np.ndarray:
         n = len(self.texts)
         similarity = self.embedding @ self.embedding.T
-        words = _weighted_cosine([p.words for p in self.profiles], self.weight)
-        anchors = _containment(self.anchors, self.weight)
+        # The words of a member's anchors count once, with its anchors, not again as words.
+        plain = [
+            p.words - {w for a in found for w in a}
+            for p, found in zip(self.profiles, self.anchors, strict=True)
+        ]
+        words = _weighted_cosine(plain, self.weight)
+        anchors = _weighted_cosine([frozenset(found) for found in self.anchors], self.weight)
         scores = SIMILARITY_WEIGHT * similarity + WORDS_WEIGHT * words + ANCHORS_WEIGHT * anchors
-        rules = [_rules_profile(t) for t in self.texts]
-        for i in range(n):
-            for j in range(i + 1, n):
-                if _splits(self.profiles[i], self.profiles[j]):
-                    scores[i, j] = scores[j, i] = CANNOT
-                elif _restate(rules[i], rules[j]):
-                    scores[i, j] = scores[j, i] = max(scores[i, j], WORD_RULES_SCORE)
+        # Today's word rules, counted for all pairs at once (lessons.core.groups, in bit planes).
+        for i, j in _restating_pairs([_rules_profile(t) for t in self.texts]):
+            scores[i, j] = scores[j, i] = max(scores[i, j], WORD_RULES_SCORE)
+        # Evidence that splits, looked for only where it can be: a pair that scores above 0, one negating
+        # and the other commanding, or both with quantities, or both with numbered names.
+        flags = np.array(
+            [[bool(p.negated), bool(p.commanded), bool(p.quantities), bool(p.names)] for p in self.profiles]
+        ).reshape(n, 4)
+        neg, cmd, qty, named = flags[:, 0], flags[:, 1], flags[:, 2], flags[:, 3]
+        maybe = (np.outer(neg, cmd) | np.outer(cmd, neg) | np.outer(qty, qty) | np.outer(named, named)) & (
+            scores > 0
+        )
+        for i, j in zip(*np.nonzero(np.triu(maybe, 1)), strict=True):
+            if _splits(self.profiles[i], self.profiles[j]):
+                scores[i, j] = scores[j, i] = CANNOT
         np.fill_diagonal(scores, 0.0)
         self.similarity = similarity
         return scores
@@ -264,10 +287,13 @@ def _ngrams(sequence: tuple[str, ...], longest: int) -> set[Phrase]:
 
 
 def _centred(vectors: np.ndarray) -> np.ndarray:
-    """Unit vectors of the embeddings minus the pile's mean (from three members on): what every member
-    of a pile shares is its topic, not a fact."""
-    if len(vectors) >= 3:
-        vectors = vectors - vectors.mean(axis=0)
+    """Unit vectors of the embeddings minus a share of the pile's mean: what every member of a pile
+    shares is its topic, not a fact. The share, ``(n - 1) / (n + CENTRE_PRIOR)``, grows with the pile: the
+    mean of a few members is mostly those members themselves (of three, full centring would set every
+    pair apart)."""
+    n = len(vectors)
+    if n >= 2:
+        vectors = vectors - vectors.mean(axis=0) * ((n - 1) / (n + CENTRE_PRIOR))
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.maximum(norms, 1e-9)
 
@@ -284,24 +310,6 @@ def _weighted_cosine(sets: list[frozenset], weight: Mapping) -> np.ndarray:
     norms[norms == 0] = 1.0
     matrix /= norms[:, None]
     return matrix @ matrix.T
-
-
-def _containment(sets: list[set], weight: Mapping) -> np.ndarray:
-    """For every pair, the weight of the terms both have over the smaller of their two weights (0 when
-    either has none): 1 when one's anchors are all among the other's."""
-    vocabulary = sorted({t for s in sets for t in s}, key=repr)
-    at = {t: k for k, t in enumerate(vocabulary)}
-    matrix = np.zeros((len(sets), len(vocabulary)))
-    for i, terms in enumerate(sets):
-        for t in terms:
-            matrix[i, at[t]] = weight[t]
-    shared = (matrix > 0).astype(float) @ matrix.T
-    shared = np.minimum(shared, shared.T)
-    totals = matrix.sum(axis=1)
-    smaller = np.minimum(totals[:, None], totals[None, :])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(smaller > 0, shared / np.where(smaller > 0, smaller, 1), 0.0)
-    return out
 
 
 def _splits(a: Profile, b: Profile) -> bool:
@@ -323,23 +331,67 @@ def _splits(a: Profile, b: Profile) -> bool:
     return False
 
 
-def _cluster(scores: np.ndarray, among: list[int]) -> list[list[int]]:
+def _cluster(scores: np.ndarray, among: list[int], signature: Sequence | None = None) -> list[list[int]]:
     """Average-linkage clusters of ``among`` (pile indexes): repeatedly join the two clusters whose
     average pair score is highest, while it is at least ``SAME_FACT`` (ties: the lowest indexes). Each
-    cluster sorted, clusters ordered by their first member."""
+    cluster sorted, clusters ordered by their first member.
+
+    The same clusters, computed in parts: members with the same ``signature`` (the same words, anchors,
+    evidence and embedding: they score the same with everyone) start as one cluster, and each connected
+    part of the graph of pairs scoring at least ``SAME_FACT`` is clustered on its own (two clusters whose
+    average reaches it have a pair that reaches it)."""
     if not among:
         return []
-    sums = scores[np.ix_(among, among)].astype(float).copy()
-    sizes = np.ones(len(among))
-    members = [[i] for i in among]
-    alive = np.ones(len(among), dtype=bool)
-    while alive.sum() > 1:
-        average = sums / np.outer(sizes, sizes)
-        average[~alive, :] = -np.inf
-        average[:, ~alive] = -np.inf
-        np.fill_diagonal(average, -np.inf)
-        best = int(np.argmax(average))
-        i, j = divmod(best, len(among))
+    nodes: dict[object, list[int]] = {}
+    for i in among:
+        nodes.setdefault(i if signature is None else signature[i], []).append(i)
+    parts = sorted(nodes.values())
+    order = [i for part in parts for i in part]
+    sums = scores[np.ix_(order, order)]
+    sizes = np.array([len(part) for part in parts], dtype=float)
+    if len(parts) < len(order):  # sum the rows and columns of each part
+        starts = np.cumsum([0] + [len(part) for part in parts[:-1]])
+        sums = np.add.reduceat(np.add.reduceat(sums, starts, axis=0), starts, axis=1)
+    linked = sums / np.outer(sizes, sizes) >= SAME_FACT
+    out: list[list[int]] = []
+    for component in _components(linked):
+        out += _average_linkage(
+            sums[np.ix_(component, component)], sizes[component], [parts[k] for k in component]
+        )
+    return sorted(out)
+
+
+def _components(linked: np.ndarray) -> list[list[int]]:
+    """The connected parts of a boolean adjacency matrix, each sorted, in order of their first node."""
+    seen = np.zeros(len(linked), dtype=bool)
+    out = []
+    for start in range(len(linked)):
+        if seen[start]:
+            continue
+        part, stack = [], [start]
+        seen[start] = True
+        while stack:
+            node = stack.pop()
+            part.append(node)
+            for nxt in np.nonzero(linked[node] & ~seen)[0]:
+                seen[nxt] = True
+                stack.append(int(nxt))
+        out.append(sorted(part))
+    return out
+
+
+def _average_linkage(sums: np.ndarray, sizes: np.ndarray, members: list[list[int]]) -> list[list[int]]:
+    """Average linkage over starting clusters ``members`` (``sums``: the sum of pair scores between two
+    of them; ``sizes``: their sizes), while the best average is at least ``SAME_FACT``. The matrix of
+    averages is kept up to date row by row: a join changes one row and one column."""
+    if len(members) == 1:
+        return [sorted(members[0])]
+    sums, sizes, members = sums.astype(float).copy(), sizes.astype(float).copy(), [list(m) for m in members]
+    average = sums / np.outer(sizes, sizes)
+    np.fill_diagonal(average, -np.inf)
+    alive = np.ones(len(members), dtype=bool)
+    while True:
+        i, j = divmod(int(np.argmax(average)), len(members))
         if average[i, j] < SAME_FACT:
             break
         i, j = min(i, j), max(i, j)
@@ -348,7 +400,13 @@ def _cluster(scores: np.ndarray, among: list[int]) -> list[list[int]]:
         sizes[i] += sizes[j]
         members[i] += members[j]
         alive[j] = False
-    return sorted(sorted(members[k]) for k in range(len(among)) if alive[k])
+        row = np.where(alive, sums[i, :] / (sizes[i] * sizes), -np.inf)
+        row[i] = -np.inf
+        average[i, :] = row
+        average[:, i] = row
+        average[j, :] = -np.inf
+        average[:, j] = -np.inf
+    return [sorted(members[k]) for k in range(len(members)) if alive[k]]
 
 
 def _join_marked(
@@ -369,74 +427,91 @@ def _join_marked(
     return sorted(joined)
 
 
-def _keys(pile: _Pile, cluster: list[int], pool: list[int]) -> set:
-    """The key terms of a cluster among the lessons ``pool`` (the cluster's and the other clusters'
-    members): the anchors at least half of its members name (every anchor of a single member) that are
-    specific to it: at least half of the pool's members that name the anchor are in the cluster."""
+def _keys(pile: _Pile, cluster: list[int], pool: Mapping) -> set:
+    """The key terms of a cluster: the anchors at least half of its members name (every anchor of a
+    single member) that are specific to it: at least half of the members of the pool (``pool``: how many
+    of them name each anchor) that name the anchor are in the cluster."""
     counts: dict = {}
     for c in cluster:
         for term in pile.anchors[c]:
             counts[term] = counts.get(term, 0) + 1
-    keys = set()
-    for term, count in counts.items():
-        if count * 2 >= len(cluster) and count * 2 >= sum(1 for i in pool if term in pile.anchors[i]):
-            keys.add(term)
-    return keys
+    return {t for t, count in counts.items() if count * 2 >= len(cluster) and count * 2 >= pool.get(t, 0)}
 
 
 def _covered(
-    pile: _Pile, scores: np.ndarray, u: int, clusters: list[list[int]], pool: list[int] | None = None
+    pile: _Pile, scores: np.ndarray, u: int, clusters: list[list[int]], *, everyone: bool = False
 ) -> list[int]:
     """The indexes of the clusters (``u`` not in them) whose facts lesson ``u`` states, when it states
-    two or more: ``u`` names a key term (``_keys``) of one cluster and another key term of another, no
-    cluster has both terms as keys (two facts, not one fact named twice), and nothing splits ``u`` from
-    a member of either (``_splits``, a "different" mark). ``[]`` when ``u`` states fewer than two."""
-    mine = pile.terms(u)
-    pool = [i for cluster in clusters for i in cluster] if pool is None else pool
-    keys = [_keys(pile, cluster, pool) if cluster else set() for cluster in clusters]
-    named = [
-        (k, keys[k] & mine)
+    two or more: ``u`` names a key term (``_keys``, the pool being the clusters' members) of one cluster
+    and another key term of another, no cluster has both terms as keys (two facts, not one fact named
+    twice), nothing splits ``u`` from a member of either (``_splits``, a "different" mark), and at least
+    half of what ``u`` names are keys of the facts it states. ``[]`` when ``u`` states fewer than two.
+    ``everyone``: the pool is every member of the pile but ``u`` (umbrellas found so far included).
+    Only the clusters that name one of ``u``'s anchors are looked at: no other can have a key it names."""
+    mine = pile.anchors[u]
+    if len(mine) < 2:
+        return []
+    pool: dict = {}
+    if everyone:
+        pool = {t: pile.count.get(t, 0) - (t in mine) for t in pile.vocabulary}
+    else:
+        for cluster in clusters:
+            for c in cluster:
+                for term in pile.anchors[c]:
+                    pool[term] = pool.get(term, 0) + 1
+    keys: dict[int, set] = {
+        k: _keys(pile, cluster, pool)
         for k, cluster in enumerate(clusters)
-        if cluster and keys[k] & mine and not any(scores[u, c] <= CANNOT / 2 for c in cluster)
+        if cluster and any(pile.anchors[c] & mine for c in cluster)
+    }
+    named = [
+        (k, held & mine)
+        for k, held in sorted(keys.items())
+        if held & mine and not any(scores[u, c] <= CANNOT / 2 for c in clusters[k])
     ]
     covered: set[int] = set()
     for x, (k1, terms1) in enumerate(named):
         for k2, terms2 in named[x + 1 :]:
             if any(
-                t1 != t2 and not any(t1 in held and t2 in held for held in keys)
+                t1 != t2 and not any(t1 in held and t2 in held for held in keys.values())
                 for t1 in terms1
                 for t2 in terms2
             ):
                 covered |= {k1, k2}
     # An umbrella restates: most of what it names is the key of a fact it states.
     stated = set().union(*(keys[k] for k in covered)) if covered else set()
-    if len(pile.anchors[u] & stated) * 2 < len(pile.anchors[u]):
+    if len(mine & stated) * 2 < len(mine):
         return []
     return sorted(covered)
 
 
-def _umbrellas(pile: _Pile, scores: np.ndarray, marked: set[int]) -> set[int]:
+def _umbrellas(
+    pile: _Pile, scores: np.ndarray, marked: set[int], signature: Sequence
+) -> tuple[set[int], list[list[int]]]:
     """The members that state two or more of the pile's facts, taken out one at a time: of the members
     (no mark on them) that state (``_covered``) the facts of two or more clusters of the others, the one
     that states the most (then the oldest); then the same again without it, until none is left or
-    ``UMBRELLA_ROUNDS`` are taken."""
+    ``UMBRELLA_ROUNDS`` are taken. Returns the umbrellas and the last clusters of the others."""
     n = len(pile.texts)
     found: set[int] = set()
-    for _round in range(UMBRELLA_ROUNDS):
+    clusters: list[list[int]] = []
+    for _round in range(UMBRELLA_ROUNDS + 1):
         rest = [i for i in range(n) if i not in found]
-        clusters = _cluster(scores, rest)
+        clusters = _cluster(scores, rest, signature)
+        if _round == UMBRELLA_ROUNDS:
+            break
         best, most = None, 1
         for u in rest:
-            if u in marked:
+            if u in marked or len(pile.anchors[u]) < 2:
                 continue
             others = [[c for c in cluster if c != u] for cluster in clusters]
-            covered = len(_covered(pile, scores, u, others, [i for i in range(n) if i != u]))
+            covered = len(_covered(pile, scores, u, others, everyone=True))
             if covered > most:
                 best, most = u, covered
         if best is None:
             break
         found.add(best)
-    return found
+    return found, clusters
 
 
 def _fact(pile: _Pile, ordered: list[PileMember], part: list[int], *, marked: bool) -> Fact:
@@ -450,8 +525,14 @@ def _fact(pile: _Pile, ordered: list[PileMember], part: list[int], *, marked: bo
     shared = [t for t, c in counts.items() if c >= least]
     anchors = [t for t in shared if isinstance(t, tuple)]
     words = [t for t in shared if isinstance(t, str)]
+    # The most shared and rarest first; then the longer name ("is_internal" over "false"), then the text.
     rank = sorted(
-        shared, key=lambda t: (-counts[t] * pile.weight[t], -len(t) if isinstance(t, tuple) else 0, repr(t))
+        shared,
+        key=lambda t: (
+            -round(counts[t] * pile.weight[t], 9),
+            -len(pile.spellings.get(t, "")) if isinstance(t, tuple) else 0,
+            repr(t),
+        ),
     )
     top_anchor = next((t for t in rank if isinstance(t, tuple)), None)
     if top_anchor is not None:

@@ -19,11 +19,13 @@ from django.db import connection
 from django.db.models import BooleanField, F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
+from lessons.core.facts import FACTS_VERSION, Fact, pile_facts
 from lessons.core.piles import Pile, PileMember, draft_state, entity_pile
 from lessons.core.recurrence import COUNT_FIELDS
 from lessons.core.text import search_lower
 from lessons.models import ENTITY_FTS_TABLE as FTS_TABLE
 from lessons.models import Draft, EntityCount, Host, Lesson
+from lessons.selectors.facts import host_marks
 from lessons.serializers import pile_as_json
 
 KNOWN_MIX = ("held", "regressed", "drifted")
@@ -43,14 +45,17 @@ QUEUE_FIELDS = (
     *(
         f.name
         for f in EntityCount._meta.concrete_fields
-        if f.name not in ("id", "host", "host_name", "namespace", "subject", "over_budget", "document")
+        if f.name
+        not in ("id", "host", "host_name", "namespace", "subject", "over_budget", "document", "fact_groups")
     ),
 )
 # Text queries shorter than a trigram cannot use the text index: they scan the over-budget rows.
 TRIGRAM = 3
 
 
-def pile_queue(*, host: str | None = None, namespace: str | None = None, text: str | None = None) -> QuerySet:
+def pile_queue(
+    *, host: str | None = None, namespace: str | None = None, text: str | None = None, facts: bool = False
+) -> QuerySet:
     """Every over-budget entity as one row, read from the stored counts (``EntityCount``; one query).
 
     Rows are dicts: ``host_name``, ``host_id``, ``namespace``, ``subject``, ``max_active``, ``count``
@@ -60,6 +65,7 @@ def pile_queue(*, host: str | None = None, namespace: str | None = None, text: s
     ``namespace`` keeps the entities whose namespace contains it (case-insensitive); ``text`` keeps the
     entities whose host, namespace or subject contains it, or that have a live lesson whose text does
     (through the database's trigram index, ``entity_text_filter``). Sorted by host, namespace, subject.
+    ``facts`` adds the stored ``fact_groups`` (``lessons.core.facts``) to each row (for the JSON).
     spec: piles.md, rules 2-4.
     """
     rows = EntityCount.objects.filter(over_budget=True)
@@ -69,7 +75,8 @@ def pile_queue(*, host: str | None = None, namespace: str | None = None, text: s
         rows = rows.filter(namespace__icontains=namespace)
     if text:
         rows = entity_text_filter(rows, text)
-    return rows.values(*QUEUE_FIELDS, count=F("live"), max_active=F("live") - F("overage")).order_by(
+    fields = (*QUEUE_FIELDS, "fact_groups") if facts else QUEUE_FIELDS
+    return rows.values(*fields, count=F("live"), max_active=F("live") - F("overage")).order_by(
         "host_name", "namespace", "subject"
     )
 
@@ -162,13 +169,15 @@ _MEMBER_FIELDS = (
 
 @dataclass(frozen=True)
 class EntityPile:
-    """A pile with its rows: ``pile`` (the rules' view), the live ``lessons`` in order, ``drafts``."""
+    """A pile with its rows: ``pile`` (the rules' view), the live ``lessons`` in order, ``drafts``, and its
+    ``facts`` (``lessons.core.facts``; the stored ones; ``None``: computed when serialized)."""
 
     host: Host
     pile: Pile
     lessons: tuple[PileLesson, ...]
     drafts: tuple[Draft, ...]
     live_hashes: frozenset[str]
+    facts: tuple[Fact, ...] | None = None
 
 
 # Entities whose members and drafts are read with one query each: a bound on every query's size (the
@@ -179,7 +188,8 @@ PileKey = tuple[str, str, str]  # (host name, namespace, subject): the order of 
 
 def _queue_in_key_order(*, host: str | None, after: PileKey | None) -> QuerySet:
     """``pile_queue`` rows sorted by host name, namespace, subject, starting after the key ``after``."""
-    rows = pile_queue(host=host).order_by("host_name", "namespace", "subject")
+    # The stored facts come with the row (lessons.core.facts): the JSON reads them, it does not regroup.
+    rows = pile_queue(host=host, facts=True).order_by("host_name", "namespace", "subject")
     if after is not None:
         h, n, s = after
         rows = rows.filter(
@@ -241,16 +251,33 @@ def _chunk_piles(chunk: list[dict], hosts: dict[int, Host]) -> list[EntityPile]:
         )
         if pile is None:  # changed between the two queries; the next read shows it
             continue
+        live = frozenset(m.hash for m in members[key])
         result.append(
             EntityPile(
                 host=host_obj,
                 pile=pile,
                 lessons=tuple(members[key]),
                 drafts=tuple(drafts[key]),
-                live_hashes=frozenset(m.hash for m in members[key]),
+                live_hashes=live,
+                facts=_stored_facts(row, pile, members[key], live),
             )
         )
     return result
+
+
+def _stored_facts(row: dict, pile: Pile, lessons: list[PileLesson], live: frozenset[str]) -> tuple[Fact, ...]:
+    """The facts stored with a queue row, when they are of this ``FACTS_VERSION`` and of exactly these
+    live members; else computed now with the host's marks (one more query: the row changed between the
+    two reads, or the method changed and ``piles --regroup`` has not run)."""
+    if row.get("facts_version") == FACTS_VERSION:
+        facts = tuple(Fact.from_dict(f) for f in row.get("fact_groups") or ())
+        if {h for f in facts for h in f.members} == live and sum(len(f.members) for f in facts) == len(live):
+            return facts
+    return pile_facts(
+        members=pile.members,
+        texts={m.hash: m.text for m in lessons},
+        marks=host_marks(host=row["host_id"]),
+    )
 
 
 def _chunks(rows: Iterator[dict], size: int) -> Iterator[list[dict]]:

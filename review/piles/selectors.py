@@ -67,6 +67,8 @@ QUEUE_SORTS = {
     "recurring": ("recurring",),
     "pending_drafts": ("pending_drafts",),
     "groups": ("groups",),
+    "facts": ("facts",),
+    "restatements": ("restatements",),
     "oldest": ("oldest",),
 }
 

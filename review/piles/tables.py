@@ -75,6 +75,10 @@ class QueueTable(LeanTable):
         attrs={"th": {"class": "num"}, "td": {"class": "num groups"}},
         initial_sort_descending=True,
     )
+    # Issue 22: the facts the live members state (umbrellas not counted), and the restatements (members
+    # minus facts): the piles that shrink most by keeping one member per fact sort first.
+    facts = _CountColumn(verbose_name="Facts", order_by=_then_tie("facts"))
+    restatements = _CountColumn(verbose_name="Restatements", order_by=_then_tie("restatements"))
     overage = _CountColumn(verbose_name="Over", order_by=_then_tie("overage"), cell_class="over")
     held = _CountColumn(verbose_name="held", order_by=_then_tie("held"), cell_class="mix mix-held")
     regressed = _CountColumn(
@@ -120,7 +124,7 @@ class QueueTable(LeanTable):
         return budget_gauge(record["count"], record["max_active"])
 
     def render_groups(self, record, value):
-        """Issue 12: "N lessons, K groups": live members, their restatement groups (lessons.core.groups)."""
+        """Issue 12: "N lessons, K groups": live members, their groups (lessons.core.facts)."""
         n = record["count"]
         return f"{n} lesson{'s' if n != 1 else ''}, {value} group{'s' if value != 1 else ''}"
 

@@ -59,6 +59,15 @@ def test_the_summary_reads_exactly_as_rule_eight(piles):
     assert piles[0]["severity"] == "medium"
 
 
+def test_an_umbrella_member_names_the_facts_it_covers(piles):
+    by_prefix = {m["hash"][:8]: m for m in piles[0]["members"]}
+    umbrella = by_prefix["3d46cb35"]  # "Do not skip Advertiser or Contract Number ..."
+    assert umbrella["group"] == umbrella["hash"]
+    assert umbrella["fact"] == "Advertiser, Contract Number"
+    assert [h[:8] for h in umbrella["umbrella"]] == ["cc844636", "ccefde1b"]
+    assert {by_prefix[h[:8]]["fact"] for h in umbrella["umbrella"]} == {"Advertiser", "Contract Number"}
+
+
 def test_member_fields_are_in_the_spec_shape(piles):
     first = piles[0]["members"][0]
     assert first == {
@@ -79,8 +88,11 @@ def test_member_fields_are_in_the_spec_shape(piles):
             "ambiguous": 0,
             "earlier_version": 0,
         },
-        # An extra key (piles.md allows them): the restatement group, named by its oldest member.
+        # Extra keys (piles.md allows them): the fact it states, named by its oldest member, that fact's
+        # label, and the facts it covers when it is an umbrella (issue 22).
         "group": "36727f000a42d1e7a5433589cd409dd00beee693f1e5ed207234dfaa30717f05",
+        "fact": "Gross Amount",
+        "umbrella": [],
     }
 
 

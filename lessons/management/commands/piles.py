@@ -1,20 +1,28 @@
-"""``manage.py piles [--host NAME] [--format text|json] [--recount | --check]``. spec: cli.md, piles.md.
+"""``manage.py piles [--host NAME] [--format text|json] [--recount | --check | --regroup]``. spec: cli.md,
+piles.md.
 
 ``--recount`` rebuilds the stored per-entity counts (``EntityCount``, ``HostCount``) from the lessons;
-``--check`` recounts in memory and prints every difference, one a line, exiting 1 when there is any.
+``--check`` recounts in memory and prints every difference, one a line, exiting 1 when there is any;
+``--regroup`` recomputes and stores the facts of every pile (``lessons.services.facts``), one transaction
+per host: after the facts method changed (``FACTS_VERSION``). docs: piles-and-recurrence.md ("Facts").
 """
 
 from __future__ import annotations
 
+from django.db import transaction
+
+from lessons.core.facts import FACTS_VERSION
 from lessons.core.piles import verdict_label
 from lessons.management.base import Command as BaseCommand
 from lessons.models import Host
 from lessons.selectors.piles import iter_piles, write_piles_json
 from lessons.services.entity_counts import entity_counts_check, entity_counts_recount
+from lessons.services.facts import facts_refresh
 
 CHECK_CLEAN = "counts agree with the lessons"
 CHECK_FAILED = "{n} difference(s): run manage.py piles --recount"
 RECOUNTED = "recounted {entities} entities ({piles} over budget) on {hosts} host(s)"
+REGROUPED = "regrouped {piles} pile(s) on {hosts} host(s) (facts method {version})"
 
 TEXT_WIDTH = 70
 
@@ -40,14 +48,25 @@ class Command(BaseCommand):
             action="store_true",
             help="recount in memory and print every difference from the stored counts (exit 1 if any)",
         )
+        derived.add_argument(
+            "--regroup", action="store_true", help="recompute and store the facts of every pile"
+        )
 
-    def handle(self, *args, host, format, recount=False, check=False, **options):
+    def handle(self, *args, host, format, recount=False, check=False, regroup=False, **options):
         if host and not Host.objects.filter(name=host).exists():
             self.fail(f"unknown host {host!r}")
         host_obj = Host.objects.get(name=host) if host else None
         if recount:
             stats = entity_counts_recount(host=host_obj)
             self.stdout.write(RECOUNTED.format(entities=stats.entities, piles=stats.piles, hosts=stats.hosts))
+            return
+        if regroup:
+            hosts = [host_obj] if host_obj else list(Host.objects.order_by("id"))
+            piles = 0
+            for one in hosts:
+                with transaction.atomic():
+                    piles += facts_refresh(host_id=one.id)
+            self.stdout.write(REGROUPED.format(piles=piles, hosts=len(hosts), version=FACTS_VERSION))
             return
         if check:
             differences = entity_counts_check(host=host_obj)

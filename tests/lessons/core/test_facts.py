@@ -43,3 +43,113 @@ def test_a_different_mark_splits_and_a_same_mark_joins():
 def test_the_stored_form_round_trips():
     for fact in pile_facts(members=MEMBERS, texts=TEXTS):
         assert Fact.from_dict(fact.as_dict()) == fact
+
+
+def test_the_model_loads_from_the_installed_files_with_no_network(monkeypatch):
+    import socket
+
+    from lessons.core import embedding
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the embedding model tried the network")
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    embedding._model.cache_clear()
+    embedding.embed.cache_clear()
+    vector = embedding.embed("Copy the Contract Number character for character")
+    assert vector.shape == (embedding.DIMENSIONS,) and vector.dtype.name == "float32"
+    assert float(abs(vector).sum()) > 0
+    # Function words, digits and punctuation only: no content token, the mean of what there is.
+    assert embedding.embed_many(["", "of the"]).shape == (2, embedding.DIMENSIONS)
+    assert not embedding.embed_many([""]).any()
+
+
+def test_anchors_are_found_without_backticks_and_compared_case_folded():
+    from lessons.core.fact_signals import profile
+
+    found = profile(
+        'Fill Advertiser from the "Client" line; send the Idempotency-Key and set retry.max_attempts.'
+    )
+    assert {" ".join(a) for a in found.anchors} >= {
+        "fill advertiser",
+        "client",
+        "idempotency key",
+        "retry max attempt",
+    }
+    # "Contract Number" and "contract number" are the same anchor: a pile finds one in the other's words.
+    texts = {
+        "a": "Copy the Contract Number character for character.",
+        "b": "Record the contract number exactly as printed, for example 5520917.",
+        "c": "Fill Advertiser with the sponsoring committee named on the order.",
+    }
+    members = [_m("a", 1), _m("b", 2), _m("c", 3)]
+    facts = pile_facts(members=members, texts=texts)
+    assert [f.members for f in facts] == [("a", "b"), ("c",)]
+    assert facts[0].anchors == ("Contract Number",) and facts[0].label == "Contract Number"
+    assert 0 <= facts[0].similarity <= 1
+
+
+def test_evidence_splits_the_same_anchor_with_other_numbers_or_an_opposite_instruction():
+    from lessons.core.fact_signals import profile
+    from lessons.core.facts import _splits
+
+    p1 = profile("P1 tickets must be acknowledged within 15 minutes and paged to on-call.")
+    p2 = profile("P2 tickets must be acknowledged within 4 business hours; no page.")
+    assert _splits(p1, p2)  # other quantities of one dimension (900 s, 14,400 s), and P1 / P2
+    compute = profile("If the invoice has no Due Date, compute it as Invoice Date plus the payment terms.")
+    blank = profile(
+        "Leave Due Date empty when the invoice does not print one; never compute it from the terms."
+    )
+    assert _splits(compute, blank)  # "never compute" against "compute it as"
+    # A restatement that says the same thing in the negative is not split.
+    assert not _splits(
+        profile("Never deploy `:latest`; pin images by digest."),
+        profile("Deploying with the latest tag is forbidden."),
+    )
+
+
+def test_an_umbrella_is_its_own_group_and_never_joins_two_facts():
+    texts = {
+        "a": "Write Gross Amount as a bare number with two decimals.",
+        "b": "Gross Amount goes in with two decimals and no currency symbol.",
+        "c": "Copy the Contract Number character for character.",
+        "d": "Record the contract number exactly as printed, never shortened.",
+        "u": "From every invoice extract Contract Number and Gross Amount exactly as printed.",
+    }
+    members = [_m(h, i) for i, h in enumerate("abcdu")]
+    facts = pile_facts(members=members, texts=texts)
+    assert [(f.members, f.umbrella, f.covers) for f in facts] == [
+        (("a", "b"), False, ()),
+        (("c", "d"), False, ()),
+        (("u",), True, ("a", "c")),
+    ]
+    assert facts[2].label == "Gross Amount, Contract Number"
+    assert fact_counts(facts) == (2, 3)
+
+
+def test_the_same_input_gives_the_same_facts_whatever_the_order():
+    texts = {
+        h: t
+        for h, t in zip(
+            "abcdefg",
+            [
+                "Send an `Idempotency-Key` header on every POST /v1/charges.",
+                "Idempotency keys are honoured for 24 hours only.",
+                "Never call POST /v1/charges without the Idempotency-Key header.",
+                "Retry 500 and 503 responses at most 3 times, with exponential backoff.",
+                "On 429, wait the seconds in the `Retry-After` header before sending again.",
+                "`amount` is in the smallest currency unit: 1050 means EUR 10.50.",
+                "Pass prices to the API as integer cents, e.g. 19.99 USD is sent as 1999.",
+            ],
+            strict=True,
+        )
+    }
+    members = [_m(h, i) for i, h in enumerate("abcdefg")]
+    once = pile_facts(members=members, texts=texts)
+    assert pile_facts(members=list(reversed(members)), texts=dict(reversed(list(texts.items())))) == once
+    together = {h: f.name for f in once for h in f.members}
+    assert together["a"] == together["c"]  # the same instruction about the same header
+    assert together["b"] != together["a"]  # another instruction about it

@@ -12,7 +12,9 @@ ADBUY_ROW = [
     "adbuy-desk",
     "entity:desk.adbuy/invoice_capture",
     "10 / 8",
-    "10 lessons, 10 groups",
+    "10 lessons, 7 groups",
+    "5",  # issue 22: facts (umbrellas not counted) and restatements (members minus facts)
+    "5",
     "2",
     "5",
     "2",
@@ -27,6 +29,8 @@ WAREHOUSE_ROW = [
     "entity:analytics/revenue_models",
     "8 / 5",
     "8 lessons, 7 groups",  # issue 12: the live members and their restatement groups
+    "7",
+    "1",
     "3",
     "1",
     "1",
