@@ -9,6 +9,7 @@ from review.imports import views as imports_views
 from review.jobs import views as jobs
 from review.lessons import views as lessons
 from review.log import views as decisions
+from review.piles import fact_views
 from review.piles import views as piles
 
 app_name = "review"
@@ -18,6 +19,8 @@ urlpatterns: list = [
     path("pile/retire/", piles.pile_retire, name="pile_retire"),
     path("pile/restore/", piles.pile_restore, name="pile_restore"),
     path("pile/claim/", piles.pile_claim_view, name="pile_claim"),
+    path("pile/resolve/", fact_views.pile_resolve, name="pile_resolve"),
+    path("pile/mark/", fact_views.pile_mark, name="pile_mark"),
     path("lessons/<str:host>/<str:lesson_hash>/", lessons.lesson, name="lesson"),
     path("lessons/<str:host>/<str:lesson_hash>/restore/", lessons.lesson_restore_view, name="lesson_restore"),
     path("lessons/<str:host>/<str:lesson_hash>/retire/", lessons.lesson_retire_view, name="lesson_retire"),

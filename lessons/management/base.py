@@ -3,6 +3,7 @@ importers' report writer."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -44,6 +45,22 @@ class Command(BaseCommand):
             if disk_full(exc):
                 raise CommandError(DISK_FULL, returncode=EXIT_INVALID) from exc
             raise
+
+
+def write_stream(command: BaseCommand, lines) -> None:
+    """Write an export's ``lines`` (a generator of strings, each with its own line end) to stdout. A
+    reader that goes away (``| head``) stops it quietly; the generator is closed in any case (releasing a
+    server-side cursor before the connection closes)."""
+    try:
+        for line in lines:
+            command.stdout.write(line, ending="")
+        command.stdout.flush()
+    except BrokenPipeError:
+        # Keep Python's exit flush from failing on the closed pipe.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        lines.close()
 
 
 def stderr_is_tty() -> bool:

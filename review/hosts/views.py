@@ -20,6 +20,7 @@ from lessons.models import Host
 from lessons.recurrence.counts import host_unmatched_topics, recurrence_coverage
 from review.hosts import selectors
 from review.hosts.forms import BudgetForm
+from review.hosts.marks import host_marks_shown
 from review.hosts.tables import (
     HOST_ENTITIES_PER_PAGE,
     HostEntityTable,
@@ -36,7 +37,7 @@ from review.services.common import (
     DecisionRefused,
     NotAllowed,
 )
-from review.web.htmx import render_region
+from review.web.htmx import render_region, wants_region
 from review.web.links import pile_href
 from review.web.lookups import get_host_or_404, shows_not_found
 from review.web.paging import PageSizeConfig
@@ -69,11 +70,14 @@ def hosts(request: HttpRequest) -> HttpResponse:
 def host(request: HttpRequest, name: str) -> HttpResponse:
     """``/hosts/<name>/``: the host's budget and counts, and every entity with a lesson, most live first,
     each against the budget (over, within, or budget off) and linked to its pile page. The region
-    ``entities`` is what sort and page links swap."""
+    ``entities`` is what sort and page links swap. Below it, the reviewers' newest restatement marks
+    (issue 22, Build 2), each linked to its pile."""
     found = get_host_or_404(name, overview=True)
     table = HostEntityTable(selectors.host_entities(host=found), host=found)
     PageSizeConfig(request, paginate={"per_page": HOST_ENTITIES_PER_PAGE}).configure(table)
     context = {"host": found, "table": table, "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}
+    if not wants_region(request):
+        context["marks"], context["more_marks"] = host_marks_shown(host=found)
     return render_region(request, "review/hosts/host.html", "entities", context)
 
 

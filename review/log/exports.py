@@ -65,8 +65,9 @@ def _csv_value(name: str, value: object) -> object:
     return csv_cell(value)
 
 
-def decisions_csv(decisions: QuerySet[Decision]) -> Iterator[str]:
-    """CSV: the header row, then one row per record (see the module docstring). Streams."""
+def csv_stream(header, rows) -> Iterator[str]:
+    """CSV text of ``header`` then each row of ``rows`` (lists of cell values; ``None`` an empty field,
+    formula-like text quoted by ``csv_cell``), one string per row, ``\\r\\n`` line ends. Streams."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
 
@@ -76,8 +77,14 @@ def decisions_csv(decisions: QuerySet[Decision]) -> Iterator[str]:
         buffer.truncate(0)
         return text
 
-    writer.writerow(RECORD_FIELDS)
+    writer.writerow(header)
     yield flush()
-    for record in _records(decisions):
-        writer.writerow([_csv_value(name, record[name]) for name in RECORD_FIELDS])
+    for row in rows:
+        writer.writerow(["" if value is None else csv_cell(value) for value in row])
         yield flush()
+
+
+def decisions_csv(decisions: QuerySet[Decision]) -> Iterator[str]:
+    """CSV: the header row, then one row per record (see the module docstring). Streams."""
+    rows = ([_csv_value(name, record[name]) for name in RECORD_FIELDS] for record in _records(decisions))
+    return csv_stream(RECORD_FIELDS, rows)

@@ -7,12 +7,19 @@ from __future__ import annotations
 from django import forms
 from django.utils.choices import BaseChoiceIterator
 
-from review.web.forms import PILE_VERSION_MISSING, ReasonForm
+from review.web.forms import PILE_VERSION_MISSING, ReasonForm, ReasonTextForm
 from review.web.widgets import LeanSelect
 
 # Error texts the page tests assert.
 MEMBERS_REQUIRED = "Select at least one lesson of this pile to retire."
 MEMBER_NOT_ON_ENTITY = "A selected lesson is not on this entity; reload the pile and select again."
+FACT_REQUIRED = "Choose the two facts that are one."
+FACT_GONE = "That fact is no longer one of this pile's; reload the pile and choose again."
+FACTS_THE_SAME = "Choose two different facts: a fact is already one with itself."
+MEMBER_TO_TAKE_OUT_REQUIRED = "Choose the rule to take out."
+MEMBER_NOT_IN_A_GROUP = (
+    "That rule is no longer in a fact with other rules of this pile; reload the pile and choose again."
+)
 RESTORE_REQUIRED = "Select at least one retired lesson to restore."
 RESTORE_NOT_RESTORABLE = (
     "A selected lesson is no longer one a retire retracted on this entity; reload the pile and select again."
@@ -98,6 +105,55 @@ class RestoreManyForm(ReasonForm):
         kwargs.setdefault("auto_id", "restore_%s")
         super().__init__(*args, **kwargs)
         self.fields["lessons"].choices = [(h, h) for h in hashes]
+
+
+class MergeForm(ReasonTextForm):
+    """Mark two facts of a pile as one (a restatement mark, not a decision; issue 22, Build 2). ``facts``:
+    the pile's groups as ``(name, label)``, in pile order; the choices are their names (oldest members).
+    Its fields are named ``merge-…`` so they do not clash with the retire form's on the same page."""
+
+    fact = forms.ChoiceField(
+        label="This fact",
+        error_messages={"required": FACT_REQUIRED, "invalid_choice": FACT_GONE},
+    )
+    other = forms.ChoiceField(
+        label="is the same fact as",
+        error_messages={"required": FACT_REQUIRED, "invalid_choice": FACT_GONE},
+    )
+
+    field_order = ["fact", "other", "reason"]
+
+    def __init__(self, *args, facts: list[tuple[str, str]], **kwargs):
+        kwargs.setdefault("prefix", "merge")
+        super().__init__(*args, **kwargs)
+        choices = [("", "Choose a fact"), *facts]
+        self.fields["fact"].choices = choices
+        self.fields["other"].choices = choices
+        self.fields["reason"].widget.attrs["rows"] = 2
+
+    def clean(self):
+        data = super().clean()
+        if data.get("fact") and data.get("fact") == data.get("other"):
+            self.add_error("other", FACTS_THE_SAME)
+        return data
+
+
+class SplitForm(ReasonTextForm):
+    """Take one rule out of its fact as a fact of its own (a restatement mark, not a decision; issue 22,
+    Build 2). ``members``: the rules in facts of two or more, as ``(hash, label)``. Fields ``split-…``."""
+
+    member = forms.ChoiceField(
+        label="Rule to take out",
+        error_messages={"required": MEMBER_TO_TAKE_OUT_REQUIRED, "invalid_choice": MEMBER_NOT_IN_A_GROUP},
+    )
+
+    field_order = ["member", "reason"]
+
+    def __init__(self, *args, members: list[tuple[str, str]], **kwargs):
+        kwargs.setdefault("prefix", "split")
+        super().__init__(*args, **kwargs)
+        self.fields["member"].choices = [("", "Choose a rule"), *members]
+        self.fields["reason"].widget.attrs["rows"] = 2
 
 
 class ClaimForm(forms.Form):

@@ -14,13 +14,17 @@ from datetime import datetime
 from functools import cached_property
 from typing import NamedTuple
 
-from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet, Subquery, Value
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from lessons.core.groups import RestatementGroup, marked_pieces, restatement_groups
+from lessons.core.facts import Fact
+from lessons.core.groups import marked_pieces
 from lessons.core.piles import PENDING, SEVERITY, is_over_budget, pile_summary, pile_target
 from lessons.core.recurrence import COUNT_FIELDS
-from lessons.models import Draft, Host, Lesson, Verdict
+from lessons.core.resolve import Resolution, resolve_by_facts
+from lessons.core.tokens import content_tokens
+from lessons.models import Draft, Host, Lesson, RestatementMark, Verdict
+from lessons.selectors.facts import pile_facts_stored
 from lessons.selectors.piles import (
     draft_status,
     entity_lessons,
@@ -225,16 +229,41 @@ class EntityLesson:
 
 
 @dataclass(frozen=True)
-class GroupRows:
-    """One restatement group as the pile page lists it: ``group`` (``lessons.core.groups``) and its
-    ``lessons`` in rule-5 order, each with ``.pieces`` (its text cut so the shared words can be marked)."""
+class MarkShown:
+    """A reviewer's restatement mark as the pages show it (``lessons.models.RestatementMark``): lessons
+    ``a`` and ``b`` (hashes, ``a < b``) state one fact (``same``) or different facts; ``made_by`` the
+    username (``None`` once the user is deleted); ``made_at`` UTC."""
 
-    group: RestatementGroup
+    a: str
+    b: str
+    same: bool
+    reason: str
+    made_by: str | None
+    made_at: datetime
+
+
+@dataclass(frozen=True)
+class FactRows:
+    """One fact of the pile as the page lists it: ``fact`` (``lessons.core.facts.Fact``), its ``lessons``
+        oldest first, each with ``.pieces`` (its text cut so the shared words can be marked), ``covers``
+        (an umbrella's covered facts as ``(name, label)``, in pile order), ``label`` (the fact's, or the first
+    words of its oldest member when it has none: ``fact_label``) and ``marks`` (the reviewers' marks
+        naming one of its members, newest first)."""
+
+    fact: Fact
     lessons: tuple[EntityLesson, ...]
+    label: str = ""
+    covers: tuple[tuple[str, str], ...] = ()
+    marks: tuple[MarkShown, ...] = ()
 
     @property
-    def shared_words(self) -> list[str]:
-        return sorted(self.group.shared)
+    def name(self) -> str:
+        return self.fact.name
+
+    @property
+    def marked_by(self) -> list[str]:
+        """The users whose marks name a member of this fact, each once, newest mark first."""
+        return list(dict.fromkeys(m.made_by or "a deleted user" for m in self.marks))
 
 
 @dataclass(frozen=True)
@@ -246,7 +275,8 @@ class PileDetail:
     ``.pending_drafts`` (ids of the pending drafts superseding it).
     ``not_live``: its retracted and superseded lessons, oldest first.
     ``version``: the pile version a decision must carry (decisions.md).
-    ``groups``: the members again, by restatement group (ordered by each group's oldest member).
+    ``facts``: the members again, by fact (``FactRows``, ordered by each fact's oldest member);
+    ``marks``: the reviewers' restatement marks naming a live member, newest first.
     """
 
     host: Host
@@ -256,15 +286,35 @@ class PileDetail:
     not_live: tuple[EntityLesson, ...]
     drafts: tuple[DraftRow, ...]
     version: str
-    groups: tuple[GroupRows, ...] = ()
+    facts: tuple[FactRows, ...] = ()
+    marks: tuple[MarkShown, ...] = ()
 
     @property
-    def group_count(self) -> int:
-        return len(self.groups)
+    def fact_count(self) -> int:
+        """The facts the live members state (umbrellas not counted)."""
+        return sum(1 for f in self.facts if not f.fact.umbrella)
 
-    def group_named(self, name: str) -> RestatementGroup | None:
-        """The group whose oldest member is ``name``, or ``None`` (the ``?keep=`` link of the page)."""
-        return next((g.group for g in self.groups if g.group.name == name), None)
+    @property
+    def umbrella_count(self) -> int:
+        """The live members that state several of the pile's facts."""
+        return sum(1 for f in self.facts if f.fact.umbrella)
+
+    def fact_named(self, name: str) -> Fact | None:
+        """The fact (or umbrella) whose oldest member is ``name``, or ``None`` (``?keep=``, the marks)."""
+        return next((f.fact for f in self.facts if f.fact.name == name), None)
+
+    def label_of(self, name: str) -> str:
+        """The shown label of the fact named ``name`` (``FactRows.label``); ``""`` for none."""
+        return next((f.label for f in self.facts if f.fact.name == name), "")
+
+    def fact_of(self, member: str) -> Fact | None:
+        """The fact holding the live member ``member``, or ``None``."""
+        return next((f.fact for f in self.facts if member in f.fact.members), None)
+
+    def resolution(self, picked: list[str] | tuple[str, ...] = ()) -> Resolution:
+        """Resolve by facts (``lessons.core.resolve``): keep one member of each fact (``picked`` by the
+        reviewer, else the suggested one), select the others, leave the umbrellas alone."""
+        return resolve_by_facts([f.fact for f in self.facts], picked)
 
     @property
     def target(self) -> str:
@@ -391,9 +441,11 @@ def _entity_lessons(host: Host, namespace: str, subject: str) -> list[EntityLess
 
 
 def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | None:
-    """The entity ``(host, namespace, subject)`` with its lessons (``EntityLesson``) and drafts, or
-    ``None`` when it has no lesson at all. Three queries: lessons (recurrence joined), their verdicts, the
-    drafts (each with whether a rollback decision names it).
+    """The entity ``(host, namespace, subject)`` with its lessons (``EntityLesson``), facts, marks and
+    drafts, or ``None`` when it has no lesson at all. Five queries for a pile: lessons (recurrence joined),
+    their verdicts, its stored facts (``lessons.selectors.facts.pile_facts_stored``; two more for an entity
+    within budget, which has none stored), the marks naming its live members, the drafts (each with
+    whether a rollback decision names it).
     """
     lessons = _entity_lessons(host, namespace, subject)
     if not lessons:
@@ -401,12 +453,12 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
     members = tuple(x for x in lessons if x.status == Lesson.Status.LIVE)
     live = {m.hash for m in members}
     by_hash = {m.hash: m for m in members}
-    groups = restatement_groups(
-        members=[to_member(m) for m in members], texts={m.hash: m.text for m in members}
-    )
-    for group in groups:
-        for h in group.members:
-            by_hash[h].pieces = marked_pieces(by_hash[h].text, group.shared)
+    facts = pile_facts_stored(host=host, namespace=namespace, subject=subject) if members else ()
+    for fact in facts:
+        shared = _shared_words(fact)
+        for h in fact.members:
+            by_hash[h].pieces = marked_pieces(by_hash[h].text, shared)
+    marks = pile_marks(host=host, hashes=list(by_hash))
     # The rollback decisions are read in the drafts' query (an EXISTS), so the page's query count stays.
     rollback = Decision.objects.filter(host=host.name, action=Action.ROLLBACK, draft_id=OuterRef("ext_id"))
     drafts = (
@@ -424,12 +476,63 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
             DraftRow(draft=d, status=ROLLED_BACK if d.rolled_back else draft_status(d, live)) for d in drafts
         ),
         version=pile_version(lessons),
-        groups=tuple(GroupRows(group=g, lessons=tuple(by_hash[h] for h in g.members)) for g in groups),
+        facts=_fact_rows(facts, by_hash, marks),
+        marks=tuple(marks),
     )
     for member_hash, ids in detail.superseding.items():
         if member_hash in by_hash:
             by_hash[member_hash].pending_drafts = ids
     return detail
+
+
+def _shared_words(fact: Fact) -> frozenset[str]:
+    """The words the page marks in a fact's members: its shared words and its anchors' content words."""
+    return frozenset(fact.words).union(*(content_tokens(a) for a in fact.anchors))
+
+
+LABEL_WORDS = 6  # a fact without a label of its own is named by its oldest member's first words
+
+
+def fact_label(fact: Fact, oldest_text: str) -> str:
+    """``fact.label``, or when it has none (a rule that shares nothing) the first ``LABEL_WORDS`` words
+    of its oldest member's text, with "…" when there are more."""
+    if fact.label:
+        return fact.label
+    words = oldest_text.split()
+    return " ".join(words[:LABEL_WORDS]) + ("…" if len(words) > LABEL_WORDS else "")
+
+
+def _fact_rows(
+    facts: tuple[Fact, ...], by_hash: dict[str, EntityLesson], marks: list[MarkShown]
+) -> tuple[FactRows, ...]:
+    labels = {f.name: fact_label(f, by_hash[f.name].text) for f in facts}
+    rows = []
+    for fact in facts:
+        members = set(fact.members)
+        rows.append(
+            FactRows(
+                fact=fact,
+                lessons=tuple(by_hash[h] for h in fact.members),
+                label=labels[fact.name],
+                covers=tuple((name, labels.get(name, name[:8])) for name in fact.covers),
+                marks=tuple(m for m in marks if m.a in members or m.b in members),
+            )
+        )
+    return tuple(rows)
+
+
+def pile_marks(*, host: Host, hashes: list[str]) -> list[MarkShown]:
+    """The host's restatement marks naming one of ``hashes`` (a pile's live members), newest first
+    (``made_at``, then id). One query, none without hashes."""
+    if not hashes:
+        return []
+    rows = (
+        RestatementMark.objects.filter(host=host)
+        .filter(Q(a__in=hashes) | Q(b__in=hashes))
+        .order_by("-made_at", "-id")
+        .values_list("a", "b", "same", "reason", "made_by__username", "made_at")
+    )
+    return [MarkShown(*row) for row in rows]
 
 
 # --- claims (issue 12, Build 3) ------------------------------------------------------------------

@@ -16,10 +16,12 @@ from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap
 
 from review.piles import selectors
+from review.piles.facts import facts_line, mark_forms
 from review.piles.forms import ClaimForm, QueueFilterForm, RestoreManyForm, RetireForm
 from review.piles.rows import member_rows, selected_hashes
 from review.piles.tables import QUEUE_PER_PAGE, OrderedRows, QueueTable
@@ -144,16 +146,32 @@ def _restore_form(detail: selectors.PileDetail, data=None, initial: dict | None 
     )
 
 
-def _context(request: HttpRequest, detail: selectors.PileDetail, form: RetireForm | None, **extra) -> dict:
+def pile_context(
+    request: HttpRequest, detail: selectors.PileDetail, form: RetireForm | None, **extra
+) -> dict:
     can_decide = request.user.has_perm(PERM_DECIDE)
     restore_form = extra.pop("restore_form", None)
     if restore_form is None and can_decide and detail.restorable:
         restore_form = _restore_form(detail)
+    keepers = frozenset(extra.pop("keepers", ()))
+    marks = {}
+    if can_decide and detail.members:
+        marks = {key: extra.pop(key, None) for key in ("merge_form", "split_form")}
+        if marks["merge_form"] is None:
+            marks = mark_forms(detail)
     return {
         **_claim_context(request, detail),
         "detail": detail,
+        "facts_line": facts_line(
+            rules=detail.count, facts=detail.fact_count, umbrellas=detail.umbrella_count
+        ),
         "member_rows": member_rows(
-            detail, form=form, selected=selected_hashes(form), entity_qs=_entity_qs(detail)
+            detail,
+            form=form,
+            selected=selected_hashes(form),
+            entity_qs=_entity_qs(detail),
+            now=timezone.now(),
+            keepers=keepers,
         ),
         "form": form,
         "restore_form": restore_form if can_decide else None,
@@ -161,11 +179,13 @@ def _context(request: HttpRequest, detail: selectors.PileDetail, form: RetireFor
         "notice": "",
         "refusal": "",
         "undo": None,
+        "resolve": None,
+        **marks,
         **extra,
     }
 
 
-def _fresh_form(detail: selectors.PileDetail, initial: dict | None = None) -> RetireForm:
+def retire_form(detail: selectors.PileDetail, initial: dict | None = None) -> RetireForm:
     return RetireForm(hashes=_all_hashes(detail), initial={**(initial or {}), "pile_version": detail.version})
 
 
@@ -175,15 +195,23 @@ def _fresh_form(detail: selectors.PileDetail, initial: dict | None = None) -> Re
 def pile(request: HttpRequest) -> HttpResponse:
     """``/pile/?host=&namespace=&subject=``: the entity, whether over budget or within it.
 
-    ``&keep={group}`` (the "keep one of this group" link without JavaScript) pre-selects every member of
-    that restatement group but the one its rule keeps; an unknown group pre-selects nothing.
+    ``&keep={fact}`` (the "keep one of this fact" link without JavaScript) pre-selects every member of
+    that fact but its suggested keeper; an unknown fact pre-selects nothing. ``&merge={fact}`` and
+    ``&split={member}`` (the "same fact as…" and "take out" links) pre-fill the mark forms.
     """
     _host, detail = get_entity_or_404(request.GET)
     form = None
+    extra = {}
     if request.user.has_perm(PERM_DECIDE):
-        group = detail.group_named(request.GET.get("keep", ""))
-        form = _fresh_form(detail, {"members": list(group.others)} if group else None)
-    return render_region(request, PILE_TEMPLATE, "pile", _context(request, detail, form))
+        fact = detail.fact_named(request.GET.get("keep", ""))
+        form = retire_form(detail, {"members": list(fact.others)} if fact else None)
+        if detail.members:
+            initial = {
+                "merge": {"fact": request.GET.get("merge", "")},
+                "split": {"member": request.GET.get("split", "")},
+            }
+            extra = mark_forms(detail, initial=initial)
+    return render_region(request, PILE_TEMPLATE, "pile", pile_context(request, detail, form, **extra))
 
 
 def _stale_notice(drafts: list[str]) -> str:
@@ -208,7 +236,7 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
     host, detail = get_entity_or_404(request.GET)
     form = RetireForm(request.POST, hashes=_all_hashes(detail))
     if not form.is_valid():
-        return render_region(request, PILE_TEMPLATE, "pile", _context(request, detail, form), status=422)
+        return render_region(request, PILE_TEMPLATE, "pile", pile_context(request, detail, form), status=422)
     data = form.cleaned_data
     try:
         decisions = lesson_retire(
@@ -226,7 +254,7 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
     except NotAllowed as exc:
         return render_problem(request, title="Not allowed", message=str(exc), status=403)
     except DecisionRefused as exc:
-        context = _context(request, detail, form, refusal=str(exc))
+        context = pile_context(request, detail, form, refusal=str(exc))
         return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=422), SHOW_PILE_TOP)
     notice = _seqs_notice(RETIRED_NOTICE, decisions) + _stale_notice(detail.made_stale(data["members"]))
     if not wants_region(request):
@@ -240,7 +268,7 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
         version=fresh.version,
         htmx_target="#pile",
     )
-    context = _context(request, fresh, _fresh_form(fresh), notice=notice, undo=undo)
+    context = pile_context(request, fresh, retire_form(fresh), notice=notice, undo=undo)
     return reswap(render_region(request, PILE_TEMPLATE, "pile", context), SHOW_PILE_TOP)
 
 
@@ -253,15 +281,15 @@ def _refused_fresh(
     _host, fresh = get_entity_or_404(request.GET)
     kept = {"reason": data["reason"], "reason_code": data["reason_code"] or ""}
     if restoring:
-        context = _context(
+        context = pile_context(
             request,
             fresh,
-            _fresh_form(fresh),
+            retire_form(fresh),
             refusal=str(exc),
             restore_form=_restore_form(fresh, None, kept),
         )
     else:
-        context = _context(request, fresh, _fresh_form(fresh, kept), refusal=str(exc))
+        context = pile_context(request, fresh, retire_form(fresh, kept), refusal=str(exc))
     status = 409 if isinstance(exc, StalePile) else 422
     return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=status), SHOW_PILE_TOP)
 
@@ -284,7 +312,7 @@ def pile_restore(request: HttpRequest) -> HttpResponse:
     host, detail = get_entity_or_404(request.GET)
     form = _restore_form(detail, request.POST)
     if not form.is_valid():
-        context = _context(request, detail, _fresh_form(detail), restore_form=form)
+        context = pile_context(request, detail, retire_form(detail), restore_form=form)
         return render_region(request, PILE_TEMPLATE, "pile", context, status=422)
     data = form.cleaned_data
     try:
@@ -302,12 +330,17 @@ def pile_restore(request: HttpRequest) -> HttpResponse:
         return render_problem(request, title="Not allowed", message=str(exc), status=403)
     except DecisionRefused as exc:
         return _refused_fresh(request, data, exc, restoring=True)
-    notice = _seqs_notice(RESTORED_NOTICE, decisions)
+    return pile_done(request, detail, _seqs_notice(RESTORED_NOTICE, decisions))
+
+
+def pile_done(request: HttpRequest, detail: selectors.PileDetail, notice: str) -> HttpResponse:
+    """After a change to the pile (a restore, a mark): the fresh pile region with ``notice`` on top
+    (htmx), or a redirect to the pile with it as a message."""
     if not wants_region(request):
         messages.success(request, notice)
-        return redirect(pile_href(host.name, detail.namespace, detail.subject))
+        return redirect(pile_href(detail.host.name, detail.namespace, detail.subject))
     _host, fresh = get_entity_or_404(request.GET)
-    context = _context(request, fresh, _fresh_form(fresh), notice=notice)
+    context = pile_context(request, fresh, retire_form(fresh), notice=notice)
     return reswap(render_region(request, PILE_TEMPLATE, "pile", context), SHOW_PILE_TOP)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django import template
 
+from lessons.core.piles import pile_target
 from review.roles import user_role
 from review.web.format import (
     age,
@@ -37,6 +38,7 @@ register.simple_tag(jargon_not_applied)
 register.simple_tag(verdict_badge)
 register.simple_tag(pile_href, name="pile_url")
 register.simple_tag(retire_preview)
+register.simple_tag(pile_target)
 register.filter(corrected)
 register.filter(dash)
 register.filter(hash8)

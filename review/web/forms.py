@@ -25,8 +25,8 @@ PILE_VERSION_MISSING = "The pile version is missing; reload the pile and try aga
 REASON_CODE_CHOICES = [("", NO_REASON_CODE), *ReasonCode.choices]
 
 
-class ReasonForm(forms.Form):
-    """A reason (1..500 characters after trimming) and an optional reason code."""
+class ReasonTextForm(forms.Form):
+    """A reason (1..500 characters after trimming), without a reason code (a restatement mark's)."""
 
     reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3, "data-counter": str(REASON_MAX)}),
@@ -34,6 +34,11 @@ class ReasonForm(forms.Form):
         max_length=REASON_MAX,
         error_messages={"required": REASON_REQUIRED, "max_length": REASON_TOO_LONG_FIELD},
     )
+
+
+class ReasonForm(ReasonTextForm):
+    """A reason (1..500 characters after trimming) and an optional reason code."""
+
     reason_code = forms.ChoiceField(
         choices=REASON_CODE_CHOICES,
         required=False,

@@ -1,5 +1,5 @@
 // Small page behaviours without inline scripts (so a strict CSP stays possible):
-// dismissible notices, "keep one of this group", and the reason character counter (trimmed length, as the server counts it).
+// dismissible notices, "keep one of this fact", filling the mark forms, and the reason character counter (trimmed length, as the server counts it).
 (function () {
   "use strict";
   var MAX_DEFAULT = 500;
@@ -27,8 +27,9 @@
       if (notice) notice.remove();
     }
   });
-  // "Keep one of this group": tick every member the server named in data-keep-one and untick the rest of
-  // that group (the kept one). Without JavaScript the same element is a link whose page pre-selects them.
+  // "Keep one of this fact": tick every member of the fact but its keeper (the one picked in the fact's
+  // Keeper list, else the one the server named) and untick the keeper. Without JavaScript the same element
+  // is a link whose page pre-selects all but the suggested keeper.
   document.addEventListener("click", function (event) {
     var link = event.target.closest && event.target.closest("[data-keep-one]");
     if (!link) return;
@@ -36,13 +37,34 @@
     var form = document.getElementById("retire-form");
     if (!head || !form) return;
     event.preventDefault();
+    var keeper = head.querySelector("select[data-keeper]");
     var others = link.getAttribute("data-keep-one").split(" ");
     var rows = form.querySelectorAll('tr[data-group="' + head.getAttribute("data-group") + '"]');
     rows.forEach(function (row) {
       var box = row.querySelector('input[type="checkbox"][name="members"]');
       if (!box) return;
-      box.checked = others.indexOf(box.value) !== -1;
+      box.checked = keeper ? box.value !== keeper.value : others.indexOf(box.value) !== -1;
     });
+  });
+  // "Same fact as…" and "take out": fill the mark form below the table and put focus in it, without a
+  // reload. Without JavaScript they are links whose page fills the same form.
+  function fill(selectId, value, focusId) {
+    var select = document.getElementById(selectId);
+    var focus = document.getElementById(focusId);
+    if (!select || !focus) return false;
+    select.value = value;
+    focus.focus();
+    focus.scrollIntoView({ block: "center" });
+    return true;
+  }
+  document.addEventListener("click", function (event) {
+    var merge = event.target.closest && event.target.closest("[data-merge]");
+    if (merge && fill("id_merge-fact", merge.getAttribute("data-merge"), "id_merge-other")) {
+      event.preventDefault();
+      return;
+    }
+    var split = event.target.closest && event.target.closest("[data-split]");
+    if (split && fill("id_split-member", split.getAttribute("data-split"), "id_split-reason")) event.preventDefault();
   });
   // A write that found the database busy (503 with Retry-After, review/locking.py) swaps nothing: say so
   // in an alert at the top of the page, in the server's words, so the reviewer knows to try again.

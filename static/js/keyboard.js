@@ -4,8 +4,11 @@
 //
 //   j / k   next / previous row (piles in the queue, members in a pile): focuses the row's checkbox or link
 //   x       select the current member          a   select every member (again: none)
-//   g       select the current member's whole restatement group (again: none of it)
-//   o       keep one of the current member's group (selects the others)
+//   g       select the current member's whole fact (again: none of it)
+//   o       keep one of the current member's fact (selects the others)
+//   f       resolve by facts (selects all but one of each fact; the reason and Retire still needed)
+//   m       the current member's fact is the same fact as… (fills the merge form)
+//   s       take the current member out of its fact (fills the split form)
 //   r       the reason box                     Ctrl+Enter   submit the form being typed in
 //   /       the filter                         ?   this list (a dialog; Esc closes it)
 //
@@ -127,6 +130,16 @@
     return !!dialog;
   }
 
+  function headOf(form, row) {
+    return form.querySelector('tr[data-fact-head][data-group="' + row.getAttribute("data-group") + '"]');
+  }
+  function clickIn(form, root, selector) {
+    var target = form && root && root.querySelector(selector);
+    if (!target) return false;
+    target.click();
+    return true;
+  }
+
   var ACTIONS = {
     j: function () { move(1); return true; },
     k: function () { move(-1); return true; },
@@ -147,13 +160,10 @@
       toggleAll(form, groupBoxes(form, row));
       return true;
     },
-    o: function (form, row) {
-      if (!form || !row) return false;
-      var head = form.querySelector('tr.group-head[data-group="' + row.getAttribute("data-group") + '"] [data-keep-one]');
-      if (!head) return false;
-      head.click();
-      return true;
-    },
+    o: function (form, row) { return clickIn(form, row && headOf(form, row), "[data-keep-one]"); },
+    m: function (form, row) { return clickIn(form, row && headOf(form, row), "[data-merge]"); },
+    s: function (form, row) { return clickIn(form, row, "[data-split]"); },
+    f: function (form) { return clickIn(form, form, "[data-resolve]"); },
     r: function () { return focusFirst('main textarea[name="reason"], main textarea[name$="-reason"]'); },
     "/": function () {
       return focusFirst('main form[role="search"] input[name="q"]') ||
@@ -223,9 +233,12 @@
     var kept = active && active !== document.body && active.isConnected;
     if (kept && (!note.post || !region.contains(active))) return;
     var el = null;
+    // Resolve by facts: the reason box it asks for (data-focus-after names it).
+    var next = note.post && region.querySelector("[data-focus-after]");
+    if (next) el = document.querySelector(next.getAttribute("data-focus-after"));
     // A refused decision: its first error in the page (a field's, else the form's summary), which the rows
     // above the form would otherwise keep out of view.
-    if (note.post) el = region.querySelector(".form-summary, .field-error[role=alert]");
+    if (!el && note.post) el = region.querySelector(".form-summary, .field-error[role=alert]");
     if (!note.post && note.id) el = document.getElementById(note.id);
     if (!el && !note.post && note.column >= 0) {
       var th = region.querySelectorAll("thead tr > th")[note.column];

@@ -12,14 +12,15 @@ from django.test.utils import CaptureQueriesContext
 
 from lessons.models import Host
 from review.services.decisions import lesson_retire
+from review.services.restatements import restatement_mark
 from tests.builders import JAN_1_MS, day_ms
 
 WEEK = timedelta(weeks=1)
 # The exact counts; three of each are the session, the user, and the user's and groups' permissions in one
 # query (review.backends.RoleBackend).
-PILE_QUERIES = 8  # with the pile's claim (review.services.claims)
+PILE_QUERIES = 10  # with the pile's claim (review.services.claims), its stored facts and its marks
 LESSON_QUERIES = 13  # with the undo of the latest retire; the key's versions read once (review/lessons)
-HOST_QUERIES = 6
+HOST_QUERIES = 7  # with the newest restatement marks (review.hosts.marks)
 HOSTS_QUERIES = 4
 LOG_QUERIES = 10  # host and actor choices, the page, the bounded count, three for the chart
 PILE = "/pile/?host=qa-host&namespace=qa&subject=orders"
@@ -61,7 +62,18 @@ def test_a_pile_of_9_and_of_60_members_take_the_same_queries(entity, ingest, as_
     hashes = entity(60)
     draft(ingest, n=6, supersedes=hashes[:9])
     lesson_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[20:30], actor=reviewer, reason="dup")
+    marks(hashes[30:50], reviewer)  # the facts the marks join and split, and the marks listed
     assert (small, queries_of(as_reviewer, PILE)) == (PILE_QUERIES, PILE_QUERIES)
+
+
+def marks(hashes: list[str], reviewer) -> None:
+    """Restatement marks on qa-host: each pair of ``hashes`` one fact, then the first of each pair a
+    different fact from the next pair's first."""
+    host = Host.objects.get(name="qa-host")
+    same = list(zip(hashes[::2], hashes[1::2], strict=True))
+    restatement_mark(host=host, pairs=same, same=True, actor=reviewer, reason="one fact")
+    apart = list(zip(hashes[::2], hashes[2::2], strict=False))
+    restatement_mark(host=host, pairs=apart, same=False, actor=reviewer, reason="different facts")
 
 
 def test_a_lesson_with_few_and_many_versions_and_decisions_takes_the_same_queries(
@@ -77,13 +89,15 @@ def test_a_lesson_with_few_and_many_versions_and_decisions_takes_the_same_querie
     assert (small, queries_of(as_reviewer, url)) == (LESSON_QUERIES, LESSON_QUERIES)
 
 
-def test_a_host_with_2_and_with_40_entities_takes_the_same_queries(entity, client, viewer):
+def test_a_host_with_2_and_with_40_entities_takes_the_same_queries(entity, client, viewer, reviewer):
     client.force_login(viewer)
     for i in range(2):
         entity(3 + i, subject=f"s{i}")
     small = queries_of(client, "/hosts/qa-host/")
     for i in range(2, 40):
-        entity(1 + i % 5, subject=f"s{i}")
+        hashes = entity(1 + i % 5, subject=f"s{i}")
+        if len(hashes) > 3:
+            marks(hashes[:4], reviewer)
     assert (small, queries_of(client, "/hosts/qa-host/")) == (HOST_QUERIES, HOST_QUERIES)
 
 

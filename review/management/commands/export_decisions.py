@@ -7,11 +7,8 @@ Streams the decision records in ``seq`` order to stdout (chunks of 2000 rows: me
 
 from __future__ import annotations
 
-import os
-import sys
-
 from lessons.management.base import Command as BaseCommand
-from lessons.management.base import UsageError
+from lessons.management.base import UsageError, write_stream
 from review.log.exports import decisions_csv, decisions_jsonl
 from review.management.lookups import LookupRefused, host_by_name
 from review.models import Decision
@@ -42,13 +39,4 @@ class Command(BaseCommand):
         if host_obj is not None:
             decisions = decisions.filter(host=host_obj.name)
         lines = decisions_csv(decisions) if format == "csv" else decisions_jsonl(decisions)
-        try:
-            for line in lines:
-                self.stdout.write(line, ending="")
-            self.stdout.flush()
-        except BrokenPipeError:
-            # The reader went away (``| head``): stop quietly, and keep Python's exit flush from failing.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        finally:
-            lines.close()  # releases the server-side cursor before the connection closes
+        write_stream(self, lines)
