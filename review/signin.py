@@ -9,7 +9,9 @@ Instead ``client_address`` (``AXES_CLIENT_IP_CALLABLE``) does one documented thi
 ``TRUSTED_PROXY_COUNT`` = 0 (the default): ``REMOTE_ADDR``, whatever ``X-Forwarded-For`` says;
 ``TRUSTED_PROXY_COUNT`` = N: the N-th address from the right of ``X-Forwarded-For``, the one the
 outermost trusted proxy appended (nginx ``$proxy_add_x_forwarded_for``). What a client wrote further left
-is never used. docs/production.md, "Behind a proxy".
+is never used. An IPv6 address counts as its /64 network (a client holds the whole /64, so a fresh address
+per attempt would be a fresh limit), an IPv4-mapped one (``::ffff:a.b.c.d``) as its IPv4 address.
+docs/production.md, "Behind a proxy".
 
 The limit per address (issue 21, fault 6). axes pauses one username from one address; fresh usernames
 were never paused, and each costs a password hash (Django hashes even for an unknown user). So a sign-in
@@ -43,24 +45,39 @@ from django.utils import timezone
 logger = logging.getLogger(__name__)
 
 USERNAME_MAX = 150  # django.contrib.auth.models.AbstractUser.username
+IPV6_CLIENT_PREFIX = 64  # an IPv6 client (one household, one server) is given a whole /64
 
 
 def client_address(request: HttpRequest) -> str | None:
-    """``AXES_CLIENT_IP_CALLABLE``: the client's IP address (text, normalised) as the module docstring
-    says. ``REMOTE_ADDR`` when no proxy is trusted, or when ``X-Forwarded-For`` holds fewer entries than
-    ``TRUSTED_PROXY_COUNT`` or no IP address at the trusted position (the request did not come through
-    every trusted proxy)."""
-    remote = request.META.get("REMOTE_ADDR") or None
+    """``AXES_CLIENT_IP_CALLABLE``: the client's IP address (text, normalised; an IPv6 one as its /64
+    network) as the module docstring says. ``REMOTE_ADDR`` when no proxy is trusted, or when
+    ``X-Forwarded-For`` holds fewer entries than ``TRUSTED_PROXY_COUNT`` or no IP address at the trusted
+    position (the request did not come through every trusted proxy)."""
+    given = request.META.get("REMOTE_ADDR") or None
+    remote = _client_key(given or "") or given
     trusted = settings.TRUSTED_PROXY_COUNT
     if not trusted:
         return remote
     hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
     if len(hops) < trusted:
         return remote
+    return _client_key(hops[-trusted]) or remote
+
+
+def _client_key(text: str) -> str | None:
+    """The address ``text`` as one client: IPv4 as is (also written IPv4-mapped, ``::ffff:a.b.c.d``), IPv6
+    as its /64 network (``2001:db8:1:2::``, no zone), since one client holds the whole /64; None for text
+    that is no IP address."""
     try:
-        return str(ipaddress.ip_address(hops[-trusted]))
+        address = ipaddress.ip_address(text)
     except ValueError:
-        return remote
+        return None
+    if address.version == 6 and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    if address.version == 6:
+        network = ipaddress.IPv6Network((int(address), IPV6_CLIENT_PREFIX), strict=False)
+        return str(network.network_address)
+    return str(address)
 
 
 W_NO_TRUSTED_PROXY = (

@@ -97,7 +97,11 @@ def _address(forwarded_for: str | None, remote: str = "127.0.0.1") -> str | None
         (1, "198.51.100.7", "198.51.100.7"),
         (1, " 10.0.0.1 ,  198.51.100.7 ", "198.51.100.7"),
         (1, "198.51.100.7, not-an-address", "127.0.0.1"),
-        (1, "2001:DB8::0001", "2001:db8::1"),
+        (1, "2001:DB8::0001", "2001:db8::"),  # an IPv6 client is its /64
+        (1, "2001:db8:1:2:aaaa::7", "2001:db8:1:2::"),
+        (1, "fe80::1%eth0", "fe80::"),
+        (1, "::ffff:198.51.100.7", "198.51.100.7"),
+        (0, None, "127.0.0.1"),
         (2, "198.51.100.7", "127.0.0.1"),  # fewer entries than trusted proxies
         (2, "10.9.9.9, 198.51.100.7, 192.0.2.1", "198.51.100.7"),
     ],
@@ -107,3 +111,9 @@ def test_the_client_address_is_the_entry_the_outermost_trusted_proxy_appended(
 ):
     with override_settings(TRUSTED_PROXY_COUNT=trusted):
         assert _address(forwarded_for) == expected
+
+
+def test_an_ipv6_connection_is_keyed_on_its_network_without_a_proxy():
+    with override_settings(TRUSTED_PROXY_COUNT=0):
+        assert _address("198.51.100.7", remote="2001:db8:1:2::abcd") == "2001:db8:1:2::"
+        assert _address(None, remote="::ffff:203.0.113.9") == "203.0.113.9"

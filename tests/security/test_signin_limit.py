@@ -113,3 +113,22 @@ def test_axes_reset_ip_lifts_the_pause(client, db, small_limit):
     _flood(client, SMALL)
     call_command("axes_reset_ip", "198.51.100.7")
     assert _attempt(client, "rita", "rita-pass").status_code == 302
+
+
+def test_addresses_of_one_ipv6_network_share_the_limit(client, db, small_limit):
+    """An IPv6 client holds a whole /64 (2^64 addresses): a fresh address for each attempt must not be a
+    fresh limit. Its failures count under the network, as one IPv4 address's do."""
+    statuses = [
+        _attempt(client, f"made-up-{i}", "wrong", address=f"2001:db8:1:2::{i + 1:x}").status_code
+        for i in range(SMALL + 1)
+    ]
+    assert statuses == [200] * SMALL + [429]
+    assert _attempt(client, "made-up-x", "wrong", address="2001:db8:1:3::1").status_code == 200  # another /64
+
+
+def test_an_ipv4_client_seen_through_a_dual_stack_socket_is_the_same_client(client, db, small_limit):
+    """``::ffff:198.51.100.7`` (a server listening on ``[::]``) and ``198.51.100.7`` are one address; and
+    every IPv4 client is not one IPv6 network."""
+    assert _flood(client, SMALL, address="::ffff:198.51.100.7") == [200] * SMALL
+    assert _attempt(client, "made-up-y", "wrong", address="198.51.100.7").status_code == 429
+    assert _attempt(client, "made-up-z", "wrong", address="::ffff:203.0.113.9").status_code == 200
