@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from lessons.core.interchange import DEFAULT_MAX_ACTIVE, MAX_ACTIVE_MAX, MAX_ACTIVE_MIN
 
@@ -393,6 +393,8 @@ QUEUE_SORT_FIELDS = (
     "recurring",
     "pending_drafts",
     "groups",
+    "facts",
+    "restatements",
     "oldest",
 )
 _OVER = Q(over_budget=True)
@@ -413,7 +415,10 @@ class EntityCount(models.Model):
     (the host page's "All lessons"). ``groups`` (restatement groups
     of the live members, ``lessons.core.groups``) and ``document`` (host name, namespace, subject and the
     live members' texts, one a line: what the queue's text filter searches) are filled only while over
-    budget, else 0 and "". ``host_name`` repeats the host's (immutable) name so that sorts by host and
+    budget, else 0 and "". ``fact_groups`` holds the pile's facts (``lessons.core.facts.Fact.as_dict``
+each, in pile order) computed with method ``facts_version``; ``facts`` counts those that are not
+umbrellas and ``restatements`` is ``live - facts`` (both 0, ``fact_groups`` empty, while not over
+budget). ``host_name`` repeats the host's (immutable) name so that sorts by host and
     the ties of every sort are served by one index. spec: piles.md, rules 2-5.
     """
 
@@ -435,6 +440,10 @@ class EntityCount(models.Model):
     groups = models.PositiveIntegerField(default=0)
     document = models.TextField(blank=True, default="")
     total = models.PositiveIntegerField(default=0)
+    facts = models.PositiveIntegerField(default=0)
+    restatements = models.PositiveIntegerField(default=0)
+    fact_groups = models.JSONField(default=list, blank=True)
+    facts_version = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
@@ -496,3 +505,31 @@ class HostCount(models.Model):
     live_lessons = models.PositiveIntegerField(default=0)
     entity_count = models.PositiveIntegerField(default=0)
     pile_count = models.PositiveIntegerField(default=0)
+
+
+class RestatementMark(models.Model):
+    """A reviewer's correction of a host's fact grouping: lessons ``a`` and ``b`` (hashes, stored
+    ordered ``a < b``) state one fact (``same``) or different facts. Wins over the automatic grouping and
+    survives regrouping; changes no lesson and is not a decision. A newer mark of the same pair replaces
+    the older one (unique on host, a, b). ``made_at`` is UTC. docs: reviewing.md, piles-and-recurrence.md.
+    """
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="restatement_marks")
+    a = models.CharField(max_length=64)
+    b = models.CharField(max_length=64)
+    same = models.BooleanField()
+    reason = models.CharField(max_length=500)
+    made_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    made_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["host", "a", "b"], name="restatementmark_unique_pair"),
+            models.CheckConstraint(condition=Q(a__lt=F("b")), name="restatementmark_ordered"),
+            models.CheckConstraint(condition=~Q(reason=""), name="restatementmark_reason"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.host_id} {self.a[:8]} {'=' if self.same else '≠'} {self.b[:8]}"

@@ -19,16 +19,18 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from django.db import connection, transaction
 from django.db.models import Case, F, Q, TextField, Value, When
 from django.utils.dateparse import parse_datetime
 
-from lessons.core.groups import restatement_groups
+from lessons.core.facts import FACTS_VERSION, Mark, fact_counts, pile_facts
 from lessons.core.piles import PileMember, is_over_budget
 from lessons.core.recurrence import RECURRING_MIN_SESSIONS
 from lessons.core.text import search_lower, to_ms
 from lessons.models import Draft, EntityCount, Host, HostCount, Lesson, RecurrenceCount
+from lessons.selectors.facts import host_marks
 
 ENTITY_CHUNK = 400  # subjects per IN (...): well under SQLite's 999 parameters with the other terms
 WRITE_BATCH = 500
@@ -120,7 +122,7 @@ def _subject_chunks(keys: Iterable[EntityKey]) -> Iterator[tuple[list[str], set[
 
 
 def _blank() -> dict:
-    return {f: 0 for f in COUNT_FIELDS} | {"oldest": None, "over_budget": False, "document": ""}
+    return {f: 0 for f in COUNT_FIELDS} | {"oldest": None, "over_budget": False} | NO_EXTRAS._asdict()
 
 
 def _finish(row: dict, budget: _Budget) -> dict:
@@ -134,10 +136,10 @@ def _finish(row: dict, budget: _Budget) -> dict:
     return row
 
 
-def _pile_extras(budget: _Budget, keys: Iterable[EntityKey]) -> dict[EntityKey, tuple[int, str]]:
-    """``{key: (groups, document)}`` of over-budget entities: restatement groups of the live members
-    (``lessons.core.groups``) and the text-search document (host, namespace, subject, texts in rule-5
-    order, one a line)."""
+def _pile_extras(budget: _Budget, keys: Iterable[EntityKey]) -> dict[EntityKey, Extras]:
+    """``{key: Extras}`` of over-budget entities: the facts of the live members (``lessons.core.facts``,
+    with the host's marks) and the text-search document (host, namespace, subject, texts in rule-5 order,
+    one a line)."""
     members: dict[EntityKey, list[tuple]] = defaultdict(list)
     for subjects, wanted in _subject_chunks(keys):
         rows = Lesson.objects.filter(host_id=budget.id, subject__in=subjects, status=Lesson.Status.LIVE)
@@ -146,25 +148,55 @@ def _pile_extras(budget: _Budget, keys: Iterable[EntityKey]) -> dict[EntityKey, 
         ):
             if (namespace, subject) in wanted:
                 members[(namespace, subject)].append((to_ms(created_at), digest, verdict, text))
-    return {key: _extras(budget, key, found) for key, found in members.items()}
+    marks = _Marks(budget.id)
+    return {key: _extras(budget, key, found, marks) for key, found in members.items()}
 
 
-def _extras(budget: _Budget, key: EntityKey, found: list[tuple]) -> tuple[int, str]:
-    """``(groups, document)`` of one pile from its live members ``(created_at_ms, hash, verdict, text)``."""
+class Extras(NamedTuple):
+    """What an over-budget entity stores beyond its counts (``EntityCount``'s fields of these names)."""
+
+    groups: int
+    document: str
+    facts: int
+    restatements: int
+    fact_groups: list[dict]
+    facts_version: int
+
+
+# A not-over-budget entity's extras: none.
+NO_EXTRAS = Extras(0, "", 0, 0, [], 0)
+
+
+class _Marks:
+    """The host's restatement marks, read once (one query) when a pile first needs them."""
+
+    def __init__(self, host_id: int) -> None:
+        self.host_id = host_id
+        self._marks: list[Mark] | None = None
+
+    def get(self) -> list[Mark]:
+        if self._marks is None:
+            self._marks = host_marks(host=self.host_id)
+        return self._marks
+
+
+def _extras(budget: _Budget, key: EntityKey, found: list[tuple], marks: _Marks) -> Extras:
+    """``Extras`` of one pile from its live members ``(created_at_ms, hash, verdict, text)``."""
     found = sorted(found)
     piles = [
         PileMember(hash=h, created_at_ms=ms, status=Lesson.Status.LIVE, verdict=v) for ms, h, v, _t in found
     ]
-    groups = restatement_groups(members=piles, texts={h: t for _ms, h, _v, t in found})
+    facts = pile_facts(members=piles, texts={h: t for _ms, h, _v, t in found}, marks=marks.get())
+    distinct, restatements = fact_counts(facts)
     # Lower case, as the text filter lowers its words: PostgreSQL then matches with LIKE, which reads a
     # document several times faster than ILIKE (lessons.selectors.piles.entity_text_filter).
     document = search_lower("\n".join([budget.name, key[0], key[1], *(t for *_rest, t in found)]))
-    return len(groups), document
+    return Extras(len(facts), document, distinct, restatements, [f.as_dict() for f in facts], FACTS_VERSION)
 
 
 def _tally(budget: _Budget, subjects: list[str], wanted: set[EntityKey]) -> dict[EntityKey, dict]:
     """The counts of the ``wanted`` entities that have a lesson (any status), from their lessons, with
-    ``groups`` and ``document`` filled for those over budget. Two queries (lessons, pending drafts)."""
+    the ``Extras`` filled for those over budget. Two queries (lessons, pending drafts)."""
     rows: dict[EntityKey, dict] = {}
     members: dict[EntityKey, list[tuple]] = defaultdict(list)
     lessons = Lesson.objects.filter(host_id=budget.id, subject__in=subjects)
@@ -204,10 +236,11 @@ def _tally(budget: _Budget, subjects: list[str], wanted: set[EntityKey]) -> dict
     for key in drafts.values_list("namespace", "subject"):
         if key in rows:
             rows[key]["pending_drafts"] += 1
+    marks = _Marks(budget.id)
     for key, row in rows.items():
         _finish(row, budget)
         if row["over_budget"]:
-            row["groups"], row["document"] = _extras(budget, key, members[key])
+            row.update(_extras(budget, key, members[key], marks)._asdict())
     return rows
 
 
@@ -298,24 +331,31 @@ def entity_counts_budget_changed(*, host: Host) -> int:
         )
         for chunk in _chunks(flipped, WRITE_BATCH):
             extras = _pile_extras(budget, [(ns, subj) for _pk, ns, subj, was in chunk if not was])
-            _write_extras([(pk, *extras.get((ns, subj), (0, ""))) for pk, ns, subj, _was in chunk])
+            _write_extras([(pk, extras.get((ns, subj), NO_EXTRAS)) for pk, ns, subj, _was in chunk])
     return len(flipped)
 
 
 # --- recount and check ---------------------------------------------------------------------------
 
 
-def _write_extras(rows: list[tuple[int, int, str]]) -> None:
-    """Set ``groups`` and ``document`` of ``EntityCount`` rows, given as ``(id, groups, document)``: one
-    ``executemany`` UPDATE (``bulk_update``'s CASE per row cost more to build than to run)."""
+def _write_extras(rows: list[tuple[int, Extras]]) -> None:
+    """Set the ``Extras`` fields of ``EntityCount`` rows, given as ``(id, extras)``: one ``executemany``
+    UPDATE (``bulk_update``'s CASE per row cost more to build than to run)."""
     if not rows:
         return
     quote = connection.ops.quote_name
     meta = EntityCount._meta
-    groups, document, pk = (quote(meta.get_field(name).column) for name in ("groups", "document", "id"))
-    sql = f"UPDATE {_table(EntityCount)} SET {groups} = %s, {document} = %s WHERE {pk} = %s"
+    columns = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in Extras._fields)
+    json_field = meta.get_field("fact_groups")
+    at = Extras._fields.index("fact_groups")
+    sql = f"UPDATE {_table(EntityCount)} SET {columns} WHERE {quote(meta.get_field('id').column)} = %s"
+    params = []
+    for pk, extras in rows:
+        values = list(extras)
+        values[at] = json_field.get_db_prep_save(values[at], connection)
+        params.append((*values, pk))
     with connection.cursor() as cursor:
-        cursor.executemany(sql, [(g, d, i) for i, g, d in rows])
+        cursor.executemany(sql, params)
 
 
 def _table(model) -> str:
@@ -324,8 +364,8 @@ def _table(model) -> str:
 
 def _aggregate_sql(host_id: int | None) -> tuple[str, list]:
     """SELECT the counts of every entity with a lesson (of one host, or all), columns in
-    ``_AGGREGATE_COLUMNS`` order (the model's: ``total`` after ``document``); ``groups`` and ``document``
-    come out 0 and ""."""
+    ``_AGGREGATE_COLUMNS`` order (the model's: ``total`` after ``document``); the ``Extras`` fields come
+    out empty (0, "", '[]')."""
     live = "l.status = 'live'"
     where, params = ("WHERE l.host_id = %s", [host_id]) if host_id is not None else ("", [])
     mix = ", ".join(
@@ -356,7 +396,7 @@ def _aggregate_sql(host_id: int | None) -> tuple[str, list]:
                a.live - a.held - a.regressed - a.drifted - a.not_applied, a.not_applied, a.recurring,
                COALESCE(d.n, 0), a.oldest,
                CASE WHEN {over} THEN TRUE ELSE FALSE END,
-               CASE WHEN {over} THEN a.live - a.max_active ELSE 0 END, 0, '', a.total
+               CASE WHEN {over} THEN a.live - a.max_active ELSE 0 END, 0, '', a.total, 0, 0, '[]', 0
         FROM ({inner}) a
         LEFT JOIN ({drafts}) d
           ON d.host_id = a.host_id AND d.namespace = a.namespace AND d.subject = a.subject
@@ -404,7 +444,7 @@ def entity_counts_recount(*, host: Host | None = None) -> RecountStats:
                 extras = _pile_extras(budget, chunk)
                 _write_extras(
                     [
-                        (pk, *extras[(ns, subj)])
+                        (pk, extras[(ns, subj)])
                         for pk, ns, subj in EntityCount.objects.filter(
                             host_id=budget.id, over_budget=True, subject__in={s for _n, s in chunk}
                         ).values_list("id", "namespace", "subject")
@@ -459,10 +499,11 @@ def entity_counts_check(*, host: Host | None = None) -> list[str]:
             row = dict(zip(COUNT_FIELDS, values[4:], strict=True))
             row["oldest"] = _as_datetime(row["oldest"])
             row["over_budget"] = bool(row["over_budget"])
+            row["fact_groups"] = []  # the SELECT's '[]' (text): only a pile has facts
             expected[(values[2], values[3])] = row
         extras = _pile_extras(budget, [k for k, r in expected.items() if r["over_budget"]])
-        for key, (groups, document) in extras.items():
-            expected[key]["groups"], expected[key]["document"] = groups, document
+        for key, found in extras.items():
+            expected[key].update(found._asdict())
         stored = {
             (r["namespace"], r["subject"]): r
             for r in EntityCount.objects.filter(host_id=h.id).values("namespace", "subject", *COUNT_FIELDS)

@@ -55,8 +55,8 @@ def test_recount_rebuilds_deleted_rows_and_check_is_clean_after(corpora, capsys)
     kept = stored()
     EntityCount.objects.all().delete()
     HostCount.objects.all().delete()
-    # Every field (14) of every entity missing; the totals read as zeros, so each non-zero total differs (8).
-    assert len(entity_counts_check()) == 7 * 14 + 8
+    # Every field (18) of every entity missing; the totals read as zeros, so each non-zero total differs (8).
+    assert len(entity_counts_check()) == 7 * 18 + 8
     call_command("piles", "--recount")
     call_command("piles", "--check")
     assert capsys.readouterr().out.splitlines() == [

@@ -1,0 +1,56 @@
+"""Reading the facts of a pile (``lessons.core.facts``) and a host's restatement marks.
+
+A pile's facts are stored on its ``EntityCount`` row when its lessons change
+(``lessons.services.entity_counts``, ``lessons.services.facts``); a page reads them, it does not
+recompute them. docs: piles-and-recurrence.md ("Facts").
+"""
+
+from __future__ import annotations
+
+from lessons.core.facts import FACTS_VERSION, Fact, Mark, pile_facts
+from lessons.core.piles import PileMember
+from lessons.core.text import to_ms
+from lessons.models import EntityCount, Host, Lesson, RestatementMark
+
+
+def _host_id(host: Host | int) -> int:
+    return host if isinstance(host, int) else host.id
+
+
+def host_marks(*, host: Host | int) -> list[Mark]:
+    """The host's restatement marks (``RestatementMark``), ordered by ``(a, b)``. One query."""
+    rows = RestatementMark.objects.filter(host_id=_host_id(host)).order_by("a", "b")
+    return [Mark(a=a, b=b, same=same) for a, b, same in rows.values_list("a", "b", "same")]
+
+
+def pile_facts_stored(*, host: Host | int, namespace: str, subject: str) -> tuple[Fact, ...]:
+    """The facts of the entity's live members, oldest first: the stored ones (one query) while the
+    entity is a pile and they were stored by this ``FACTS_VERSION``; else computed from its live lessons
+    and the host's marks (two more queries; an entity that is not a pile has nothing stored).
+    ``()`` for an entity without live lessons."""
+    host_id = _host_id(host)
+    stored = (
+        EntityCount.objects.filter(host_id=host_id, namespace=namespace, subject=subject)
+        .values_list("over_budget", "facts_version", "fact_groups")
+        .first()
+    )
+    if stored is not None and stored[0] and stored[1] == FACTS_VERSION:
+        return tuple(Fact.from_dict(f) for f in stored[2])
+    return compute_facts(host_id=host_id, namespace=namespace, subject=subject)
+
+
+def compute_facts(*, host_id: int, namespace: str, subject: str) -> tuple[Fact, ...]:
+    """The facts of the entity's live members computed now (its lessons and the host's marks: two
+    queries), whatever is stored."""
+    rows = Lesson.objects.filter(
+        host_id=host_id, namespace=namespace, subject=subject, status=Lesson.Status.LIVE
+    ).values_list("hash", "created_at", "latest_verdict", "text")
+    members, texts = [], {}
+    for digest, created_at, verdict, text in rows:
+        members.append(
+            PileMember(hash=digest, created_at_ms=to_ms(created_at), status="live", verdict=verdict)
+        )
+        texts[digest] = text
+    if not members:
+        return ()
+    return pile_facts(members=members, texts=texts, marks=host_marks(host=host_id))

@@ -1,0 +1,64 @@
+"""Stored facts (lessons.services.facts, lessons.selectors.facts): written with the counts, read without
+recomputing, refreshed after a mark."""
+
+from datetime import UTC, datetime
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from lessons.core.facts import FACTS_VERSION, Mark
+from lessons.models import EntityCount, Host, Lesson, RestatementMark
+from lessons.selectors.facts import compute_facts, host_marks, pile_facts_stored
+from lessons.services.facts import facts_refresh
+
+
+def _pile() -> EntityCount:
+    return EntityCount.objects.get(host_name="adbuy-desk", subject="invoice_capture")
+
+
+def test_the_counts_store_the_facts_of_a_pile(corpora):
+    row = _pile()
+    assert row.facts_version == FACTS_VERSION
+    assert len(row.fact_groups) == row.groups
+    assert row.facts + row.restatements == row.live
+    members = sorted(h for f in row.fact_groups for h in f["members"])
+    assert members == sorted(
+        Lesson.objects.filter(subject="invoice_capture", status="live").values_list("hash", flat=True)
+    )
+    # Not a pile: nothing stored.
+    assert EntityCount.objects.filter(over_budget=False).exclude(fact_groups=[]).count() == 0
+
+
+def test_a_pile_page_reads_the_stored_facts_in_one_query(corpora):
+    host = Host.objects.get(name="adbuy-desk")
+    with CaptureQueriesContext(connection) as queries:
+        facts = pile_facts_stored(host=host, namespace="desk.adbuy", subject="invoice_capture")
+    assert len(queries) == 1
+    assert facts == compute_facts(host_id=host.id, namespace="desk.adbuy", subject="invoice_capture")
+
+
+def test_a_mark_then_facts_refresh_stores_the_marked_grouping(corpora):
+    host = Host.objects.get(name="adbuy-desk")
+    first, second = _pile().fact_groups[:2]
+    a, b = sorted((first["name"], second["name"]))
+    RestatementMark.objects.create(host=host, a=a, b=b, same=True, reason="same field", made_at=datetime.now(UTC))
+    assert host_marks(host=host) == [Mark(a=a, b=b, same=True)]
+    before = _pile().groups
+    assert facts_refresh(host_id=host.id, keys=[("desk.adbuy", "invoice_capture")]) == 1
+    after = pile_facts_stored(host=host, namespace="desk.adbuy", subject="invoice_capture")
+    assert len(after) == before - 1
+    joined = next(f for f in after if a in f.members)
+    assert b in joined.members and joined.marked
+    # Every pile of the host when no keys are given; entities that are not piles are skipped.
+    assert facts_refresh(host_id=host.id) == EntityCount.objects.filter(host=host, over_budget=True).count()
+    assert facts_refresh(host_id=host.id, keys=[("desk.adbuy", "no_such_subject")]) == 0
+
+
+def test_a_stale_version_is_recomputed_when_read(corpora):
+    row = _pile()
+    EntityCount.objects.filter(id=row.id).update(fact_groups=[], facts_version=FACTS_VERSION - 1)
+    facts = pile_facts_stored(host=row.host_id, namespace="desk.adbuy", subject="invoice_capture")
+    assert len(facts) == row.groups
+    # Put back what the writers stored, so the suite's counts check agrees.
+    facts_refresh(host_id=row.host_id)
+    assert _pile().facts_version == FACTS_VERSION
