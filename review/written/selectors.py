@@ -1,10 +1,10 @@
 """Reads for the consolidation editor: the entity's live members, its facts, the engine its lessons came
 from, and the coverage matrix of a text being written.
 
-Two queries for the editor (the entity's lessons with their recurrence counts; whether the host syncs
-an areev memory), whatever the size of the pile. The coverage rules are the draft page's
-(``lessons.core.coverage``, ``review.drafts.selectors``), so what the editor shows is what the draft page
-will show. spec: docs/reviewing.md, "Writing a consolidation"; recurrence.md, "Tokens".
+A few queries for the editor (the entity's lessons with their recurrence counts, its stored facts,
+whether the host syncs an areev memory), whatever the size of the pile. The coverage rules are the draft
+page's (``lessons.core.coverage``, ``review.drafts.selectors``), so what the editor shows is what the draft
+page will show. spec: docs/reviewing.md, "Writing a consolidation"; recurrence.md, "Tokens".
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lessons.core.coverage import draft_coverage
-from lessons.core.groups import restatement_groups
 from lessons.core.piles import is_over_budget, pile_target
 from lessons.core.written import FactLine, check_text, check_waivers, dropped_anchors, text_limit
 from lessons.models import AreevCursor, Host, Lesson
-from lessons.selectors.piles import entity_lessons, pile_version, to_member
+from lessons.selectors.facts import pile_facts_stored
+from lessons.selectors.piles import entity_lessons, pile_version
 from lessons.serializers import recurrence_dict
 from review.drafts.selectors import MemberRow, coverage_chips, coverage_summary
 
@@ -34,12 +34,18 @@ def host_engine(*, host: Host, members: Sequence[Lesson]) -> str:
     return INTERCHANGE
 
 
-def pile_fact_lines(live: Sequence[Lesson]) -> tuple[FactLine, ...]:
-    """The entity's facts for the editor's prefill, ordered by their oldest member: each fact's keeper and
-    its text. Facts are today's restatement groups (``lessons.core.groups``): none is an umbrella."""
+def pile_fact_lines(
+    *, host: Host, namespace: str, subject: str, live: Sequence[Lesson]
+) -> tuple[FactLine, ...]:
+    """The entity's facts for the editor's prefill, ordered by their oldest member: each fact's keeper,
+    its text and whether it is an umbrella (``lessons.selectors.facts.pile_facts_stored``: the stored
+    facts, one query, or computed when none are stored). A fact whose keeper is no longer live (facts
+    stored before a change) is left out."""
     texts = {m.hash: m.text for m in live}
-    groups = restatement_groups(members=[to_member(m) for m in live], texts=texts)
-    return tuple(FactLine(keep=g.keep, text=texts[g.keep]) for g in groups)
+    facts = pile_facts_stored(host=host, namespace=namespace, subject=subject)
+    return tuple(
+        FactLine(keep=f.keep, text=texts[f.keep], umbrella=f.umbrella) for f in facts if f.keep in texts
+    )
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,8 @@ class WriteDetail:
 
 
 def write_detail(*, host: Host, namespace: str, subject: str) -> WriteDetail | None:
-    """The editor's entity, or None when it has no lesson at all. Two queries."""
+    """The editor's entity, or None when it has no lesson at all. Three queries (four when its facts are
+    not stored: ``pile_fact_lines``)."""
     lessons = list(entity_lessons(host=host, namespace=namespace, subject=subject))
     if not lessons:
         return None
@@ -80,7 +87,7 @@ def write_detail(*, host: Host, namespace: str, subject: str) -> WriteDetail | N
         namespace=namespace,
         subject=subject,
         live=live,
-        facts=pile_fact_lines(live),
+        facts=pile_fact_lines(host=host, namespace=namespace, subject=subject, live=live),
         version=pile_version(lessons),
         engine=host_engine(host=host, members=live),
     )

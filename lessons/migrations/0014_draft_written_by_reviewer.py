@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("lessons", "0012_correction_newest"),
+        ("lessons", "0013_facts"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
