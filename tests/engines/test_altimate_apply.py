@@ -281,7 +281,7 @@ def test_a_fresh_altimate_lock_refuses_the_whole_run(decided):
     lock = store_of(decided).parent / LOCK_NAME
     lock.mkdir()
     (lock / "heartbeat").touch()
-    code, _out, err = apply(decided)
+    code, _out, err = apply(decided, "--wait", "0")
     assert code == 1
     assert err.endswith(f"altimate holds its learn lock ({LOCK_NAME}); try again when it is done")
     assert DecisionAck.objects.count() == 0
