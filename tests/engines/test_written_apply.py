@@ -208,3 +208,26 @@ def test_a_resync_gives_the_same_pile_and_a_roll_back_is_applied_back(areev_writ
     assert code == 0, err
     assert set(Lesson.objects.filter(hash__in=hashes).values_list("status", flat=True)) == {"live"}
     assert Lesson.objects.get(pk=created.pk).status == "retracted"
+
+
+@pytest.mark.postgres
+def test_a_rejected_written_consolidation_changes_nothing_in_areev(db, tmp_path, reviewer, second_reviewer):
+    from review.models import DecisionAck
+    from review.services.consolidation import draft_reject
+
+    needs_areev()
+    path = tmp_path / "memory.db"
+    handle = open_memory(path, "user:host")
+    hashes = [handle.add("fact", json.dumps(lesson_fields(i))) for i in range(len(LESSONS))]
+    del handle
+    release()
+    assert run_command("sync_areev", str(path), "--host", AREEV)[0] == 0
+    draft = write(AREEV, NS, SUBJECT, [hashes[1], hashes[3]], ADVERTISER, reviewer)
+    draft_reject(draft=draft, actor=second_reviewer, reason="Keep the two rules.", now=DECIDED)
+    code, out, err = areev_apply(path)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == (
+        "applied: #1 reject_consolidation: a consolidation written in the dashboard: nothing in the engine to dismiss"
+    )
+    assert DecisionAck.objects.get().status == "applied"
+    assert loop_live(path) == sorted(hashes)
