@@ -15,6 +15,7 @@ from review.web.forms import PILE_VERSION_MISSING
 
 WAIVE_PREFIX = "waive-"
 TEXT_INPUT_MAX = 20_000  # what the box takes before normalization; the lesson limit is checked after it
+MEMBER_GONE = "Lesson %(value)s is no longer a live member of this pile; reload the pile and choose again."
 
 
 class WriteForm(forms.Form):
@@ -28,7 +29,8 @@ class WriteForm(forms.Form):
         max_length=TEXT_INPUT_MAX,
     )
     members = forms.MultipleChoiceField(
-        widget=forms.CheckboxSelectMultiple, error_messages={"required": NO_MEMBERS}
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": NO_MEMBERS, "invalid_choice": MEMBER_GONE},
     )
     pile_version = forms.CharField(
         widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64

@@ -1,11 +1,12 @@
 """The consolidation editor: ``/pile/write/?host=&namespace=&subject=``.
 
-GET opens it prefilled with one line per fact (each fact's keeper). As the reviewer types, htmx asks
-``/pile/write/matrix/`` (debounced) for the coverage matrix of the text against the chosen members and the
-waivers still missing; without JavaScript the "Update the matrix" button posts the form back for the
-same. POST submits: the service makes a pending draft written by the reviewer and the browser goes to its
-page; a refusal (a limit, a missing waiver, a changed pile) re-renders the editor with the text kept and
-nothing written (422, or 409 with the fresh pile). spec: docs/reviewing.md, "Writing a consolidation".
+GET opens it prefilled with one line per fact (each fact's keeper). As the reviewer types, htmx posts
+the form to ``/pile/write/matrix/`` (debounced) for the coverage matrix of the text against the chosen
+members and the waivers still missing; without JavaScript the "Update the matrix" button posts the form
+back for the same. POST submits: the service makes a pending draft written by the reviewer and the
+browser goes to its page; a refusal (a limit, a missing waiver, a changed pile) re-renders the editor
+with the text kept and nothing written (422, or 409 with the fresh pile).
+spec: docs/reviewing.md, "Writing a consolidation".
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from lessons.core.written import prefill
 from review.roles import PERM_DECIDE
@@ -105,13 +106,15 @@ def pile_write(request: HttpRequest) -> HttpResponse:
     return redirect("review:draft", host=detail.host.name, draft_id=draft.ext_id)
 
 
-@require_GET
+@require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
 @shows_not_found
 def pile_write_matrix(request: HttpRequest) -> HttpResponse:
-    """``/pile/write/matrix/?host=&namespace=&subject=&text=&members=…&waive-<anchor>=…``: the coverage
-    matrix region of that text (htmx, as the reviewer types); the whole editor with those values without
-    htmx."""
+    """POST ``/pile/write/matrix/?host=&namespace=&subject=`` with the editor's fields (``text``,
+    ``members``, ``waive-<anchor>``): the coverage matrix region of that text (htmx, as the reviewer
+    types); the whole editor with those values without htmx. Nothing is written. A POST, not a GET: the
+    text and a big pile's member hashes would pass the length a proxy or gunicorn allows a request line
+    (4094 bytes by default)."""
     detail = get_write_or_404(request.GET)
-    form = WriteForm(request.GET, hashes=detail.live_hashes)
+    form = WriteForm(request.POST, hashes=detail.live_hashes)
     return render_region(request, TEMPLATE, "matrix", _context(detail, form))

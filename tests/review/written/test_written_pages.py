@@ -19,6 +19,7 @@ from tests.review.written.helpers import HOST, NS, PREFILL, SUBJECT, TEXTS, hash
 QS = urlencode({"host": HOST, "namespace": NS, "subject": SUBJECT})
 WRITE = reverse("review:pile_write") + "?" + QS
 MATRIX = reverse("review:pile_write_matrix") + "?" + QS
+QUERIES = 7  # session, user, groups; host; lessons (recurrence joined); stored facts; areev cursor
 KEEPS_ALL = "Wrap timestamp columns in `to_utc`, alias them with an `at` suffix; keep `amount_cents` as integer cents."
 
 
@@ -70,15 +71,15 @@ def test_the_editor_is_prefilled_with_one_line_per_fact_and_every_member_chosen(
 def test_the_textarea_asks_for_the_matrix_as_the_reviewer_types(pile, as_reviewer):
     doc = parse(as_reviewer.get(WRITE).content.decode())
     area = doc.find("textarea", id="id_text")
-    assert area.attrs["hx-get"] == MATRIX
+    assert area.attrs["hx-post"] == MATRIX
     assert area.attrs["hx-trigger"] == "input changed delay:400ms"
     assert area.attrs["hx-target"] == "#write-matrix"
 
 
 def test_the_matrix_region_shows_what_the_text_drops_and_asks_for_waivers(pile, as_reviewer):
     text = "Wrap timestamp columns in `to_utc` before joining."
-    query = urlencode({"text": text, "members": pile, "waive-at": "In the style guide."}, doseq=True)
-    response = as_reviewer.get(f"{MATRIX}&{query}", headers={"HX-Request": "true"})
+    data = {"text": text, "members": pile, "waive-at": "In the style guide."}
+    response = as_reviewer.post(MATRIX, data, headers={"HX-Request": "true"})
     html = response.content.decode()
     assert html.startswith('\n      <div id="write-matrix"')  # the region alone
     doc = parse(html)
@@ -153,7 +154,7 @@ def test_preview_shows_the_matrix_and_writes_nothing(pile, as_reviewer):
 
 def test_a_viewer_gets_no_editor_and_no_link(pile, as_viewer):
     assert as_viewer.get(WRITE).status_code == 403
-    assert as_viewer.get(MATRIX).status_code == 403
+    assert as_viewer.post(MATRIX, {"text": "x"}).status_code == 403
     pile_page = as_viewer.get(reverse("review:pile") + "?" + QS).content.decode()
     assert 'data-testid="write-consolidation"' not in pile_page
 
@@ -167,3 +168,33 @@ def test_the_drafts_table_says_no_gate_ran(pile, reviewer, as_reviewer):
     _post(as_reviewer, pile, KEEPS_ALL)
     html = as_reviewer.get(reverse("review:pile") + "?" + QS).content.decode()
     assert '<span class="gate gate-not_run">not run: written by a reviewer</span>' in html
+
+
+def test_a_member_retired_meanwhile_is_named_and_nothing_written(pile, reviewer, as_reviewer):
+    from lessons.models import Draft, Host
+    from review.services.decisions import lesson_retire
+    from review.written.forms import MEMBER_GONE
+
+    version = _version()
+    lesson_retire(
+        host=Host.objects.get(name=HOST), hashes=[pile[0]], actor=reviewer, reason="Restates another."
+    )
+    response = as_reviewer.post(
+        WRITE, {"text": KEEPS_ALL, "members": pile, "pile_version": version, "submit": "1"}
+    )
+    assert response.status_code == 422
+    assert MEMBER_GONE % {"value": pile[0]} in response.content.decode()
+    assert not Draft.objects.exists()
+
+
+def test_the_editor_and_its_matrix_read_a_fixed_number_of_queries(
+    ingest, as_reviewer, django_assert_num_queries
+):
+    from tests.review.written.helpers import TEXTS as BASE
+
+    records = pile_records(texts=[f"{t} Rule {i}." for i in range(20) for t in BASE][:40])
+    assert ingest(records).ok
+    with django_assert_num_queries(QUERIES):
+        assert as_reviewer.get(WRITE).status_code == 200
+    with django_assert_num_queries(QUERIES):
+        as_reviewer.post(MATRIX, {"text": "x", "members": hashes(records)}, headers={"HX-Request": "true"})
