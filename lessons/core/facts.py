@@ -9,15 +9,20 @@ wins over the automatic grouping. docs: piles-and-recurrence.md ("Facts").
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lessons.core.groups import keep_choice, restatement_groups
+import numpy as np
+
+from lessons.core.embedding import embed
+from lessons.core.fact_signals import Phrase, Profile, profile
+from lessons.core.groups import _profile as _rules_profile
+from lessons.core.groups import _restate, keep_choice
 from lessons.core.piles import PileMember, member_order_key
-from lessons.core.tokens import anchors, content_tokens
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
-FACTS_VERSION = 1
+FACTS_VERSION = 2
 LABEL_WORDS = 3  # a label made of shared words names at most this many
 
 
@@ -105,80 +110,369 @@ def pile_facts(
 ) -> tuple[Fact, ...]:
     """The facts of a pile's live members, ordered by their oldest member; every member in exactly one
     ``Fact``. ``texts`` maps each member's hash to its text (``KeyError`` when one is missing). ``marks``
-    about members of this pile win over the automatic grouping (others are ignored)."""
+    about two members of this pile win over the automatic grouping (others are ignored).
+
+    The method (docs: piles-and-recurrence.md, "Facts"): a score for every pair of members from the
+    semantic similarity of their embeddings (``lessons.core.embedding``, centred on the pile's mean),
+    their shared content words and their shared anchors (both weighted by how rare they are in the
+    pile), set to "different" by evidence that splits (``_splits``) and kept "same" for today's word
+    rules; umbrellas taken out (``_umbrellas``); the rest clustered by average linkage (``_cluster``),
+    so a group never chains through one bridging lesson. Deterministic: the same members and texts give
+    the same facts.
+    """
     ordered = sorted(members, key=member_order_key)
+    if not ordered:
+        return ()
     index = {m.hash: i for i, m in enumerate(ordered)}
-    group_of = [0] * len(ordered)
-    for g, group in enumerate(restatement_groups(members=ordered, texts=texts)):
-        for h in group.members:
-            group_of[index[h]] = g
-    labels, marked = _apply_marks(group_of, index, marks)
-    parts: dict[int, list[int]] = {}
-    for i, label in enumerate(labels):
-        parts.setdefault(label, []).append(i)
-    return tuple(
-        _fact([ordered[i] for i in part], texts, marked=bool(marked & set(part)))
-        for part in sorted(parts.values())
+    pile = _Pile([texts[m.hash] for m in ordered])
+    scores = pile.scores.copy()
+    marked: set[int] = set()
+    same: list[tuple[int, int]] = []
+    for mark in sorted(marks, key=lambda m: (m.a, m.b)):
+        i, j = index.get(mark.a), index.get(mark.b)
+        if i is None or j is None or i == j:
+            continue
+        if mark.same:
+            same.append((min(i, j), max(i, j)))
+        else:
+            scores[i, j] = scores[j, i] = CANNOT
+        marked |= {i, j}
+    umbrellas = _umbrellas(pile, scores, marked)
+    rest = [i for i in range(len(ordered)) if i not in umbrellas]
+    if umbrellas and len(rest) > 1:
+        # The signals again without the umbrellas: a term every umbrella repeats is rarer than it looked.
+        again = _Pile([pile.texts[i] for i in rest]).scores
+        for x, i in enumerate(rest):
+            for y, j in enumerate(rest):
+                if scores[i, j] == CANNOT:
+                    again[x, y] = CANNOT
+        scores[np.ix_(rest, rest)] = again
+    clusters = _join_marked(_cluster(scores, rest), scores, same)
+    names = {}
+    for cluster in clusters:
+        for i in cluster:
+            names[i] = cluster[0]
+    facts: list[tuple[int, Fact]] = []
+    for cluster in clusters:
+        facts.append((cluster[0], _fact(pile, ordered, cluster, marked=bool(marked & set(cluster)))))
+    by_first = {first: fact for first, fact in facts}
+    for u in sorted(umbrellas):
+        covered = sorted({clusters[k][0] for k in _covered(pile, scores, u, clusters)})
+        covers = tuple(ordered[c].hash for c in covered)
+        label = ", ".join(by_first[c].label for c in covered if by_first[c].label)
+        facts.append(
+            (
+                u,
+                Fact(
+                    name=ordered[u].hash,
+                    label=_short(label),
+                    members=(ordered[u].hash,),
+                    keep=ordered[u].hash,
+                    umbrella=True,
+                    covers=covers,
+                    anchors=tuple(
+                        sorted({a for c in covered for a in by_first[c].anchors} & pile.spelled(u))
+                    ),
+                    words=(),
+                    similarity=None,
+                    marked=u in marked,
+                ),
+            )
+        )
+    return tuple(fact for _first, fact in sorted(facts, key=lambda pair: pair[0]))
+
+
+# The pair score: a weighted sum of the signals (each about 0..1), compared with SAME_FACT.
+SIMILARITY_WEIGHT = 1.0
+WORDS_WEIGHT = 0.5
+ANCHORS_WEIGHT = 0.3
+SAME_FACT = 0.3
+# A pair today's word rules join scores at least this (the rules keep their restatements).
+WORD_RULES_SCORE = 1.0
+CANNOT = -1e6  # a "different" mark, and evidence that splits
+LABEL_CHARS = 60
+UMBRELLA_ROUNDS = 8  # at most this many umbrellas a pile
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1].rstrip(", ") + "…"
+
+
+class _Pile:
+    """The signals of one pile's texts (in pile order): profiles, the anchors each member names (the
+    pile's anchors found in its words, case-folded), term weights and the pair scores."""
+
+    def __init__(self, texts: list[str]) -> None:
+        n = len(texts)
+        self.texts = texts
+        self.profiles = [profile(t) for t in texts]
+        named: dict[Phrase, int] = {}
+        for p in self.profiles:
+            for found in p.anchors:
+                named[found] = named.get(found, 0) + 1
+        # "Write Gross Amount" starts a sentence: when another lesson names "Gross Amount" as often, the
+        # leading word is the instruction's verb, not part of the name.
+        vocabulary = frozenset(a for a in named if not (len(a) > 1 and named.get(a[1:], 0) >= named[a]))
+        longest = max((len(a) for a in vocabulary), default=0)
+        self.anchors = [_ngrams(p.sequence, longest) & vocabulary for p in self.profiles]
+        self.spellings: dict[Phrase, str] = {}
+        for p in self.profiles:
+            for found, spelling in p.spellings:
+                self.spellings.setdefault(found, spelling)
+        self.forms: dict[str, str] = {}
+        for p in self.profiles:
+            for word, form in p.forms:
+                self.forms.setdefault(word, form)
+        counts: dict[object, int] = {}
+        for p, found in zip(self.profiles, self.anchors, strict=True):
+            for word in p.words:
+                counts[word] = counts.get(word, 0) + 1
+            for anchor in found:
+                counts[anchor] = counts.get(anchor, 0) + 1
+        self.count = counts
+        # How rare a term is in the pile: a word every member has says nothing about which fact.
+        self.weight = {term: math.log((n + 1) / (count + 0.5)) for term, count in counts.items()}
+        self.embedding = _centred(np.stack([embed(t) for t in texts]))
+        self.scores = self._scores()
+
+    def spelled(self, i: int) -> set[str]:
+        return {self.spellings.get(a, " ".join(a)) for a in self.anchors[i]}
+
+    def terms(self, i: int) -> set:
+        return set(self.profiles[i].words) | set(self.anchors[i])
+
+    def _scores(self) -> np.ndarray:
+        n = len(self.texts)
+        similarity = self.embedding @ self.embedding.T
+        words = _weighted_cosine([p.words for p in self.profiles], self.weight)
+        anchors = _containment(self.anchors, self.weight)
+        scores = SIMILARITY_WEIGHT * similarity + WORDS_WEIGHT * words + ANCHORS_WEIGHT * anchors
+        rules = [_rules_profile(t) for t in self.texts]
+        for i in range(n):
+            for j in range(i + 1, n):
+                if _splits(self.profiles[i], self.profiles[j]):
+                    scores[i, j] = scores[j, i] = CANNOT
+                elif _restate(rules[i], rules[j]):
+                    scores[i, j] = scores[j, i] = max(scores[i, j], WORD_RULES_SCORE)
+        np.fill_diagonal(scores, 0.0)
+        self.similarity = similarity
+        return scores
+
+
+def _ngrams(sequence: tuple[str, ...], longest: int) -> set[Phrase]:
+    return {sequence[i : i + k] for k in range(1, longest + 1) for i in range(len(sequence) - k + 1)}
+
+
+def _centred(vectors: np.ndarray) -> np.ndarray:
+    """Unit vectors of the embeddings minus the pile's mean (from three members on): what every member
+    of a pile shares is its topic, not a fact."""
+    if len(vectors) >= 3:
+        vectors = vectors - vectors.mean(axis=0)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-9)
+
+
+def _weighted_cosine(sets: list[frozenset], weight: Mapping) -> np.ndarray:
+    """The cosine of every pair of term sets, each term weighted by ``weight``."""
+    vocabulary = sorted({t for s in sets for t in s}, key=repr)
+    at = {t: k for k, t in enumerate(vocabulary)}
+    matrix = np.zeros((len(sets), len(vocabulary)))
+    for i, terms in enumerate(sets):
+        for t in terms:
+            matrix[i, at[t]] = weight[t]
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = 1.0
+    matrix /= norms[:, None]
+    return matrix @ matrix.T
+
+
+def _containment(sets: list[set], weight: Mapping) -> np.ndarray:
+    """For every pair, the weight of the terms both have over the smaller of their two weights (0 when
+    either has none): 1 when one's anchors are all among the other's."""
+    vocabulary = sorted({t for s in sets for t in s}, key=repr)
+    at = {t: k for k, t in enumerate(vocabulary)}
+    matrix = np.zeros((len(sets), len(vocabulary)))
+    for i, terms in enumerate(sets):
+        for t in terms:
+            matrix[i, at[t]] = weight[t]
+    shared = (matrix > 0).astype(float) @ matrix.T
+    shared = np.minimum(shared, shared.T)
+    totals = matrix.sum(axis=1)
+    smaller = np.minimum(totals[:, None], totals[None, :])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(smaller > 0, shared / np.where(smaller > 0, smaller, 1), 0.0)
+    return out
+
+
+def _splits(a: Profile, b: Profile) -> bool:
+    """Evidence that two lessons state different facts: one negates an instruction the other gives
+    ("never compute it" / "compute it as ..."), a quantity of one dimension with other values ("within 15
+    minutes" / "within 4 hours"), or the same numbered name with another number ("P1" / "P2")."""
+    if (a.negated & b.commanded) or (b.negated & a.commanded):
+        return True
+    for left, right in ((a.quantities, b.quantities), (a.names, b.names)):
+        if left and right:
+            mine: dict = {}
+            theirs: dict = {}
+            for key, value in left:
+                mine.setdefault(key, set()).add(value)
+            for key, value in right:
+                theirs.setdefault(key, set()).add(value)
+            if any(mine[k].isdisjoint(theirs[k]) for k in mine.keys() & theirs.keys()):
+                return True
+    return False
+
+
+def _cluster(scores: np.ndarray, among: list[int]) -> list[list[int]]:
+    """Average-linkage clusters of ``among`` (pile indexes): repeatedly join the two clusters whose
+    average pair score is highest, while it is at least ``SAME_FACT`` (ties: the lowest indexes). Each
+    cluster sorted, clusters ordered by their first member."""
+    if not among:
+        return []
+    sums = scores[np.ix_(among, among)].astype(float).copy()
+    sizes = np.ones(len(among))
+    members = [[i] for i in among]
+    alive = np.ones(len(among), dtype=bool)
+    while alive.sum() > 1:
+        average = sums / np.outer(sizes, sizes)
+        average[~alive, :] = -np.inf
+        average[:, ~alive] = -np.inf
+        np.fill_diagonal(average, -np.inf)
+        best = int(np.argmax(average))
+        i, j = divmod(best, len(among))
+        if average[i, j] < SAME_FACT:
+            break
+        i, j = min(i, j), max(i, j)
+        sums[i, :] += sums[j, :]
+        sums[:, i] += sums[:, j]
+        sizes[i] += sizes[j]
+        members[i] += members[j]
+        alive[j] = False
+    return sorted(sorted(members[k]) for k in range(len(among)) if alive[k])
+
+
+def _join_marked(
+    clusters: list[list[int]], scores: np.ndarray, same: list[tuple[int, int]]
+) -> list[list[int]]:
+    """The clusters with every "same" mark honoured: the two clusters holding its lessons become one
+    (a reviewer marked two groups as one fact), unless a "different" mark or evidence that splits is
+    between them."""
+    joined = [list(c) for c in clusters]
+    for i, j in same:
+        if not any(i in c for c in joined) or not any(j in c for c in joined):
+            continue  # an umbrella keeps its own group
+        a = next(k for k, c in enumerate(joined) if i in c)
+        b = next(k for k, c in enumerate(joined) if j in c)
+        if a != b and not (scores[np.ix_(joined[a], joined[b])] <= CANNOT).any():
+            joined[min(a, b)] = sorted(joined[a] + joined[b])
+            del joined[max(a, b)]
+    return sorted(joined)
+
+
+def _keys(pile: _Pile, cluster: list[int], pool: list[int]) -> set:
+    """The key terms of a cluster among the lessons ``pool`` (the cluster's and the other clusters'
+    members): the anchors at least half of its members name (every anchor of a single member) that are
+    specific to it: at least half of the pool's members that name the anchor are in the cluster."""
+    counts: dict = {}
+    for c in cluster:
+        for term in pile.anchors[c]:
+            counts[term] = counts.get(term, 0) + 1
+    keys = set()
+    for term, count in counts.items():
+        if count * 2 >= len(cluster) and count * 2 >= sum(1 for i in pool if term in pile.anchors[i]):
+            keys.add(term)
+    return keys
+
+
+def _covered(
+    pile: _Pile, scores: np.ndarray, u: int, clusters: list[list[int]], pool: list[int] | None = None
+) -> list[int]:
+    """The indexes of the clusters (``u`` not in them) whose facts lesson ``u`` states, when it states
+    two or more: ``u`` names a key term (``_keys``) of one cluster and another key term of another, no
+    cluster has both terms as keys (two facts, not one fact named twice), and nothing splits ``u`` from
+    a member of either (``_splits``, a "different" mark). ``[]`` when ``u`` states fewer than two."""
+    mine = pile.terms(u)
+    pool = [i for cluster in clusters for i in cluster] if pool is None else pool
+    keys = [_keys(pile, cluster, pool) if cluster else set() for cluster in clusters]
+    named = [
+        (k, keys[k] & mine)
+        for k, cluster in enumerate(clusters)
+        if cluster and keys[k] & mine and not any(scores[u, c] <= CANNOT / 2 for c in cluster)
+    ]
+    covered: set[int] = set()
+    for x, (k1, terms1) in enumerate(named):
+        for k2, terms2 in named[x + 1 :]:
+            if any(
+                t1 != t2 and not any(t1 in held and t2 in held for held in keys)
+                for t1 in terms1
+                for t2 in terms2
+            ):
+                covered |= {k1, k2}
+    # An umbrella restates: most of what it names is the key of a fact it states.
+    stated = set().union(*(keys[k] for k in covered)) if covered else set()
+    if len(pile.anchors[u] & stated) * 2 < len(pile.anchors[u]):
+        return []
+    return sorted(covered)
+
+
+def _umbrellas(pile: _Pile, scores: np.ndarray, marked: set[int]) -> set[int]:
+    """The members that state two or more of the pile's facts, taken out one at a time: of the members
+    (no mark on them) that state (``_covered``) the facts of two or more clusters of the others, the one
+    that states the most (then the oldest); then the same again without it, until none is left or
+    ``UMBRELLA_ROUNDS`` are taken."""
+    n = len(pile.texts)
+    found: set[int] = set()
+    for _round in range(UMBRELLA_ROUNDS):
+        rest = [i for i in range(n) if i not in found]
+        clusters = _cluster(scores, rest)
+        best, most = None, 1
+        for u in rest:
+            if u in marked:
+                continue
+            others = [[c for c in cluster if c != u] for cluster in clusters]
+            covered = len(_covered(pile, scores, u, others, [i for i in range(n) if i != u]))
+            if covered > most:
+                best, most = u, covered
+        if best is None:
+            break
+        found.add(best)
+    return found
+
+
+def _fact(pile: _Pile, ordered: list[PileMember], part: list[int], *, marked: bool) -> Fact:
+    """The ``Fact`` of one cluster: the anchors and words at least two members share (all of a single
+    member's, for its label only), the lowest pairwise similarity, the label."""
+    counts: dict = {}
+    for i in part:
+        for term in pile.terms(i):
+            counts[term] = counts.get(term, 0) + 1
+    least = 2 if len(part) > 1 else 1
+    shared = [t for t, c in counts.items() if c >= least]
+    anchors = [t for t in shared if isinstance(t, tuple)]
+    words = [t for t in shared if isinstance(t, str)]
+    rank = sorted(
+        shared, key=lambda t: (-counts[t] * pile.weight[t], -len(t) if isinstance(t, tuple) else 0, repr(t))
     )
-
-
-def _apply_marks(
-    group_of: list[int], index: Mapping[str, int], marks: Sequence[Mark]
-) -> tuple[list[int], set[int]]:
-    """The groups after the marks, as one label per member, and the members a mark moved.
-
-    A "different" mark takes the newer of its two members out of the older one's group (to a group of
-    its own); then "same" marks join the two members' groups. Marks are applied in a fixed order (hash
-    pair), so the result does not depend on the order they are given in."""
-    labels = list(group_of)
-    fresh = max(labels, default=-1) + 1
-    moved: set[int] = set()
-    relevant = sorted(
-        (tuple(sorted((index[m.a], index[m.b]))), m.same)
-        for m in marks
-        if m.a in index and m.b in index and m.a != m.b
-    )
-    for (i, j), same in relevant:
-        if not same and labels[i] == labels[j]:
-            labels[j], fresh = fresh, fresh + 1
-            moved |= {i, j}
-    for (i, j), same in relevant:
-        if same and labels[i] != labels[j]:
-            old, new = max(labels[i], labels[j]), min(labels[i], labels[j])
-            labels = [new if x == old else x for x in labels]
-            moved |= {i, j}
-    return labels, moved
-
-
-def _fact(part: list[PileMember], texts: Mapping[str, str], *, marked: bool) -> Fact:
-    seen_words: set[str] = set()
-    shared_words: set[str] = set()
-    seen_anchors: set[str] = set()
-    shared_anchors: set[str] = set()
-    for m in part:
-        words = content_tokens(texts[m.hash])
-        full = anchors(texts[m.hash])[0]
-        shared_words |= seen_words & words
-        seen_words |= words
-        shared_anchors |= seen_anchors & full
-        seen_anchors |= full
-    anchor_list = tuple(sorted(shared_anchors))
-    word_list = tuple(sorted(shared_words))
-    if anchor_list:
-        label = anchor_list[0]
-    elif word_list:
-        label = " ".join(word_list[:LABEL_WORDS])
+    top_anchor = next((t for t in rank if isinstance(t, tuple)), None)
+    if top_anchor is not None:
+        label = pile.spellings.get(top_anchor, " ".join(top_anchor))
     else:
-        label = ""
+        label = " ".join(pile.forms.get(t, t) for t in [t for t in rank if isinstance(t, str)][:LABEL_WORDS])
+    similarity = None
+    if len(part) > 1:
+        block = pile.similarity[np.ix_(part, part)]
+        low = float(min(block[a, b] for a in range(len(part)) for b in range(a + 1, len(part))))
+        similarity = round(min(1.0, max(0.0, low)), 2)
+    members = [ordered[i] for i in part]
     return Fact(
-        name=part[0].hash,
-        label=label,
-        members=tuple(m.hash for m in part),
-        keep=keep_choice(part),
+        name=members[0].hash,
+        label=_short(label),
+        members=tuple(m.hash for m in members),
+        keep=keep_choice(members),
         umbrella=False,
         covers=(),
-        anchors=anchor_list,
-        words=word_list,
-        similarity=None,
+        anchors=tuple(sorted(pile.spellings.get(a, " ".join(a)) for a in anchors)) if len(part) > 1 else (),
+        words=tuple(sorted(pile.forms.get(w, w) for w in words)) if len(part) > 1 else (),
+        similarity=similarity,
         marked=marked,
     )
