@@ -4,19 +4,24 @@ Pure functions, no ORM. A reviewer may write one consolidating lesson for any pi
 the editor starts with one line per fact (the keeper's text of each fact that is not an umbrella), the
 text is normalized as every lesson text is (interchange.md, "Text normalization and hashes": the lines
 become one line, joined by spaces) and must be 1..1000 characters long, or shorter when the engine the
-members came from delivers less (altimate: 140). Every full anchor (recurrence.md, "Tokens") of a
-superseded member that the text drops must be waived with a reason, so nothing a member anchored leaves
-the prompt unnoticed. spec: docs/reviewing.md, "Writing a consolidation".
+members came from delivers less (altimate: 140). Every anchor of a superseded member that the text drops
+must be waived with a reason, so nothing a member anchored leaves the prompt unnoticed: its backticked
+full anchors (recurrence.md, "Tokens"; dropped when the text's runs lack them, as the coverage matrix
+says) and the names it anchors without backticks (``lessons.core.fact_signals``: Title Case field names,
+quoted labels, HTTP headers, config keys; dropped when the text's words lack the phrase).
+spec: docs/reviewing.md, "Writing a consolidation".
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lessons.core.coverage import MemberCoverage
+from lessons.core.fact_signals import Phrase, profile
 from lessons.core.interchange import MAX_TEXT
 from lessons.core.text import normalize, sha256_hex
+from lessons.core.tokens import anchors, runs
 
 WRITTEN_ID_PREFIX = "written-"
 USER_LABEL = "user:{username}"
@@ -28,8 +33,8 @@ TEXT_EMPTY = "Write the consolidation: its text is empty."
 TEXT_TOO_LONG = "The text is {n} characters long once its lines are joined; {engine} takes at most {max}."
 TEXT_HAS_NUL = "The text contains a NUL character; remove it."
 NO_MEMBERS = "Choose at least one live member for the consolidation to supersede."
-WAIVER_MISSING = "The text drops the anchor `{anchor}`: put it back, or waive it with a reason."
-WAIVER_TOO_LONG = "The reason for waiving `{anchor}` is {n} characters long; at most {max} are allowed."
+WAIVER_MISSING = "The text drops the anchor {anchor}: put it back, or waive it with a reason."
+WAIVER_TOO_LONG = "The reason for waiving {anchor} is {n} characters long; at most {max} are allowed."
 WAIVER_MAX = 500
 
 
@@ -68,25 +73,89 @@ def check_text(text: str, *, engine: str) -> tuple[str, list[str]]:
     return normalized, []
 
 
-def dropped_anchors(coverage: Sequence[MemberCoverage]) -> list[str]:
-    """Every full anchor some member has and the text drops: sorted, unique."""
-    return sorted({anchor for member in coverage for anchor in member.dropped_anchors})
+_BACKTICKED = re.compile(r"`([^`]*)`")
+_KEY_GAPS = re.compile(r"[^a-z0-9_]+")
 
 
-def check_waivers(dropped: Sequence[str], waivers: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
-    """``(waivers kept, errors)``: each dropped anchor needs a reason (1..500 characters after trimming);
-    a waiver of an anchor the text keeps (or no member has) is dropped, not an error. The kept waivers
-    are ``{anchor: reason}`` in anchor order."""
+@dataclass(frozen=True)
+class Anchor:
+    """An anchor of a member as the editor asks for its waiver: ``label`` as the member spells it (a
+    backticked run, or a name such as ``Gross Amount``), ``backticked`` which kind it is, and ``key``
+    (``[a-z0-9_-]``, the form field ``waive-<key>``: the run itself for a backticked anchor)."""
+
+    label: str
+    backticked: bool
+
+    @property
+    def key(self) -> str:
+        return self.label if self.backticked else _KEY_GAPS.sub("-", self.label.lower()).strip("-")
+
+    @property
+    def shown(self) -> str:
+        """How messages name it: ```to_utc``` or ``"Gross Amount"``."""
+        return f"`{self.label}`" if self.backticked else f'"{self.label}"'
+
+
+def _contains(sequence: Phrase, part: Phrase) -> bool:
+    n = len(part)
+    return any(sequence[i : i + n] == part for i in range(len(sequence) - n + 1))
+
+
+def _named(text: str) -> dict[Phrase, str]:
+    """The names ``text`` anchors without backticks, ``{phrase: first spelling}``: those of
+    ``fact_signals.profile`` not written inside backticks, and not containing another of them (the
+    shorter one names it: "Write Gross Amount" is "Gross Amount")."""
+    spans = " ".join(_BACKTICKED.findall(text))
+    found = {p: spelled for p, spelled in profile(text).spellings if spelled not in spans}
+    return {
+        p: spelled
+        for p, spelled in found.items()
+        if not any(other != p and _contains(p, other) for other in found)
+    }
+
+
+def dropped_anchors(
+    draft_text: str, members: Sequence[tuple[str, str]]
+) -> list[tuple[Anchor, tuple[str, ...]]]:
+    """Every anchor of the ``members`` (``(hash, text)``, in order) that ``draft_text`` drops, with the
+    hashes of the members that have it: backticked anchors first, then named ones, each by label.
+
+    A backticked full anchor is kept when it is among the text's runs (``lessons.core.coverage``); a
+    named anchor when its words stand together in the text's words (``fact_signals.profile``)."""
+    present = frozenset(runs(draft_text))
+    sequence = profile(draft_text).sequence
+    holders: dict[Anchor, list[str]] = {}
+    for member_hash, text in members:
+        for run in sorted(anchors(text)[0] - present):
+            holders.setdefault(Anchor(run, True), []).append(member_hash)
+        for p, spelled in sorted(_named(text).items()):
+            if not _contains(sequence, p):
+                holders.setdefault(Anchor(spelled, False), []).append(member_hash)
+    # One field per key: the first spelling of a name stands for the others ("Gross amount").
+    by_key: dict[str, tuple[Anchor, list[str]]] = {}
+    for anchor, hashes in holders.items():
+        if anchor.key in by_key:
+            by_key[anchor.key][1].extend(h for h in hashes if h not in by_key[anchor.key][1])
+        else:
+            by_key[anchor.key] = (anchor, hashes)
+    ordered = sorted(by_key.values(), key=lambda item: (not item[0].backticked, item[0].key))
+    return [(anchor, tuple(hashes)) for anchor, hashes in ordered]
+
+
+def check_waivers(dropped: Sequence[Anchor], waivers: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """``(waivers kept, errors)``: each dropped anchor needs a reason (``waivers[anchor.key]``, 1..500
+    characters after trimming); a waiver of an anchor the text keeps (or no member has) is dropped, not
+    an error. The kept waivers are ``{label: reason}`` in ``dropped`` order."""
     kept: dict[str, str] = {}
     errors = []
-    for anchor in sorted(dropped):
-        reason = (waivers.get(anchor) or "").strip()
+    for anchor in dropped:
+        reason = (waivers.get(anchor.key) or "").strip()
         if not reason:
-            errors.append(WAIVER_MISSING.format(anchor=anchor))
+            errors.append(WAIVER_MISSING.format(anchor=anchor.shown))
         elif len(reason) > WAIVER_MAX:
-            errors.append(WAIVER_TOO_LONG.format(anchor=anchor, n=len(reason), max=WAIVER_MAX))
+            errors.append(WAIVER_TOO_LONG.format(anchor=anchor.shown, n=len(reason), max=WAIVER_MAX))
         else:
-            kept[anchor] = reason
+            kept[anchor.label] = reason
     return kept, errors
 
 

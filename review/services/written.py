@@ -15,7 +15,6 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from lessons.core.coverage import draft_coverage
 from lessons.core.text import lesson_hash, to_ms
 from lessons.core.written import (
     NO_MEMBERS,
@@ -66,9 +65,10 @@ def consolidation_write(
     """Make the reviewer's consolidation a pending draft on the entity; returns it.
 
     ``supersedes``: live member hashes of the entity (order kept, repeats dropped). ``waivers``:
-    ``{anchor: reason}``, one for each full anchor of a superseded member the text drops (others are
-    ignored). The draft: ``source`` reviewer, ``drafted_by`` ``user:<username>`` (and ``drafted_by_user``),
-    no ``triggered_by``, both gates ``not_run``, the normalized text, ``created_at`` ``now`` (UTC, ms).
+    ``{anchor key: reason}``, one for each anchor of a superseded member the text drops
+    (``lessons.core.written.dropped_anchors``; others are ignored); stored as ``{label: reason}``.
+    The draft: ``source`` reviewer, ``drafted_by`` ``user:<username>`` (and ``drafted_by_user``), no
+    ``triggered_by``, both gates ``not_run``, the normalized text, ``created_at`` ``now`` (UTC, ms).
 
     Raises ``NotAllowed`` (not a reviewer), ``StalePile`` (the pile changed since ``pile_version``;
     None skips the check), ``WrittenRefused`` (the text's limits, a missing waiver) or ``DecisionRefused``
@@ -91,10 +91,8 @@ def consolidation_write(
         normalized, errors = check_text(text, engine=host_engine(host=host, members=members))
         kept: dict[str, str] = {}
         if normalized:
-            coverage = draft_coverage(
-                draft_text=normalized, members=[(m.hash, m.text, m.latest_verdict) for m in members]
-            )
-            kept, waiver_errors = check_waivers(dropped_anchors(coverage), waivers)
+            dropped = dropped_anchors(normalized, [(m.hash, m.text) for m in members])
+            kept, waiver_errors = check_waivers([anchor for anchor, _holders in dropped], waivers)
             errors += waiver_errors
         if errors:
             raise WrittenRefused(errors)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from lessons.core.coverage import draft_coverage
 from lessons.core.piles import is_over_budget, pile_target
-from lessons.core.written import FactLine, check_text, check_waivers, dropped_anchors, text_limit
+from lessons.core.written import Anchor, FactLine, check_text, check_waivers, dropped_anchors, text_limit
 from lessons.models import AreevCursor, Host, Lesson
 from lessons.selectors.facts import pile_facts_stored
 from lessons.selectors.piles import entity_lessons, pile_version
@@ -95,10 +95,10 @@ def write_detail(*, host: Host, namespace: str, subject: str) -> WriteDetail | N
 
 @dataclass(frozen=True)
 class Waiver:
-    """A dropped anchor as the editor asks for its waiver: the ``anchor``, the superseded members that
-    have it (short hashes, oldest first) and the ``reason`` typed so far."""
+    """A dropped anchor as the editor asks for its waiver: the ``anchor`` (``lessons.core.written.Anchor``),
+    the superseded members that have it (short hashes, oldest first) and the ``reason`` typed so far."""
 
-    anchor: str
+    anchor: Anchor
     members: tuple[str, ...]
     reason: str
 
@@ -153,15 +153,11 @@ def write_matrix(
         rows.append(
             MemberRow(member.hash, member, cov, recurrence_dict(member), kept, dropped, coverage_summary(cov))
         )
-    dropped_all = dropped_anchors(coverage)
-    _kept, waiver_errors = check_waivers(dropped_all, waivers)
+    dropped = dropped_anchors(normalized, [(m.hash, m.text) for m in members])
+    _kept, waiver_errors = check_waivers([anchor for anchor, _holders in dropped], waivers)
     shown = tuple(
-        Waiver(
-            anchor=a,
-            members=tuple(c.hash[:8] for c in coverage if a in c.dropped_anchors),
-            reason=waivers.get(a, ""),
-        )
-        for a in dropped_all
+        Waiver(anchor=anchor, members=tuple(h[:8] for h in holders), reason=waivers.get(anchor.key, ""))
+        for anchor, holders in dropped
     )
     host = detail.host
     return WriteMatrix(

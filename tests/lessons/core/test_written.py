@@ -8,9 +8,11 @@ from lessons.core.written import (
     TEXT_TOO_LONG,
     WAIVER_MISSING,
     WAIVER_TOO_LONG,
+    Anchor,
     FactLine,
     check_text,
     check_waivers,
+    dropped_anchors,
     prefill,
     written_draft_id,
 )
@@ -47,14 +49,39 @@ def test_an_empty_text_or_a_nul_is_refused():
 
 
 def test_each_dropped_anchor_needs_a_reason_and_other_waivers_are_dropped():
-    kept, errors = check_waivers(
-        ["to_utc", "at", "cents"], {"at": " style guide ", "cents": "x" * 501, "zz": "?"}
-    )
-    assert kept == {"at": "style guide"}
-    assert errors == [
-        WAIVER_TOO_LONG.format(anchor="cents", n=501, max=500),
-        WAIVER_MISSING.format(anchor="to_utc"),
+    dropped = [
+        Anchor("at", True),
+        Anchor("cents", True),
+        Anchor("to_utc", True),
+        Anchor("Gross Amount", False),
     ]
+    waivers = {"at": " style guide ", "cents": "x" * 501, "zz": "?", "gross-amount": "Said by the keeper."}
+    kept, errors = check_waivers(dropped, waivers)
+    assert kept == {"at": "style guide", "Gross Amount": "Said by the keeper."}
+    assert errors == [
+        WAIVER_TOO_LONG.format(anchor="`cents`", n=501, max=500),
+        WAIVER_MISSING.format(anchor="`to_utc`"),
+    ]
+
+
+ADVERTISER = 'Every invoice needs an Advertiser value; take it from the "Advertiser" or "Client" line.'
+GROSS = "Write Gross Amount as a bare number with two decimals, no currency symbol."
+
+
+def test_backticked_and_named_anchors_the_text_drops_are_listed_with_their_members():
+    members = [("a" * 64, ADVERTISER), ("b" * 64, GROSS), ("c" * 64, "Wrap columns in `to_utc` and `at`.")]
+    dropped = dropped_anchors(
+        "Fill Advertiser from the order; write the gross amount bare; use `at`.", members
+    )
+    assert [(a.label, a.backticked, a.key, holders) for a, holders in dropped] == [
+        ("to_utc", True, "to_utc", ("c" * 64,)),
+        ("Client", False, "client", ("a" * 64,)),
+    ]  # "Gross Amount" stands in the text (any case); "Write Gross Amount" is named by "Gross Amount"
+
+
+def test_a_named_anchor_is_dropped_when_its_words_are_not_together():
+    dropped = dropped_anchors("Write the amount, gross, bare.", [("b" * 64, GROSS)])
+    assert [(a.label, a.key) for a, _ in dropped] == [("Gross Amount", "gross-amount")]
 
 
 def test_the_draft_id_names_its_text_members_author_and_time():

@@ -116,7 +116,7 @@ def test_a_missing_waiver_is_refused_with_the_text_kept(pile, as_reviewer):
     assert response.status_code == 422
     doc = parse(response.content.decode())
     assert [p.text for p in doc.find(data_testid="write-errors").find_all("p", cls="field-error")] == [
-        WAIVER_MISSING.format(anchor="amount_cents")
+        WAIVER_MISSING.format(anchor="`amount_cents`")
     ]
     assert _area(doc) == text
     assert not Draft.objects.exists()

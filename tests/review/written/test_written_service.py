@@ -115,8 +115,8 @@ def test_every_dropped_anchor_needs_a_waiver(pile, reviewer):
     with pytest.raises(WrittenRefused) as refused:
         _write(reviewer, pile, text=text, waivers={"amount_cents": "  "})
     assert refused.value.errors == [
-        WAIVER_MISSING.format(anchor="amount_cents"),
-        WAIVER_MISSING.format(anchor="at"),
+        WAIVER_MISSING.format(anchor="`amount_cents`"),
+        WAIVER_MISSING.format(anchor="`at`"),
     ]
     assert not Draft.objects.exists()
 
