@@ -245,8 +245,8 @@ class Draft(models.Model):
     gate_ground = models.CharField(max_length=8)
     gate_verify = models.CharField(max_length=8)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.HOST)
-    # A reviewer-written draft's waived anchors: {anchor: the writer's reason}, every full anchor of a
-    # member the text drops (lessons.core.written). Empty for a host's draft.
+    # A reviewer-written draft's waived anchors, {anchor as shown: the writer's reason}, e.g. "`at`" or
+    # '"Client"': every anchor of a member the text drops (lessons.core.written). Empty for a host's draft.
     waivers = models.JSONField(default=dict, blank=True)
     confidence = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField()

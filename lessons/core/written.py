@@ -145,7 +145,7 @@ def dropped_anchors(
 def check_waivers(dropped: Sequence[Anchor], waivers: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     """``(waivers kept, errors)``: each dropped anchor needs a reason (``waivers[anchor.key]``, 1..500
     characters after trimming); a waiver of an anchor the text keeps (or no member has) is dropped, not
-    an error. The kept waivers are ``{label: reason}`` in ``dropped`` order."""
+    an error. The kept waivers are ``{anchor.shown: reason}`` in ``dropped`` order."""
     kept: dict[str, str] = {}
     errors = []
     for anchor in dropped:
@@ -155,7 +155,7 @@ def check_waivers(dropped: Sequence[Anchor], waivers: Mapping[str, str]) -> tupl
         elif len(reason) > WAIVER_MAX:
             errors.append(WAIVER_TOO_LONG.format(anchor=anchor.shown, n=len(reason), max=WAIVER_MAX))
         else:
-            kept[anchor.label] = reason
+            kept[anchor.shown] = reason
     return kept, errors
 
 

@@ -66,7 +66,8 @@ def consolidation_write(
 
     ``supersedes``: live member hashes of the entity (order kept, repeats dropped). ``waivers``:
     ``{anchor key: reason}``, one for each anchor of a superseded member the text drops
-    (``lessons.core.written.dropped_anchors``; others are ignored); stored as ``{label: reason}``.
+    (``lessons.core.written.dropped_anchors``; others are ignored); stored as ``{anchor as shown:
+    reason}`` (```at```, ``"Client"``).
     The draft: ``source`` reviewer, ``drafted_by`` ``user:<username>`` (and ``drafted_by_user``), no
     ``triggered_by``, both gates ``not_run``, the normalized text, ``created_at`` ``now`` (UTC, ms).
 

@@ -29,8 +29,10 @@ def pile(ingest):
     return hashes(records)
 
 
-def _status(page) -> str:
-    return page.inner_text("[data-testid=write-status]")
+def draft_waivers() -> dict:
+    from lessons.models import Draft
+
+    return Draft.objects.get().waivers
 
 
 def test_a_reviewer_writes_a_consolidation_with_a_live_matrix_and_another_approves_it(
@@ -87,8 +89,11 @@ def test_a_reviewer_writes_a_consolidation_with_a_live_matrix_and_another_approv
     assert page.inner_text("[data-testid=draft-origin]") == ORIGIN_REVIEWER
     assert page.inner_text("[data-testid=gate-ground]") == GATE_NOT_RUN_LABEL
     assert "`at`: The alias suffix is in the style guide now." in page.inner_text("[data-testid=waived]")
+    assert draft_waivers() == {"`at`": "The alias suffix is in the style guide now."}
     assert page.locator("[data-testid=approve]").count() == 0  # rita wrote it
     assert check(page) == {}
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.screenshot(path=str(artifacts / "written_draft_1280.png"), full_page=True)
     draft = Draft.objects.get()
 
     other = sign_in("rob", "rob-pass")

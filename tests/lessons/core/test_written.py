@@ -57,7 +57,7 @@ def test_each_dropped_anchor_needs_a_reason_and_other_waivers_are_dropped():
     ]
     waivers = {"at": " style guide ", "cents": "x" * 501, "zz": "?", "gross-amount": "Said by the keeper."}
     kept, errors = check_waivers(dropped, waivers)
-    assert kept == {"at": "style guide", "Gross Amount": "Said by the keeper."}
+    assert kept == {"`at`": "style guide", '"Gross Amount"': "Said by the keeper."}
     assert errors == [
         WAIVER_TOO_LONG.format(anchor="`cents`", n=501, max=500),
         WAIVER_MISSING.format(anchor="`to_utc`"),

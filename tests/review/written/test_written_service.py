@@ -131,8 +131,8 @@ def test_every_dropped_anchor_needs_a_waiver(pile, reviewer):
         },
     )
     assert Draft.objects.get(pk=draft.pk).waivers == {
-        "amount_cents": "Cents live in a macro now.",
-        "at": "Aliases are in the style guide.",
+        "`amount_cents`": "Cents live in a macro now.",
+        "`at`": "Aliases are in the style guide.",
     }
 
 
