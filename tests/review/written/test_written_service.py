@@ -219,3 +219,16 @@ def test_a_viewer_may_not_write_one(pile, viewer):
 
     with pytest.raises(NotAllowed):
         _write(viewer, pile)
+
+
+def test_the_piles_json_shows_a_written_draft_with_no_gate_run(pile, reviewer):
+    from lessons.selectors.piles import piles_json
+
+    draft = _write(reviewer, pile)
+    (shown,) = piles_json(host=HOST)["piles"][0]["drafts"]
+    assert (shown["id"], shown["status"], shown["drafted_by"], shown["gates"]) == (
+        draft.ext_id,
+        "pending",
+        "user:rita",
+        {"ground": "not_run", "verify": "not_run"},
+    )
