@@ -214,15 +214,12 @@ def _apply_pending(*, learn: Path, host: str, now: datetime, dry_run: bool, wait
                 written = store.write(now=format_datetime(now))
                 report.written += [f"{store.name}/{name}" for name in written]
     for decision, status, detail in outcomes:
-        if status == DecisionAck.Status.APPLIED:
-            report.applied.append(f"{_label(decision)}: {detail}")
-            if not dry_run:
-                decision_ack(decision=decision, status=status, detail=detail, token_name=ACK_TOKEN, now=now)
-            continue
         try:
             if not dry_run:
                 decision_ack(decision=decision, status=status, detail=detail, token_name=ACK_TOKEN, now=now)
-            report.refused.append(f"{_label(decision)}: {detail}")
         except AckAlreadyApplied:  # the host acknowledged it applied (the API) since this run read it
             report.skipped.append(f"{_label(decision)}: {KEPT_APPLIED.format(detail=detail)}")
+            continue
+        applied = status == DecisionAck.Status.APPLIED
+        (report.applied if applied else report.refused).append(f"{_label(decision)}: {detail}")
     return report
