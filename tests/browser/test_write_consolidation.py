@@ -70,6 +70,15 @@ def test_a_reviewer_writes_a_consolidation_with_a_live_matrix_and_another_approv
     assert page.locator(f"[data-testid=member-{pile[1][:8]}]").count() == 0
     page.check(f"[data-testid=choose-{pile[1][:8]}]")
     page.wait_for_selector("#waive-at")
+    # A reason being typed survives a refresh of the matrix (its value is posted with the text, and
+    # hx-preserve keeps the field itself while the region is swapped).
+    page.fill("#waive-at", "Half a reas")
+    with page.expect_response("**/pile/write/matrix/**"):
+        page.type("#id_text", " ", delay=5)
+    page.wait_for_load_state("networkidle")
+    assert page.input_value("#waive-at") == "Half a reas"
+    page.fill("#waive-at", "")
+    page.fill("#id_text", TEXT)
 
     assert check(page) == {}  # 1440 and 390 wide: no overflow, no axe violation (leaves it at 390)
     page.set_viewport_size({"width": 390, "height": 844})
