@@ -91,11 +91,12 @@ class DraftAdmin(ReadOnlyAdmin):
         "namespace",
         "subject",
         "status",
+        "source",
         "gate_ground",
         "gate_verify",
         "created_at",
     )
-    list_filter = ("status", "host")
+    list_filter = ("status", "source", "host")
     search_fields = ("ext_id", "subject", "text")
     list_select_related = ("host",)
 

@@ -207,6 +207,9 @@ class Correction(models.Model):
         ]
 
 
+GATE_NOT_RUN = "not_run"  # a reviewer-written draft's GROUND and VERIFY: no model gate judged it
+
+
 class Draft(models.Model):
     """A drafted consolidating lesson for one entity. spec: interchange.md, "draft"; decisions.md.
 
@@ -217,6 +220,10 @@ class Draft(models.Model):
         PENDING = "pending"
         APPROVED = "approved"
         REJECTED = "rejected"
+
+    class Source(models.TextChoices):
+        HOST = "host"  # sent by a host (a model's draft, or a person's at the host)
+        REVIEWER = "reviewer"  # written by a reviewer in the dashboard (issue 22, Build 4)
 
     host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="drafts")
     ext_id = models.CharField(max_length=200)
@@ -234,8 +241,13 @@ class Draft(models.Model):
     triggered_by_user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # "pass" or "fail" as the host's gates said; "not_run" for a reviewer-written draft (no model gate runs).
     gate_ground = models.CharField(max_length=8)
     gate_verify = models.CharField(max_length=8)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.HOST)
+    # A reviewer-written draft's waived anchors, {anchor as shown: the writer's reason}, e.g. "`at`" or
+    # '"Client"': every anchor of a member the text drops (lessons.core.written). Empty for a host's draft.
+    waivers = models.JSONField(default=dict, blank=True)
     confidence = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
@@ -252,7 +264,12 @@ class Draft(models.Model):
                 condition=Q(status__in=["pending", "approved", "rejected"]), name="draft_status_valid"
             ),
             models.CheckConstraint(
-                condition=Q(gate_ground__in=["pass", "fail"]) & Q(gate_verify__in=["pass", "fail"]),
+                condition=(
+                    Q(source="host")
+                    & Q(gate_ground__in=["pass", "fail"])
+                    & Q(gate_verify__in=["pass", "fail"])
+                )
+                | (Q(source="reviewer") & Q(gate_ground=GATE_NOT_RUN) & Q(gate_verify=GATE_NOT_RUN)),
                 name="draft_gates_valid",
             ),
         ]
@@ -261,7 +278,15 @@ class Draft(models.Model):
         ]
 
     @property
+    def written_by_reviewer(self) -> bool:
+        return self.source == self.Source.REVIEWER
+
+    @property
     def gates_pass(self) -> bool:
+        """Whether no gate stands in the way of an approval: both passed, or (a reviewer-written draft)
+        none was run."""
+        if self.written_by_reviewer:
+            return True
         return self.gate_ground == "pass" and self.gate_verify == "pass"
 
 

@@ -11,6 +11,7 @@ from review.lessons import views as lessons
 from review.log import views as decisions
 from review.piles import fact_views
 from review.piles import views as piles
+from review.written import views as written
 
 app_name = "review"
 urlpatterns: list = [
@@ -21,6 +22,9 @@ urlpatterns: list = [
     path("pile/claim/", piles.pile_claim_view, name="pile_claim"),
     path("pile/resolve/", fact_views.pile_resolve, name="pile_resolve"),
     path("pile/mark/", fact_views.pile_mark, name="pile_mark"),
+    # a consolidation written by a reviewer (issue 22, Build 4): the editor, its live coverage matrix
+    path("pile/write/", written.pile_write, name="pile_write"),
+    path("pile/write/matrix/", written.pile_write_matrix, name="pile_write_matrix"),
     path("lessons/<str:host>/<str:lesson_hash>/", lessons.lesson, name="lesson"),
     path("lessons/<str:host>/<str:lesson_hash>/restore/", lessons.lesson_restore_view, name="lesson_restore"),
     path("lessons/<str:host>/<str:lesson_hash>/retire/", lessons.lesson_retire_view, name="lesson_retire"),

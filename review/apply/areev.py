@@ -27,6 +27,9 @@ What each decision becomes in areev 1.13.2:
 - ``restore``: the kept fields added again (the same content address, live), then ``forget`` of the
   marker.
 - ``set_budget``: not applied (a budget is the dashboard's); skipped, never acknowledged.
+- any decision on a consolidation a reviewer wrote (``areev_written``): there is no recommendation, so
+  the approval is written as areev's loop writes a consolidation (the lesson, then a marker superseding
+  each member), a roll back forgets them, a reject changes nothing.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from lessons.importers.areev_engine import EngineError, Memory, cal_value, check
 from review.models import Action, Decision
 from review.services.acks import AckAlreadyApplied, decision_ack
 
+from .areev_written import WrittenRefused, apply_written, is_written
 from .host_lock import host_apply_lock
 
 ACK_TOKEN = "apply_decisions --areev"
@@ -111,7 +115,7 @@ def _apply_pending(
             try:
                 detail = _apply(mem, decision, dry_run=dry_run)
                 status = APPLIED
-            except (EngineError, _Refused) as exc:
+            except (EngineError, _Refused, WrittenRefused) as exc:
                 detail, status = str(exc), REFUSED
         if not dry_run:
             try:
@@ -128,6 +132,8 @@ def _apply_pending(
 
 
 def _apply(mem: Memory, decision: Decision, *, dry_run: bool) -> str:
+    if is_written(decision):  # written by a reviewer: no recommendation in the engine (areev_written)
+        return apply_written(mem, decision, dry_run=dry_run)
     reason = decision.reason
     if decision.action == Action.APPROVE:
         rec = _recommendation(mem, decision.draft_id, wanted="pending")

@@ -226,8 +226,20 @@ class DraftDetail:
 
     @property
     def failed_gates(self) -> tuple[str, ...]:
+        if self.draft.written_by_reviewer:  # no gate was run: none failed
+            return ()
         gates = (("GROUND", self.draft.gate_ground), ("VERIFY", self.draft.gate_verify))
         return tuple(name for name, value in gates if value != "pass")
+
+    @property
+    def origin(self) -> str:
+        """How the page names the draft's origin (``draft_origin``)."""
+        return draft_origin(self.draft)
+
+    @property
+    def waivers(self) -> list[tuple[str, str]]:
+        """A reviewer-written draft's waived anchors with their reasons, in anchor order."""
+        return sorted((self.draft.waivers or {}).items())
 
     @property
     def consolidation_live(self) -> bool:
@@ -237,6 +249,20 @@ class DraftDetail:
     def rolled_back(self) -> bool:
         """Approved, and the consolidation it created is no longer live."""
         return self.draft.status == Draft.Status.APPROVED and not self.consolidation_live
+
+
+ORIGIN_REVIEWER = "written by a reviewer"
+ORIGIN_MODEL = "drafted by a model"
+ORIGIN_HOST = "drafted at the host"
+GATE_NOT_RUN_LABEL = "not run: written by a reviewer"
+
+
+def draft_origin(draft: Draft) -> str:
+    """``written by a reviewer`` (written in the dashboard), ``drafted by a model`` (an ``llm:`` author)
+    or ``drafted at the host`` (any other author a host sent)."""
+    if draft.written_by_reviewer:
+        return ORIGIN_REVIEWER
+    return ORIGIN_MODEL if draft.drafted_by.startswith("llm:") else ORIGIN_HOST
 
 
 def draft_get(*, host_name: str, ext_id: str) -> Draft | None:

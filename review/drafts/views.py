@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from lessons.models import Draft
 from lessons.services.principals import draft_names_user
 from review.drafts.forms import ApproveForm, RejectForm, RollbackForm
-from review.drafts.selectors import DraftDetail
+from review.drafts.selectors import GATE_NOT_RUN_LABEL, DraftDetail
 from review.roles import PERM_DECIDE, PERM_VIEW_DRAFT
 from review.services.common import DecisionRefused, NotAllowed, StalePile
 from review.services.consolidation import (
@@ -40,6 +40,7 @@ SWAP_TEMPLATE = "review/drafts/_swap.html"
 BLOCKED_VIEWER = "Deciding on a draft needs the reviewer role; you can read this page."
 BLOCKED_GATE = "This draft cannot be approved: {gates} failed. It can be rejected."
 BLOCKED_AUTHOR = "You drafted this draft, so another reviewer must approve it."
+BLOCKED_WRITER = "You wrote this consolidation, so another reviewer must approve it."
 BLOCKED_TRIGGER = "You triggered this draft, so another reviewer must approve it."
 BLOCKED_STALE = (
     "This draft is stale: {lessons} it supersedes {verb} no longer live. It can be rejected, not approved."
@@ -81,7 +82,7 @@ def approve_blocked(detail: DraftDetail, user) -> str:
             lessons=f"lessons {lessons}" if many else f"lesson {lessons}", verb="are" if many else "is"
         )
     if draft_names_user(draft=draft, user=user, role="drafted"):
-        return BLOCKED_AUTHOR
+        return BLOCKED_WRITER if draft.written_by_reviewer else BLOCKED_AUTHOR
     if draft_names_user(draft=draft, user=user, role="triggered"):
         return BLOCKED_TRIGGER
     if detail.duplicate is not None:
@@ -118,6 +119,7 @@ def _context(
         "rollback_form": rollback or RollbackForm(initial={"pile_version": detail.version}),
         "approve_blocked": approve_blocked(detail, request.user),
         "decided_rejected": DECIDED_REJECTED,
+        "gate_not_run": GATE_NOT_RUN_LABEL,
         "rollback_blocked": rollback_blocked(detail, request.user),
         "show_rollback": detail.draft.status == Draft.Status.APPROVED and detail.consolidation is not None,
         "can_decide": request.user.has_perm(PERM_DECIDE),

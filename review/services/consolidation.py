@@ -121,10 +121,16 @@ def draft_evidence(*, draft: Draft, lessons: list[Lesson], host: Host) -> dict:
     """What the reviewer saw of a draft: ``{"count", "max_active", "supersedes", "gates", "members"}``.
 
     ``members`` lists each superseded lesson still on the entity as ``{"hash", "verdict", "recurrence"}``
-    in ``supersedes`` order. spec: decisions.md, "The record" (``evidence``).
+    in ``supersedes`` order. A draft written by a reviewer adds ``"written"``: ``{"by", "text",
+    "waivers"}`` (its author label, its text, ``{anchor: reason}``), since no host has it to apply from.
+    spec: decisions.md, "The record" (``evidence``); docs/reviewing.md, "Writing a consolidation".
     """
     by_hash = {lesson.hash: lesson for lesson in lessons}
+    written = {}
+    if draft.written_by_reviewer:
+        written = {"written": {"by": draft.drafted_by, "text": draft.text, "waivers": dict(draft.waivers)}}
     return {
+        **written,
         "count": live_count(lessons),
         "max_active": host.max_active,
         "supersedes": list(draft.supersedes),

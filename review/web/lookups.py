@@ -21,6 +21,7 @@ from review.hosts.selectors import host_get, host_overview
 from review.lessons.selectors import LessonDetail, lesson_detail
 from review.piles.selectors import PileDetail, pile_detail
 from review.web.htmx import render_problem
+from review.written.selectors import WriteDetail, write_detail
 
 HOST_UNKNOWN = "There is no host named {host!r}."
 PILE_PARAMS_MISSING = (
@@ -85,17 +86,32 @@ def get_entity_or_404(params: QueryDict) -> tuple[Host, PileDetail]:
     ``NotFound``: 400 when host or subject is missing or a value holds a NUL, 404 for an unknown host or an
     entity without a lesson.
     """
-    host_name, namespace, subject = (query_text(params, key) for key in ("host", "namespace", "subject"))
-    if not host_name or not subject:
-        raise NotFound("Which pile?", PILE_PARAMS_MISSING, status=400)
-    if has_nul(host_name, namespace, subject):
-        raise NotFound("Which pile?", PILE_PARAMS_NUL, status=400)
-    host = get_host_or_404(host_name)
+    host, namespace, subject = _entity_params(params)
     detail = pile_detail(host=host, namespace=namespace, subject=subject)
     if detail is None:
         target = pile_target(namespace, subject)
         raise NotFound("No such entity", ENTITY_EMPTY.format(host=host.name, target=target))
     return host, detail
+
+
+def _entity_params(params: QueryDict) -> tuple[Host, str, str]:
+    host_name, namespace, subject = (query_text(params, key) for key in ("host", "namespace", "subject"))
+    if not host_name or not subject:
+        raise NotFound("Which pile?", PILE_PARAMS_MISSING, status=400)
+    if has_nul(host_name, namespace, subject):
+        raise NotFound("Which pile?", PILE_PARAMS_NUL, status=400)
+    return get_host_or_404(host_name), namespace, subject
+
+
+def get_write_or_404(params: QueryDict) -> WriteDetail:
+    """The editor's entity named by ``params``, as ``get_entity_or_404`` (``NotFound`` alike)."""
+    host, namespace, subject = _entity_params(params)
+    detail = write_detail(host=host, namespace=namespace, subject=subject)
+    if detail is None:
+        raise NotFound(
+            "No such entity", ENTITY_EMPTY.format(host=host.name, target=pile_target(namespace, subject))
+        )
+    return detail
 
 
 def get_lesson_or_404(host: str, lesson_hash: str) -> LessonDetail:

@@ -33,6 +33,7 @@ ADMIN_PAGES = {
     "decisions": "decisions/",
     "import": "imports/altimate/",
     "draft": "drafts/adbuy-desk/rec-adbuy-consolidate-1/",
+    "write a consolidation": "pile/write/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture",
     "not found": "no-such-page/",
     "import job, finished": "imports/jobs/{finished}/",
     "import job, queued": "imports/jobs/{queued}/",
