@@ -169,10 +169,40 @@ def job_run(job_id: int) -> ImportJob | None:
     }
     if job.kind in (ImportJob.Kind.API, ImportJob.Kind.RECOUNT) and state == State.SUCCEEDED:
         finish["lines_done"] = job.lines_total
-    if not (state == State.SUCCEEDED and job.options.get("dry_run")):
-        finish["payload"] = None  # finished: nothing to run again; a dry run keeps its zip to import it
+    if not keeps_payload(job.kind, state, job.options):
+        finish["payload"] = None  # finished: nothing will run it again (issue 21, item 4)
     ImportJob.objects.filter(pk=job_id, attempt=attempt).update(**finish)
     return ImportJob.objects.get(pk=job_id)
+
+
+def keeps_payload(kind: str, state: str, options: dict | None) -> bool:
+    """Whether a job that ended in ``state`` keeps its payload: only a zip upload's successful dry run,
+    so that "Import this zip now" imports it without choosing it again, and only until ``jobs_prune``
+    drops it (``settings.IMPORT_DRY_RUN_KEEP_SECONDS`` after the job ended). Every other finished job
+    (an API ingest, its dry runs too; a recount; a failed upload) drops it as it ends: nothing runs it
+    again. docs/production.md, "The background worker"."""
+    dry_run = bool((options or {}).get("dry_run"))
+    return kind == ImportJob.Kind.ALTIMATE and state == State.SUCCEEDED and dry_run
+
+
+def jobs_prune(*, now=None) -> tuple[int, int]:
+    """Drop the zip a finished dry run kept once ``settings.IMPORT_DRY_RUN_KEEP_SECONDS`` have passed
+    since it ended, and delete the rows of jobs that ended more than ``settings.JOBS_KEEP_DAYS`` days
+    ago (with their task rows). ``now`` (UTC) defaults to the current time. Returns ``(payloads
+    dropped, jobs deleted)``. Run by ``manage.py db_worker`` when it starts and every
+    ``RECOVER_EVERY_SECONDS``; a queued or running job is never touched."""
+    from django_tasks_db.models import DBTaskResult
+
+    now = now or timezone.now()
+    finished = ImportJob.objects.filter(state__in=(State.SUCCEEDED, State.FAILED))
+    kept_until = now - timedelta(seconds=settings.IMPORT_DRY_RUN_KEEP_SECONDS)
+    dropped = finished.filter(payload__isnull=False, finished_at__lte=kept_until).update(payload=None)
+    old = finished.filter(finished_at__lte=now - timedelta(days=settings.JOBS_KEEP_DAYS))
+    task_ids = [t for t in old.values_list("task_id", flat=True) if t]
+    deleted, _ = old.delete()
+    if task_ids:
+        DBTaskResult.objects.filter(id__in=task_ids).finished().delete()
+    return dropped, deleted
 
 
 def _queue_again(job: ImportJob, attempt: int) -> ImportJob:
