@@ -67,6 +67,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # outermost of the project's own: sees each page last (control characters shown as ⟨U+202E⟩)
+    "review.middleware.VisibleControlsMiddleware",
     # before the session: the session's save (sign-in) also waits at most WEB_LOCK_TIMEOUT_SECONDS
     "review.locking.LockWaitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
