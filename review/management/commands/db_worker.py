@@ -4,10 +4,12 @@ The backport's worker (every option of ``django_tasks_db``'s ``db_worker``: ``--
 ``--queue-name``, ...) runs the queued tasks. Before it starts, and then every
 ``review.services.jobs.RECOVER_EVERY_SECONDS`` from a thread of its own, ``jobs_recover`` queues again
 each running import job that has shown no progress for ``--stale-after`` seconds (default
-``settings.JOBS_STALE_SECONDS``): a worker killed mid-job leaves nothing half-written (the ingest is one
-transaction), and the job runs again from the start. The same rounds run ``jobs_prune``: a dry run's kept
-zip is dropped after ``IMPORT_DRY_RUN_KEEP_SECONDS``, a finished job's row deleted after
-``JOBS_KEEP_DAYS``. spec: issue 13, Build 2; issue 21, item 4; docs/production.md.
+``settings.JOBS_STALE_SECONDS``) and whose process no longer holds its liveness lock
+(review/services/job_liveness.py: a quiet live job is never taken): a worker killed mid-job leaves
+nothing half-written (the ingest is one transaction), and the job runs again from the start. The same
+rounds run ``jobs_prune``: a dry run's kept zip is dropped after ``IMPORT_DRY_RUN_KEEP_SECONDS``, a
+finished job's row deleted after ``JOBS_KEEP_DAYS``. spec: issue 13, Build 2; issue 21, item 4 and
+"also seen"; docs/production.md.
 """
 
 from __future__ import annotations

@@ -370,3 +370,39 @@ def test_jobs_prune_counts_what_it_dropped_and_deleted(settings):
     finished_job(8), finished_job(1)
     assert jobs.jobs_prune() == (0, 1)
     assert jobs.jobs_prune() == (0, 0)
+
+
+# --- a live job is never taken (issue 21, also seen) --------------------------------------------
+
+LIVE_EXPECTED = {
+    "after_second_worker": {"state": "running", "attempt": 1, "phase": "validate"},
+    "ended": {"state": "succeeded", "attempt": 1, "error": ""},
+    "tasks": ["SUCCESSFUL"],
+}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the in-process run needs PostgreSQL")
+def test_on_postgresql_a_quiet_live_job_is_not_taken_by_a_second_worker():
+    from tests.review.jobs.live_job_scenario import run
+
+    assert run() == LIVE_EXPECTED
+
+
+def test_on_sqlite_a_quiet_live_job_is_not_taken_by_a_second_worker(tmp_path):
+    result = run_sqlite_scenario("tests.review.jobs.live_job_scenario", database=tmp_path / "live.sqlite3")
+    assert result == LIVE_EXPECTED
+
+
+def test_a_job_whose_process_holds_its_lock_is_alive_and_one_whose_process_let_go_is_not(background):
+    from review.services.job_liveness import AliveMark, job_alive
+    from review.services.jobs import progress_connection
+
+    job = jobs.job_create(kind="api", payload=b"{}\n", options={})
+    assert job_alive(job.pk) is False
+    holder = progress_connection()
+    mark = AliveMark(job.pk)
+    assert mark.hold(holder) is True
+    assert job_alive(job.pk) is True
+    mark.release()
+    holder.close()
+    assert job_alive(job.pk) is False
