@@ -153,3 +153,13 @@ def test_a_lesson_synced_from_areev_is_stored_as_it_is_and_shown_marked(db, tmp_
     body = client.get(f"/lessons/{HOST}/{grain}/").content.decode()
     assert [c for c in RAW if c in body] == []
     assert "Copy the number⟨U+001B⟩[2J exactly⟨U+0007⟩ and file it as ⟨U+202E⟩txt.exe" in body
+
+
+def test_manage_py_piles_shows_the_marks_and_its_json_keeps_the_characters(ingested):
+    code, out, _err = run_command("piles")
+    assert code == 0
+    assert [c for c in RAW if c in out] == []
+    assert "entity:desk/invoice⟨U+202E⟩fdp.exe" in out
+    code, out, _err = run_command("piles", "--format", "json")
+    (pile,) = json.loads(out)["piles"]
+    assert pile["subject"] == SUBJECT
