@@ -41,7 +41,7 @@ ALLOWED_HOSTS = [
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "review.admin_site.ReviewAdminConfig",  # django.contrib.admin, its sign-in answered by our pages
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -253,3 +253,23 @@ class ImportJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.state in (self.State.SUCCEEDED, self.State.FAILED)
+
+
+class ApplyLock(models.Model):
+    """The one ``apply_decisions`` run that may write a host's decisions into its engine now (issue 21,
+    item 3): a row per host while a run holds it, deleted when the run ends. ``holder`` is the run's random
+    token; ``pid`` and ``machine`` say which process holds it, so a run on the same machine whose process
+    is gone is taken over at once; ``renewed_at`` (UTC) is moved on after each decision, and a lock not
+    renewed for ``review.apply.host_lock.STALE_AFTER`` is taken over from any machine.
+    """
+
+    host = models.CharField(max_length=64, unique=True)
+    holder = models.CharField(max_length=32)
+    engine = models.CharField(max_length=16)
+    pid = models.PositiveIntegerField()
+    machine = models.CharField(max_length=255)
+    acquired_at = models.DateTimeField()
+    renewed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"apply lock of {self.host}: pid {self.pid} on {self.machine} ({self.engine})"

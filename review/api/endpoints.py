@@ -12,7 +12,8 @@ pulls decisions). Status codes:
   record of an ingested batch, the decision being acknowledged);
 - 404: nothing with that name on the token's host(s): a lesson hash is not confirmed across hosts;
 - 409: ``GET /lessons/{hash}`` by an all-host token when the hash is on several hosts and no ``?host=``
-  says which (``details`` lists them);
+  says which (``details`` lists them); a ``failed`` acknowledgement of a decision already acknowledged
+  ``applied`` (an applied ack is final; it stays as it was);
 - 400: invalid parameters or body, or an ingest batch refused (``report`` holds the import report);
 - 411: a chunked ingest body the server cannot hand over to its end (``review.request_body``);
 - 413: a body over ``settings.API_MAX_BODY_BYTES``, refused before it is read (or, chunked, as soon as it
@@ -50,6 +51,7 @@ from review.api.auth import TokenAuth, check_host_param, hosts_for, token_for
 from review.api.cursors import decode_pile_cursor, encode_pile_cursor
 from review.api.errors import (
     E_ACK,
+    E_ACK_KEPT,
     E_BAD_HASH,
     E_DECISION_NOT_FOUND,
     E_HOST,
@@ -76,7 +78,7 @@ from review.api.selectors import lesson_decisions, lessons_by_hash
 from review.log.selectors import decisions_since
 from review.models import Decision, ImportJob
 from review.request_body import E_EMPTY_BATCH, request_body_read
-from review.services.acks import AckRefused, decision_ack
+from review.services.acks import AckAlreadyApplied, AckRefused, decision_ack
 from review.services.chain import decision_record
 from review.services.chain_head import chain_head, chain_head_stamp
 from review.services.jobs import job_create, job_enqueue, job_json
@@ -111,7 +113,8 @@ false, apply each record, then acknowledge it with `POST /api/v1/decisions/{seq}
   of an ingested batch, the decision being acknowledged);
 - 404: nothing with that name on the token's host(s);
 - 409: `GET /lessons/{hash}` with an every-host token when the hash is on several hosts and no `?host=`
-  says which (`details` lists them);
+  says which (`details` lists them); a `failed` acknowledgement of a decision already acknowledged
+  `applied` (an applied acknowledgement is final and stays as it was);
 - 411: a chunked body this server cannot read to its end (send a `Content-Length`);
 - 413: a request body over the server's size limit, refused before it is read (`details` gives the limit);
 - 500: the server failed; 503 (with `Retry-After`): the database is unavailable or the disk is full, try
@@ -334,11 +337,12 @@ def decisions(
 
 @api.post(
     "/decisions/{seq}/ack",
-    response={200: AckOut, **ERROR_RESPONSES},
+    response={200: AckOut, 409: ErrorOut, **ERROR_RESPONSES},
     summary="Acknowledge a decision: applied, or failed with a detail",
 )
 def ack(request: HttpRequest, payload: AckIn, seq: int = Path(..., ge=1, le=MAX_SEQ)):
-    """Record the host's status for decision ``seq`` (the latest acknowledgement wins)."""
+    """Record the host's status for decision ``seq``: the latest acknowledgement wins, but an ``applied`` one
+    is final (a later ``failed`` is answered 409 and not recorded)."""
     token = token_for(request, "read")
     decision = Decision.objects.filter(seq=seq).first()
     if decision is None:
@@ -349,6 +353,8 @@ def ack(request: HttpRequest, payload: AckIn, seq: int = Path(..., ge=1, le=MAX_
         row = decision_ack(
             decision=decision, status=payload.status, detail=payload.detail or "", token_name=token.name
         )
+    except AckAlreadyApplied as exc:
+        raise ApiError(409, E_ACK_KEPT, [str(exc)]) from None
     except AckRefused as exc:
         raise ApiError(400, E_ACK, [str(exc)]) from None
     return {

@@ -46,6 +46,7 @@ E_BAD_HASH = "a lesson hash is 64 lowercase hex characters"
 E_BAD_HOST = "host must match ^[a-z0-9][a-z0-9._-]{0,63}$"
 E_INGEST_REFUSED = "ingest refused: {n} invalid line(s), nothing written"
 E_ACK = "invalid acknowledgement"
+E_ACK_KEPT = "acknowledgement kept"
 E_DATABASE_DOWN = "database unavailable"
 E_RETRY_DETAIL = "try again later; nothing was written"
 

@@ -1,15 +1,20 @@
 """Reviewers' decisions applied back to an altimate-code learn store, each one acknowledged.
 
-``apply_altimate`` reads the host's decisions not yet acknowledged ``applied`` (a failed one is tried
-again), in ``seq`` order, changes the stores in memory (``altimate_store.StoreState``), writes each
-changed store once, and then acknowledges every decision: ``applied``, or ``failed`` with the reason.
-A decision whose effect the store already shows is acknowledged applied without a change, so a rerun
-applies nothing twice. ``dry_run`` writes no file and no acknowledgement.
-spec: decisions.md, "Hosts apply decisions"; issue 11, item 3.
+``apply_altimate`` holds the host's apply lock (``host_lock``: one run per host), reads the host's
+decisions not yet acknowledged ``applied`` (a failed one is tried again), in ``seq`` order, and under one
+hold of altimate's learn lock reads the stores, changes them in memory (``altimate_store.StoreState``)
+and writes each changed store once; then it acknowledges every decision: ``applied``, or ``failed`` with
+the reason. Should a file read have changed before the write (a writer that ignores the lock), nothing
+is written and nothing acknowledged (``StoreMovedOn``). A decision whose effect the store already shows
+is acknowledged applied without a change, so a rerun applies nothing twice. ``dry_run`` takes no lock
+and writes no file and no acknowledgement.
+spec: decisions.md, "Hosts apply decisions"; issue 11, item 3; issue 21, items 1 and 3.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -20,9 +25,18 @@ from lessons.core.text import format_datetime
 from lessons.importers.altimate import find_learn_dir
 from lessons.models import Draft, Lesson
 from review.models import Action, Decision, DecisionAck
-from review.services.acks import decision_ack
+from review.services.acks import AckAlreadyApplied, decision_ack
 
-from .altimate_store import StoreRefused, StoreState, learn_lock
+from .altimate_store import (
+    E_LOCK_LOST,
+    E_MOVED_ON,
+    LOCK_NAME,
+    StoreMovedOn,
+    StoreRefused,
+    StoreState,
+    learn_lock,
+)
+from .host_lock import host_apply_lock
 
 ACK_TOKEN = "apply_decisions --altimate"
 E_NO_LESSON = "lesson {short}… has no altimate id and store (it was not imported from an altimate store)"
@@ -30,6 +44,7 @@ E_NO_STORE = "no store folder {store}/ in {learn}"
 E_NO_DRAFT = "draft {draft} is not in the dashboard"
 E_MIXED = "the members of draft {draft} are not all lessons of one altimate store"
 NOTHING = "nothing to change in an altimate store"
+KEPT_APPLIED = "already acknowledged applied, which stays; the store now says: {detail}"
 
 
 @dataclass
@@ -142,42 +157,69 @@ def pending_decisions(*, host: str):
 
 
 def apply_altimate(
-    *, project_dir: Path, host: str, dry_run: bool = False, now: datetime | None = None
+    *,
+    project_dir: Path,
+    host: str,
+    dry_run: bool = False,
+    now: datetime | None = None,
+    wait_s: float = 0,
+    on_wait: Callable[[str], None] | None = None,
 ) -> ApplyReport:
     """Apply ``host``'s pending decisions to the altimate project ``project_dir``; returns the report.
 
-    ``now`` (UTC) dates the history lines and acknowledgements. Raises ``SourceError`` when
-    ``project_dir`` is no folder, ``StoreRefused`` when altimate holds its lock (nothing written).
+    ``now`` (UTC) dates the history lines and acknowledgements. ``wait_s``: seconds to wait for another
+    run of the host (``on_wait`` is told once) and for altimate's learn lock. Raises ``SourceError`` when
+    ``project_dir`` is no folder, ``ApplyBusy`` when another run keeps the host, ``StoreRefused`` when
+    altimate keeps its lock, and ``StoreMovedOn`` when a file changed under the lock (nothing written or
+    acknowledged in these three cases).
     """
     now = now or timezone.now()
     learn = find_learn_dir(project_dir)
-    stores = _Stores(learn)
+    if dry_run:
+        return _apply_pending(learn=learn, host=host, now=now, dry_run=True, wait_s=0)
+    with host_apply_lock(host=host, engine="altimate", wait_s=wait_s, on_wait=on_wait):
+        return _apply_pending(learn=learn, host=host, now=now, dry_run=False, wait_s=wait_s)
+
+
+def _apply_pending(*, learn: Path, host: str, now: datetime, dry_run: bool, wait_s: float) -> ApplyReport:
+    decisions = list(pending_decisions(host=host))
     report = ApplyReport(dry_run=dry_run)
     outcomes: list[tuple[Decision, str, str]] = []
-    for decision in pending_decisions(host=host):
-        if decision.action == Action.SET_BUDGET:
-            report.skipped.append(f"{_label(decision)}: a budget is not stored in altimate")
-            continue
-        if decision.action == Action.REJECT:
-            outcomes.append((decision, DecisionAck.Status.APPLIED, NOTHING))
-            report.applied.append(f"{_label(decision)}: {NOTHING}")
-            continue
-        try:
-            outcome, detail = _apply_one(decision, stores)
-        except StoreRefused as exc:
-            outcomes.append((decision, DecisionAck.Status.FAILED, str(exc)))
-            report.refused.append(f"{_label(decision)}: {exc}")
-            continue
-        outcomes.append((decision, DecisionAck.Status.APPLIED, detail))
-        report.applied.append(f"{_label(decision)}: {detail}")
-    if dry_run:
-        return report
-    changed = [s for s in stores.loaded.values() if s.changed]
-    if changed:
-        with learn_lock(learn):
+    touches_store = any(d.action not in (Action.SET_BUDGET, Action.REJECT) for d in decisions)
+    # The stores are read inside the hold that writes them: altimate's writers wait meanwhile.
+    hold = learn_lock(learn, wait_s=wait_s) if touches_store and not dry_run else nullcontext()
+    with hold as held:
+        stores = _Stores(learn)
+        for decision in decisions:
+            if decision.action == Action.SET_BUDGET:
+                report.skipped.append(f"{_label(decision)}: a budget is not stored in altimate")
+                continue
+            if decision.action == Action.REJECT:
+                outcomes.append((decision, DecisionAck.Status.APPLIED, NOTHING))
+                continue
+            try:
+                outcome, detail = _apply_one(decision, stores)
+            except StoreRefused as exc:
+                outcomes.append((decision, DecisionAck.Status.FAILED, str(exc)))
+                continue
+            outcomes.append((decision, DecisionAck.Status.APPLIED, detail))
+        changed = [s for s in stores.loaded.values() if s.changed]
+        if changed and not dry_run:
+            if not held.still_held():
+                raise StoreMovedOn(E_LOCK_LOST.format(lock=LOCK_NAME))
+            for store in changed:
+                if (moved := store.moved_on()) is not None:
+                    raise StoreMovedOn(E_MOVED_ON.format(file=moved))
             for store in changed:
                 written = store.write(now=format_datetime(now))
                 report.written += [f"{store.name}/{name}" for name in written]
     for decision, status, detail in outcomes:
-        decision_ack(decision=decision, status=status, detail=detail, token_name=ACK_TOKEN, now=now)
+        try:
+            if not dry_run:
+                decision_ack(decision=decision, status=status, detail=detail, token_name=ACK_TOKEN, now=now)
+        except AckAlreadyApplied:  # the host acknowledged it applied (the API) since this run read it
+            report.skipped.append(f"{_label(decision)}: {KEPT_APPLIED.format(detail=detail)}")
+            continue
+        applied = status == DecisionAck.Status.APPLIED
+        (report.applied if applied else report.refused).append(f"{_label(decision)}: {detail}")
     return report

@@ -5,8 +5,13 @@ Pure: files only, no ORM. ``StoreState.load`` reads ``approved.json``, ``retired
 the ``retire``/``restore``/``consolidate``/``unconsolidate`` methods change the lists the way altimate's
 reflect and rollback do; ``write`` publishes the change the way ``learn promote`` does: the replaced
 ``approved.json`` bytes archived as ``versions/v<N+1>.json``, every file in canonical JSON through a
-temporary file renamed into place, under altimate's learn lock, and a ``promote`` line in
-``history.jsonl``. Nothing is committed to Git: the team reviews and commits the change.
+temporary file renamed into place, and a ``promote`` line in ``history.jsonl``. Nothing is committed to
+Git: the team reviews and commits the change.
+
+The store is read and written under one hold of altimate's learn lock (``learn_lock``), as altimate's own
+writers do, so a lesson altimate adds meanwhile waits for the write and is never overwritten by an older
+read (issue 21, item 1). ``StoreState.moved_on`` checks, just before the write, that no file read changed
+(a writer that ignores the lock) and that the lock is still this run's.
 """
 
 from __future__ import annotations
@@ -40,19 +45,46 @@ E_CHANGED = "{id} in {store}/approved.json has other text than the lesson decide
 E_TOO_LONG = "the text has {n} characters; altimate delivers at most {max}"
 E_HIDDEN = "the text holds a line break or a hidden character, which altimate refuses"
 E_NOT_RETIRED = "{id} is neither in {store}/approved.json nor in {store}/retired.json"
+E_MOVED_ON = (
+    "{file} changed after this run read it, although the run held altimate's learn lock; nothing was "
+    "written and no decision acknowledged; run the command again"
+)
+E_LOCK_LOST = (
+    "altimate's learn lock ({lock}) is no longer this run's (taken over); nothing was written and no "
+    "decision acknowledged; run the command again"
+)
+LOCK_POLL_S = 0.05  # how often a run waiting for altimate's learn lock tries again
+READ_FILES = ("approved.json", "retired.json", "candidate.json", "history.jsonl")
 
 
 class StoreRefused(ValueError):
     """The store cannot take this change; ``str(exc)`` is the message the acknowledgement carries."""
 
 
-def _read(path: Path, *, retired: bool = False) -> list[dict] | None:
-    if not path.is_file():
+class StoreMovedOn(StoreRefused):
+    """A file read changed before the write, or the learn lock was taken over: the whole run is refused."""
+
+
+def _raw(path: Path) -> bytes | None:
+    """The bytes of the regular file ``path``, ``None`` when there is none."""
+    return path.read_bytes() if path.is_file() else None
+
+
+def _parse(path: Path, raw: bytes | None, *, retired: bool = False) -> list[dict] | None:
+    if raw is None:
         return None
     try:
-        return lesson_file(loads(path.read_bytes()), retired=retired)
-    except (OSError, ValueError, RecursionError, AltimateFileError) as exc:
+        return lesson_file(loads(raw), retired=retired)
+    except (ValueError, RecursionError, AltimateFileError) as exc:
         raise StoreRefused(f"{path.parent.name}/{path.name}: altimate refuses this file ({exc})") from exc
+
+
+def _read(path: Path, *, retired: bool = False) -> list[dict] | None:
+    try:
+        raw = _raw(path)
+    except OSError as exc:
+        raise StoreRefused(f"{path.parent.name}/{path.name}: altimate refuses this file ({exc})") from exc
+    return _parse(path, raw, retired=retired)
 
 
 @dataclass
@@ -67,26 +99,44 @@ class StoreState:
     changed: bool = False
     taken: set[str] = field(default_factory=set)
     decisions: list[int] = field(default_factory=list)  # seqs of the decisions that changed it
+    seen: dict[str, bytes | None] = field(default_factory=dict)  # READ_FILES as read
+    versions_seen: list[str] = field(default_factory=list)  # the names in versions/ as read
 
     @classmethod
     def load(cls, path: Path) -> StoreState:
-        """Read the store folder ``path``; raises ``StoreRefused`` naming a file altimate would refuse."""
-        approved_path = path / "approved.json"
-        raw = approved_path.read_bytes() if approved_path.is_file() else None
+        """Read the store folder ``path``; raises ``StoreRefused`` naming a file altimate would refuse.
+
+        Call inside ``learn_lock``: what is read here is what ``write`` replaces.
+        """
+        try:
+            seen = {name: _raw(path / name) for name in READ_FILES}
+        except OSError as exc:
+            raise StoreRefused(f"{path.name}: altimate refuses this store ({exc})") from exc
         state = cls(
             path=path,
-            approved=_read(approved_path) or [],
-            retired=_read(path / "retired.json", retired=True) or [],
-            candidate=_read(path / "candidate.json"),
-            approved_raw=raw,
+            approved=_parse(path / "approved.json", seen["approved.json"]) or [],
+            retired=_parse(path / "retired.json", seen["retired.json"], retired=True) or [],
+            candidate=_parse(path / "candidate.json", seen["candidate.json"]),
+            approved_raw=seen["approved.json"],
+            seen=seen,
         )
         state.taken = {x["id"] for x in state.approved + state.retired + (state.candidate or [])}
-        for version in state._versions():
+        versions = state._versions()
+        for version in versions:
             state.taken.update(x["id"] for x in _read(version) or [])
-        history = path / "history.jsonl"
-        if history.is_file():  # ids of reflections and removals: a reused id would mix two lessons' history
-            state.taken.update(ANY_ID.findall(history.read_bytes().decode("utf-8", errors="replace")))
+        history = seen["history.jsonl"] or b""  # ids of reflections and removals: a reused id would mix
+        state.taken.update(ANY_ID.findall(history.decode("utf-8", errors="replace")))  # two lessons' history
+        state.versions_seen = [p.name for p in versions]
         return state
+
+    def moved_on(self) -> str | None:
+        """The first file (store-relative) that is no longer as ``load`` read it, or ``None``."""
+        for name in READ_FILES:
+            if _raw(self.path / name) != self.seen[name]:
+                return f"{self.name}/{name}"
+        if [p.name for p in self._versions()] != self.versions_seen:
+            return f"{self.name}/versions/"
+        return None
 
     @property
     def name(self) -> str:
@@ -219,7 +269,8 @@ class StoreState:
     def write(self, *, now: str) -> list[str]:
         """Publish the change as altimate's promote does; returns the files written (store-relative).
 
-        Call inside ``learn_lock``. ``now``: ISO time of the history line, which names the decisions.
+        Call inside the ``learn_lock`` hold the store was loaded in, after ``moved_on`` found nothing.
+        ``now``: ISO time of the history line, which names the decisions.
         """
         written = []
         history = self.path / "history.jsonl"
@@ -282,31 +333,57 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-@contextmanager
-def learn_lock(learn: Path) -> Iterator[None]:
-    """Hold altimate's learn lock (the folder ``<learn>/<sha1("learn-state")>.lock/``) while writing.
+class LearnLock:
+    """A held learn lock: ``token`` is in its ``meta.json`` while it is this run's."""
 
-    A lock whose heartbeat is fresh means altimate is writing: raises ``StoreRefused``. A stale one
-    (heartbeat older than ten minutes, altimate's own rule) is taken over.
+    def __init__(self, lock: Path, token: str):
+        self.lock = lock
+        self.token = token
+
+    def still_held(self) -> bool:
+        try:
+            return json.loads((self.lock / "meta.json").read_text()).get("token") == self.token
+        except (OSError, ValueError):
+            return False
+
+
+@contextmanager
+def learn_lock(learn: Path, *, wait_s: float = 0) -> Iterator[LearnLock]:
+    """Hold altimate's learn lock (the folder ``<learn>/<sha1("learn-state")>.lock/``) for the block.
+
+    A lock whose heartbeat is fresh means altimate is writing: tried again every ``LOCK_POLL_S`` for up to
+    ``wait_s`` seconds (altimate's own writers wait for each other the same way), then ``StoreRefused``.
+    A stale one (heartbeat older than ten minutes, altimate's own rule) is taken over.
     """
     lock = learn / LOCK_NAME
-    try:
-        lock.mkdir(mode=0o700)
-    except FileExistsError:
-        beat = lock / "heartbeat"
-        age = time.time() - (beat.stat().st_mtime if beat.exists() else lock.stat().st_mtime)
-        if age < LOCK_STALE_S:
-            raise StoreRefused(E_LOCKED.format(learn=learn, lock=LOCK_NAME)) from None
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            lock.mkdir(mode=0o700)
+            break
+        except FileExistsError:
+            beat = lock / "heartbeat"
+            try:
+                age = time.time() - (beat.stat().st_mtime if beat.exists() else lock.stat().st_mtime)
+            except FileNotFoundError:  # released between the two looks: try again at once
+                continue
+            if age >= LOCK_STALE_S:
+                break
+            if time.monotonic() >= deadline:
+                raise StoreRefused(E_LOCKED.format(learn=learn, lock=LOCK_NAME)) from None
+            time.sleep(LOCK_POLL_S)
     token = secrets.token_hex(16)
     (lock / "heartbeat").touch()
     meta = {"token": token, "pid": os.getpid(), "hostname": socket.gethostname(), "createdAt": _iso_now()}
     (lock / "meta.json").write_text(json.dumps(meta, indent=2))
+    held = LearnLock(lock, token)
     try:
-        yield
+        yield held
     finally:
-        for name in ("heartbeat", "meta.json"):
-            (lock / name).unlink(missing_ok=True)
-        lock.rmdir()
+        if held.still_held():  # a lock taken over is the new owner's to release
+            for name in ("heartbeat", "meta.json"):
+                (lock / name).unlink(missing_ok=True)
+            lock.rmdir()
 
 
 def _iso_now() -> str:

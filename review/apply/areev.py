@@ -6,7 +6,10 @@ the engine's own operation is called through the binding with the reviewer as th
 (``user:<username>``) and the decision's reason as the engine's ``because``; then the decision is
 acknowledged ``applied``, or ``failed`` with the engine's message (decisions.md, "Hosts apply
 decisions"). An acknowledged decision is never applied again. The draft id is the recommendation
-hash (``sync_areev`` imports each recommendation under its hash).
+hash (``sync_areev`` imports each recommendation under its hash). A run holds the host's apply lock
+(``review.apply.host_lock``) from before it reads the decisions to its last acknowledgement, so a second
+run waits for it and then finds nothing left to apply; and an ``applied`` acknowledgement is never turned
+into ``failed`` (``review.services.acks``): such a refusal is reported as skipped.
 
 What each decision becomes in areev 1.13.2:
 
@@ -29,13 +32,16 @@ What each decision becomes in areev 1.13.2:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lessons.importers.areev_engine import EngineError, Memory, cal_value, check_memory
 from review.models import Action, Decision
-from review.services.acks import decision_ack
+from review.services.acks import AckAlreadyApplied, decision_ack
+
+from .host_lock import host_apply_lock
 
 ACK_TOKEN = "apply_decisions --areev"
 RETIRED_RELATION = "lesson_retired"
@@ -46,6 +52,7 @@ REC_STATUS = "recommendation {short}… is {status} in the engine, not {wanted}"
 LESSON_NOT_LIVE = "lesson {short}… is not a live lesson in the engine"
 NO_MARKER = "no lesson_retired marker for {short}… in the engine; it was not retired by apply_decisions"
 RESTORED_ELSEWHERE = "the kept fields were added again as {other}…, not {short}…"
+KEPT_APPLIED = "already acknowledged applied, which stays; the engine now says: {detail}"
 
 
 @dataclass(frozen=True)
@@ -65,20 +72,40 @@ class _Refused(Exception):
     """The engine cannot apply this decision; ``str(exc)`` is the acknowledgement's detail."""
 
 
-def decisions_apply_areev(*, path: Path, host: str, dry_run: bool) -> list[Applied]:
+def decisions_apply_areev(
+    *,
+    path: Path,
+    host: str,
+    dry_run: bool,
+    wait_s: float = 0,
+    on_wait: Callable[[str], None] | None = None,
+) -> list[Applied]:
     """Apply the host's unacknowledged decisions to the memory file at ``path``; one ``Applied`` each.
 
     ``dry_run`` opens the file read-only, checks each decision against the engine and writes nothing
-    (no engine change, no acknowledgement). Raises ``EngineMissing`` (no areev package) or
-    ``EngineError`` (the file cannot be opened) before the first decision.
+    (no engine change, no acknowledgement, no lock). Otherwise the run holds the host's apply lock,
+    waiting up to ``wait_s`` seconds for another run (``on_wait`` is told once). Raises
+    ``EngineMissing`` (no areev package), ``EngineError`` (the file cannot be opened) or ``ApplyBusy``
+    (another run holds the host) before the first decision.
     """
     check_memory(Path(path))  # a wrong path or no binding says so even when nothing is waiting
+    if dry_run:
+        return _apply_pending(path=path, host=host, dry_run=True)
+    with host_apply_lock(host=host, engine="areev", wait_s=wait_s, on_wait=on_wait) as lock:
+        return _apply_pending(path=path, host=host, dry_run=False, renew=lock.renew)
+
+
+def _apply_pending(
+    *, path: Path, host: str, dry_run: bool, renew: Callable[[], None] | None = None
+) -> list[Applied]:
     decisions = Decision.objects.filter(host=host, ack__isnull=True).order_by("seq")
     out = []
     for decision in decisions:
         if decision.action == Action.SET_BUDGET:
             out.append(Applied(decision.seq, decision.action, SKIPPED, NOT_APPLIED_BUDGET))
             continue
+        if renew is not None:
+            renew()  # stops here should another run have taken the lock over
         # One handle per file per process: each decision opens the file as its own reviewer.
         with Memory(Path(path), actor=f"user:{decision.actor}", read_only=dry_run) as mem:
             try:
@@ -87,12 +114,15 @@ def decisions_apply_areev(*, path: Path, host: str, dry_run: bool) -> list[Appli
             except (EngineError, _Refused) as exc:
                 detail, status = str(exc), REFUSED
         if not dry_run:
-            decision_ack(
-                decision=decision,
-                status="applied" if status == APPLIED else "failed",
-                detail=detail,
-                token_name=ACK_TOKEN,
-            )
+            try:
+                decision_ack(
+                    decision=decision,
+                    status="applied" if status == APPLIED else "failed",
+                    detail=detail,
+                    token_name=ACK_TOKEN,
+                )
+            except AckAlreadyApplied:
+                detail, status = KEPT_APPLIED.format(detail=detail), SKIPPED
         out.append(Applied(decision.seq, decision.action, status, detail))
     return out
 

@@ -24,6 +24,7 @@ from review.imports.forms import AltimateUploadForm
 from review.models import ImportJob
 from review.roles import PERM_IMPORT
 from review.services.jobs import job_create, job_enqueue, job_percent, job_run
+from review.web.job_page import job_render
 
 E_NOTHING_TO_IMPORT = (
     "This job holds no zip to import again (a finished dry run keeps its zip for a while, until it is "
@@ -75,8 +76,7 @@ def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
     """A job's page: its progress bar while queued or running (an htmx request gets only that region,
     polled every second until the job finishes), then the report and a link to the host."""
     job = get_object_or_404(ImportJob, pk=job_id, kind=ImportJob.Kind.ALTIMATE)
-    template = "review/imports/job.html#job" if request.htmx else "review/imports/job.html"
-    return render(request, template, {"job": _job_context(job)})
+    return job_render(request, job, _job_context(job))
 
 
 @require_POST

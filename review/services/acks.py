@@ -2,7 +2,10 @@
 "Hosts apply decisions".
 
 The decision row is never touched (its hash covers it); the ack is its own row, upserted, so a host that
-failed and later applied the decision can say so. The latest acknowledgement wins.
+failed and later applied the decision can say so. The latest acknowledgement wins, except that an ``applied``
+one is final: a later ``failed`` for the same decision is refused (``AckAlreadyApplied``) and the ack stays
+as it was. A run that finds a decision already applied (another run, or the host through the API, applied
+it first) would otherwise turn the engine's truth into "failed" (issue 21, item 3).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from review.models import Decision, DecisionAck
@@ -19,11 +22,16 @@ ACK_DETAIL_MAX = 2000
 ACK_STATUS_INVALID = 'status must be "applied" or "failed"'
 ACK_DETAIL_TOO_LONG = f"detail is longer than {ACK_DETAIL_MAX} characters"
 ACK_DETAIL_NOT_UNICODE = "detail contains a lone surrogate escape (\\ud800-\\udfff); send valid Unicode"
+ACK_ALREADY_APPLIED = "decision {seq} is already acknowledged applied, which is final; it stays applied"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class AckRefused(ValueError):
     """A malformed acknowledgement; ``str(exc)`` is the message."""
+
+
+class AckAlreadyApplied(AckRefused):
+    """A ``failed`` acknowledgement of a decision already acknowledged ``applied``; nothing was written."""
 
 
 def decision_ack(
@@ -32,7 +40,9 @@ def decision_ack(
     """Record (or replace) the host's acknowledgement of ``decision``; returns the ack row.
 
     ``status`` is ``applied`` or ``failed``; ``detail`` (trimmed, at most 2000 characters) says why a
-    failure failed. Raises ``AckRefused`` otherwise. ``now`` defaults to the clock (UTC).
+    failure failed. Raises ``AckRefused`` otherwise, and its subclass ``AckAlreadyApplied`` for a
+    ``failed`` acknowledgement of a decision already acknowledged ``applied`` (the ack is left as it was).
+    ``now`` defaults to the clock (UTC).
     """
     if status not in DecisionAck.Status.values:
         raise AckRefused(ACK_STATUS_INVALID)
@@ -41,14 +51,18 @@ def decision_ack(
         raise AckRefused(ACK_DETAIL_TOO_LONG)
     if _SURROGATE.search(detail):  # JSON's "\ud800" decodes to one; no database can store it
         raise AckRefused(ACK_DETAIL_NOT_UNICODE)
+    fields = {"status": status, "detail": detail, "acked_at": now or timezone.now(), "token_name": token_name}
     with transaction.atomic():
-        ack, _created = DecisionAck.objects.select_for_update().update_or_create(
-            decision=decision,
-            defaults={
-                "status": status,
-                "detail": detail,
-                "acked_at": now or timezone.now(),
-                "token_name": token_name,
-            },
-        )
+        ack = DecisionAck.objects.select_for_update().filter(decision=decision).first()
+        if ack is None:
+            try:
+                with transaction.atomic():
+                    return DecisionAck.objects.create(decision=decision, **fields)
+            except IntegrityError:  # PostgreSQL: another writer's first ack committed meanwhile
+                ack = DecisionAck.objects.select_for_update().get(decision=decision)
+        if ack.status == DecisionAck.Status.APPLIED and status != ack.status:
+            raise AckAlreadyApplied(ACK_ALREADY_APPLIED.format(seq=decision.seq))
+        for name, value in fields.items():
+            setattr(ack, name, value)
+        ack.save(update_fields=list(fields))
     return ack

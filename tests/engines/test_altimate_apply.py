@@ -9,7 +9,6 @@ apply decisions"; issue 11, item 3.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import pytest
 
@@ -20,66 +19,24 @@ from lessons.selectors.piles import piles_json
 from review.apply.altimate_store import LOCK_NAME
 from review.models import DecisionAck
 from review.services.budget import host_set_budget
-from review.services.consolidation import consolidation_rollback, draft_approve, draft_reject
+from review.services.consolidation import consolidation_rollback, draft_reject
 from review.services.decisions import lesson_restore, lesson_retire
+from tests.engines.altimate_decided import CONSOLIDATED, DECIDED, HOST, NEW_ID, STORE, decide, lesson
 from tests.engines.conftest import ALTIMATE_CORPUS, DATA
 from tests.fixtures.importers import run_command
 
-HOST = "dbt-project"
-STORE = "team-playbook"
 APPLIED = DATA / "altimate-applied"
 ORIGINAL = ALTIMATE_CORPUS / ".altimate-code" / "learn" / STORE
-DECIDED = datetime(2026, 10, 6, 9, 0, 0, 250000, tzinfo=UTC)
-CONSOLIDATED = (
-    "Convert `*_at` columns with `to_utc` and `*_cents` columns with `cents_to_dollars` in staging models."
-)
-NEW_ID = "L-" + lesson_hash(STORE, "project", CONSOLIDATED)[:4]
 
 
 def digest(text: str) -> str:
     return lesson_hash(STORE, "project", text)
 
 
-def lesson(lesson_id: str) -> Lesson:
-    return Lesson.objects.get(host__name=HOST, lesson_id=lesson_id, status__in=["live", "retracted"])
-
-
 @pytest.fixture
 def decided(db, altimate_project, reviewer, second_reviewer):
     """The store imported, L-f5a8 retired, and a consolidation of L-8201 and L-2fe6 approved."""
-    code, _out, err = run_command("import_altimate", str(altimate_project), "--host", HOST)
-    assert code == 0, err
-    draft = {
-        "type": "draft",
-        "id": "rec-stg-1",
-        "namespace": STORE,
-        "subject": "project",
-        "text": CONSOLIDATED,
-        "supersedes": [lesson("L-8201").hash, lesson("L-2fe6").hash],
-        "drafted_by": "llm:claude",
-        "triggered_by": "user:rob",
-        "gates": {"ground": "pass", "verify": "pass"},
-        "created_at": "2026-10-05T12:00:00.000Z",
-    }
-    path = altimate_project / "draft.jsonl"
-    path.write_text(json.dumps(draft) + "\n")
-    code, _out, err = run_command("ingest", str(path), "--host", HOST)
-    assert code == 0, err
-    host = lesson("L-f5a8").host
-    lesson_retire(
-        host=host,
-        hashes=[lesson("L-f5a8").hash],
-        actor=reviewer,
-        reason="Marts config lives in dbt_project.yml.",
-        now=DECIDED,
-    )
-    draft_approve(
-        draft=Draft.objects.get(ext_id="rec-stg-1"),
-        actor=reviewer,
-        reason="One rule for staging conversions.",
-        now=DECIDED,
-    )
-    return altimate_project
+    return decide(altimate_project, reviewer)
 
 
 def apply(project, *extra):
@@ -281,7 +238,7 @@ def test_a_fresh_altimate_lock_refuses_the_whole_run(decided):
     lock = store_of(decided).parent / LOCK_NAME
     lock.mkdir()
     (lock / "heartbeat").touch()
-    code, _out, err = apply(decided)
+    code, _out, err = apply(decided, "--wait", "0")
     assert code == 1
     assert err.endswith(f"altimate holds its learn lock ({LOCK_NAME}); try again when it is done")
     assert DecisionAck.objects.count() == 0

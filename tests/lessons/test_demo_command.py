@@ -28,3 +28,12 @@ def test_the_logins_name_the_address_make_run_serves(db):
 
 def test_the_default_address_is_the_development_server(db):
     assert run()[1] == "demo logins (http://127.0.0.1:8000/):"
+
+
+def test_the_demo_holds_the_ad_buy_desk_and_its_invoice_capture_pile(db):
+    """Newcomer item: the pile the product's own docs tell about is in the `make run` demo."""
+    from lessons.models import EntityCount
+
+    run()
+    pile = EntityCount.objects.get(host__name="adbuy-desk", subject="invoice_capture")
+    assert (pile.namespace, pile.live, pile.over_budget, pile.overage) == ("desk.adbuy", 10, True, 2)

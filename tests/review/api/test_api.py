@@ -17,6 +17,7 @@ from review.api import errors as A
 from review.api.cursors import E_CURSOR as CURSOR_REFUSED
 from review.api.endpoints import api
 from review.models import ApiToken, Decision, DecisionAck
+from review.services.acks import ACK_ALREADY_APPLIED
 from review.services.budget import host_set_budget
 from review.services.chain import decision_record
 from review.services.decisions import lesson_retire
@@ -542,6 +543,23 @@ def test_ack_failed_then_applied_keeps_the_latest(logged, call, make_token):
     )
     call("post", "/decisions/1/ack", token=raw, body={"status": "applied"})
     assert list(DecisionAck.objects.values_list("decision__seq", "status", "detail")) == [(1, "applied", "")]
+
+
+def test_a_failed_ack_of_an_applied_decision_is_409_and_the_applied_ack_stays(logged, call, make_token):
+    raw = make_token(name="beta-puller")
+    call("post", "/decisions/1/ack", token=raw, body={"status": "applied"})
+    kept = DecisionAck.objects.values_list("status", "detail", "acked_at", "token_name").get()
+    response = call(
+        "post", "/decisions/1/ack", token=make_token(name="late"), body={"status": "failed", "detail": "gone"}
+    )
+    assert response.status_code == 409
+    assert response.json() == {
+        "error": "acknowledgement kept",
+        "details": [ACK_ALREADY_APPLIED.format(seq=1)],
+    }
+    assert DecisionAck.objects.values_list("status", "detail", "acked_at", "token_name").get() == kept
+    again = call("post", "/decisions/1/ack", token=raw, body={"status": "applied", "detail": "twice"})
+    assert (again.status_code, again.json()["detail"]) == (200, "twice")
 
 
 def test_ack_with_a_bad_status_is_400(logged, call, make_token):

@@ -167,23 +167,23 @@ def test_an_ack_changes_the_host_status_on_the_page(client, viewer, log):
     assert '<span class="badge ack-waiting">awaiting host</span>' in html
     api = client.post(
         "/api/v1/decisions/3/ack",
-        data=json.dumps({"status": "applied"}),
+        data=json.dumps({"status": "failed", "detail": "store is read-only"}),
         content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {raw}",
     )
     assert api.status_code == 200
     acked = format_datetime(DecisionAck.objects.get().acked_at)
     html = page(client, viewer, "actor=rita")
-    assert f'<span class="badge ack-applied">applied</span> {stamp(acked)}' in html
+    assert (f'<span class="badge ack-failed">failed</span> {stamp(acked)}: store is read-only') in html
     client.post(
         "/api/v1/decisions/3/ack",
-        data=json.dumps({"status": "failed", "detail": "store is read-only"}),
+        data=json.dumps({"status": "applied"}),
         content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {raw}",
     )
     acked = format_datetime(DecisionAck.objects.get().acked_at)
     html = page(client, viewer, "actor=rita")
-    assert (f'<span class="badge ack-failed">failed</span> {stamp(acked)}: store is read-only') in html
+    assert f'<span class="badge ack-applied">applied</span> {stamp(acked)}' in html
 
 
 def test_export_links_carry_the_filters(client, viewer, log):
