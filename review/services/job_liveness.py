@@ -55,6 +55,7 @@ class AliveMark:
         self.job_id = job_id
         self._file: int | None = None
         self._path: Path | None = None
+        self._conn = None
 
     def hold(self, conn) -> bool:
         """Take the lock; True when held."""
@@ -62,7 +63,9 @@ class AliveMark:
             if conn.vendor == "postgresql":
                 with conn.cursor() as cursor:
                     cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_SPACE, self.job_id])
-                    return bool(cursor.fetchone()[0])
+                    held = bool(cursor.fetchone()[0])
+                self._conn = conn if held else None
+                return held
             if fcntl is None:
                 return False
             folder = lock_folder()
@@ -76,7 +79,15 @@ class AliveMark:
             return False
 
     def release(self) -> None:
-        """Let the lock go (SQLite: the lock file is removed; PostgreSQL: closing the connection does it)."""
+        """Let the lock go now (PostgreSQL: unlocked on its connection, since a closed connection's
+        session ends a moment later; SQLite: the lock file removed and closed)."""
+        if self._conn is not None:
+            try:
+                with self._conn.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_SPACE, self.job_id])
+            except DatabaseError as exc:  # the connection is gone: so is its session's lock
+                logger.debug("import job %s: unlock: %s", self.job_id, exc)
+            self._conn = None
         if self._file is not None:
             if self._path is not None:
                 self._path.unlink(missing_ok=True)
