@@ -81,6 +81,8 @@ MIDDLEWARE = [
     # a sign-in from an address with too many failures is refused before any password is hashed
     "review.middleware.SignInLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # outermost of the project's own: sees each page last (control characters shown as ⟨U+202E⟩)
+    "review.middleware.VisibleControlsMiddleware",
     # before the session: the session's save (sign-in) also waits at most WEB_LOCK_TIMEOUT_SECONDS
     "review.locking.LockWaitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -180,6 +182,11 @@ RECURRENCE_BACKGROUND_KEYS = env_int("RECURRENCE_BACKGROUND_KEYS", default=100, 
 INGEST_SLICE_MS = env_int("INGEST_SLICE_MS", default=1000, minimum=50)
 # A running job that has shown no progress for this long (its worker died) is queued again by a worker.
 JOBS_STALE_SECONDS = env_int("JOBS_STALE_SECONDS", default=300, minimum=1)
+# A finished job's row (its state, report and error, shown on its page and by the API) is deleted by the
+# worker this many days after the job ended. A job's payload is dropped as the job ends, except the zip of
+# an upload's dry run, kept this many seconds for "Import this zip now" (review/services/jobs.py).
+JOBS_KEEP_DAYS = env_int("JOBS_KEEP_DAYS", default=30, minimum=1)
+IMPORT_DRY_RUN_KEEP_SECONDS = env_int("IMPORT_DRY_RUN_KEEP_SECONDS", default=3600, minimum=0)
 # How long a web write request waits for a lock held by another writer (an ingest, another reviewer)
 # before it is answered 503 with Retry-After (review/locking.py).
 WEB_LOCK_TIMEOUT_SECONDS = env_int("WEB_LOCK_TIMEOUT_SECONDS", default=3, minimum=1)

@@ -365,12 +365,15 @@ class AreevCursor(models.Model):
     """How far ``manage.py sync_areev`` has read one areev memory file's change feed for one host.
 
     ``op_seq`` is the last ``changes_since`` sequence number read (memory-wide, ascending); the next
-    sync asks only for what came after it. ``memory_path`` is the file's absolute path.
+    sync asks only for what came after it. ``memory_path`` is the file's absolute path. ``op_mark`` is
+    that op as ``"<hlc>:<hash>"`` (lessons.importers.areev_engine.op_mark): the cursor holds only for the
+    memory that has this op at ``op_seq``; a file replaced at the same path is read in full.
     """
 
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="areev_cursors")
     memory_path = models.CharField(max_length=1000)
     op_seq = models.PositiveBigIntegerField(default=0)
+    op_mark = models.CharField(max_length=100, blank=True)
     synced_at = models.DateTimeField()
 
     class Meta:

@@ -218,8 +218,9 @@ class ImportJob(models.Model):
     in that pass; ``heartbeat_at`` is when the running attempt last reported. ``report``: the import
     report (``ImportReport.as_dict()``, plus the importer's lines for a zip) once finished; ``error``: one
     line when the job failed. ``attempt`` counts runs; only the current attempt may finish the job.
-    Times are UTC. The payload is dropped once a job finishes (a successful dry run keeps it, so that
-    the same zip can be imported for real without choosing it again).
+    Times are UTC. The payload is dropped as the job ends (``review.services.jobs.keeps_payload``: an
+    upload's successful dry run keeps its zip for ``IMPORT_DRY_RUN_KEEP_SECONDS``, so that the same zip
+    can be imported for real without choosing it again); the row is deleted ``JOBS_KEEP_DAYS`` after.
     """
 
     class Kind(models.TextChoices):

@@ -41,6 +41,24 @@ def search_lower(text: str) -> str:
     return lowered
 
 
+# Characters a person cannot see but that change what is shown: the C0 controls but tab, line feed and
+# carriage return (ESC starts terminal escape sequences, BEL rings), DEL and the C1 controls, and the
+# bidirectional formatting characters (U+202E, right-to-left override, shows "txt.exe" as "exe.txt").
+# spec: interchange.md, "Control characters in shown text".
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+VISIBLE_MARK = "\u27e8U+{code:04X}\u27e9"  # ⟨U+202E⟩
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with each control and bidi formatting character (``_INVISIBLE``) replaced by its code
+    point in angle brackets, ``⟨U+001B⟩`` (``VISIBLE_MARK``); every other character as it is. For what a
+    person reads (pages, CSV); the stored text is never changed (it is evidence).
+    spec: interchange.md, "Control characters in shown text"."""
+    if not _INVISIBLE.search(text):
+        return text
+    return _INVISIBLE.sub(lambda m: VISIBLE_MARK.format(code=ord(m.group())), text)
+
+
 def sha256_hex(text: str) -> str:
     """Lowercase hex SHA-256 of the UTF-8 bytes of ``text``.
 

@@ -47,6 +47,7 @@ from typing import Any
 from lessons.core.piles import NOT_APPLIED
 from lessons.core.text import parse_timestamp
 
+from .areev_engine import SQLITE_MAGIC
 from .common import (
     JSON_ERRORS,
     SKIPPED_LINES,
@@ -85,6 +86,7 @@ NO_TIME = (
 )
 
 ERROR_UNREADABLE = "{path}: cannot read: {why}"
+MEMORY_FILE = "an areev memory file (SQLite), not areev JSON output; sync_areev reads memory files"
 ERROR_MAP = (
     "{path}: expected a JSON object mapping each rec_hash to a list of lesson hashes "
     '({{"<rec_hash>": ["<64 hex>", ...]}}): {why}'
@@ -151,7 +153,8 @@ def translate_files(
         except OSError as exc:
             raise SourceError(ERROR_UNREADABLE.format(path=path, why=exc.strerror or exc)) from None
         except UnicodeDecodeError:
-            raise SourceError(ERROR_UNREADABLE.format(path=path, why="not valid UTF-8")) from None
+            why = MEMORY_FILE if path.read_bytes()[:16] == SQLITE_MAGIC else "not valid UTF-8"
+            raise SourceError(ERROR_UNREADABLE.format(path=path, why=why)) from None
         objects = _objects(path.name, text, translation)
         translate_objects(objects, translation=translation, mapping=mapping or {}, untimed=untimed)
     settle(translation, untimed=untimed, member_times=member_times)

@@ -31,6 +31,13 @@ from typing import Any
 BINDING = "areev==1.13.2"
 ENGINE_MISSING = "the areev package is not installed: pip install -e '.[areev]' ({binding})"
 NO_MEMORY = "{path}: no such areev memory file"
+TRUNCATED = "{path}: truncated or unreadable areev memory file: {why}; not read"
+WHY_EMPTY = "it is empty"
+WHY_NO_HEADER = "it does not start with a SQLite header"
+WHY_SHORT = "{size} bytes where its header names {pages} pages of {page_size}"
+WHY_FIRST_PAGE = "it holds only its first page (no tables) and no -wal file with the rest"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+WAL_HEADER_BYTES = 32  # a -wal file holds frames only past its header
 LOOP_NS = "areev-loop"  # where the loop keeps its config, recommendations and audit rows
 SYSTEM_NS = frozenset({LOOP_NS, "agent:authz"})  # namespaces of the engine itself, never lessons
 PILE_ANALYZER = "loop.lesson_pile/1"
@@ -57,10 +64,42 @@ def binding():
 
 
 def check_memory(path: Path) -> None:
-    """Raise ``EngineMissing`` without the binding, ``EngineError`` when ``path`` is no file."""
+    """Raise ``EngineMissing`` without the binding, ``EngineError`` when ``path`` is no file or not a
+    whole memory file (``memory_damage``)."""
     binding()
     if not Path(path).is_file():
         raise EngineError(NO_MEMORY.format(path=path))
+    why = memory_damage(Path(path))
+    if why:
+        raise EngineError(TRUNCATED.format(path=path, why=why))
+
+
+def memory_damage(path: Path) -> str | None:
+    """Why the file at ``path`` cannot be a whole areev memory, judged from its bytes alone, or None.
+
+    areev 1.13.2 keeps a memory in a SQLite file and its ``-wal`` file. It opens an empty file, or a file
+    cut to its first page whose ``-wal`` is gone, as a new empty memory (and writes a schema into it even
+    read-only), so a sync would report "nothing changed" and exit 0. Looked at before the binding opens
+    the file: an empty file; no SQLite header; fewer bytes than the header's page count needs; or one
+    page (a memory's tables need more) with no ``-wal`` frames holding the rest.
+    """
+    size = path.stat().st_size
+    if size == 0:
+        return WHY_EMPTY
+    with path.open("rb") as f:
+        header = f.read(100)
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        return WHY_NO_HEADER
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if pages and pages * page_size > size:
+        return WHY_SHORT.format(size=size, pages=pages, page_size=page_size)
+    wal = path.with_name(path.name + "-wal")
+    wal_frames = wal.is_file() and wal.stat().st_size > WAL_HEADER_BYTES
+    if pages <= 1 and not wal_frames:
+        return WHY_FIRST_PAGE
+    return None
 
 
 class Memory:
@@ -122,6 +161,22 @@ class Memory:
             if len(page) < FEED_PAGE:
                 return rows
             after = page[-1]["op_seq"]
+
+
+def op_mark(mem: Memory, op_seq: int) -> str:
+    """The feed's op number ``op_seq`` as ``"<hlc>:<hash>"`` (its hybrid-logical-clock time and the
+    grain's content address), or "" when the memory has no such op.
+
+    areev 1.13.2 gives a memory no id of its own (no memory id in ``stats`` or anywhere in the binding),
+    so the op a sync read last stands for the memory it read: a file replaced by another memory (or by
+    an older copy) has another op at that number, or none.
+    """
+    if op_seq <= 0:
+        return ""
+    rows = mem.call("changes_since", op_seq - 1, 1)
+    if not rows or rows[0]["op_seq"] != op_seq:
+        return ""
+    return f"{rows[0]['hlc']}:{rows[0]['hash']}"
 
 
 def cal_value(value: str) -> str:

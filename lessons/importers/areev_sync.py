@@ -17,26 +17,37 @@ from lessons.core.text import normalize
 from lessons.models import AreevCursor, Draft, Host, Lesson
 
 from . import areev
-from .areev_engine import Memory, read_memory
+from .areev_engine import Memory, op_mark, read_memory
 from .run import ImportResult, areev_finish, areev_member_times, execute, stored_lesson_record
 
 SYNC_ACTOR = "user:lesson-pile-review"  # the sync opens the file read-only: it never writes to it
 HELD_CONSOLIDATIONS = "consolidations the dashboard already holds"
 FORGOTTEN = "lessons the engine no longer holds"
 CHANGES_LINE = "changes since op {after}: {changes}"
+REPLACED_LINE = (
+    "the memory file is not the one synced up to op {after} (replaced, an older copy, or a cursor "
+    "stored before files were told apart): read in full"
+)
 
 
 @dataclass
 class SyncResult:
-    """The import result and the feed positions: ``after`` (the stored cursor), ``cursor`` (read up to)."""
+    """The import result and the feed positions: ``after`` (where this read started), ``cursor`` (read
+    up to); ``replaced_after`` is the stored cursor when it did not hold for this file (0: it held)."""
 
     result: ImportResult
     after: int
     cursor: int
     changes: int
+    replaced_after: int = 0
+
+    def feed_lines(self) -> list[str]:
+        """What the sync says of the feed: the replaced-file line (if any), then ``CHANGES_LINE``."""
+        replaced = [REPLACED_LINE.format(after=self.replaced_after)] if self.replaced_after else []
+        return [*replaced, CHANGES_LINE.format(after=self.after, changes=self.changes)]
 
     def lines(self) -> list[str]:
-        return [*self.result.lines(), CHANGES_LINE.format(after=self.after, changes=self.changes)]
+        return [*self.result.lines(), *self.feed_lines()]
 
 
 def _stored_entities(host: str):
@@ -112,15 +123,21 @@ def _held_consolidations(host: str, translation) -> None:
 def sync_memory(*, path: Path, host: str, dry_run: bool, triggered_by: str | None = None) -> SyncResult:
     """Read ``path`` after the stored cursor, ingest what changed, and move the cursor (not on a dry run).
 
+    The stored cursor holds only while the file has the op it was read up to (``AreevCursor.op_mark``);
+    otherwise the file is another memory at the same path and it is read in full (``replaced_after``).
     Raises ``EngineMissing`` / ``EngineError`` (lessons.importers.areev_engine) before writing anything.
     """
     memory_path = str(Path(path).resolve())
     cursor = AreevCursor.objects.filter(host__name=host, memory_path=memory_path).first()
     after = cursor.op_seq if cursor else 0
+    replaced_after = 0
     with Memory(Path(memory_path), actor=SYNC_ACTOR, read_only=True) as mem:
+        if after and op_mark(mem, after) != cursor.op_mark:
+            replaced_after, after = after, 0
         read = read_memory(
             mem, after=after, stored_entities=_stored_entities(host), triggered_by=triggered_by
         )
+        mark = op_mark(mem, read.cursor)
     translation = areev.empty_translation()
     untimed: list[areev.Untimed] = []
     areev.translate_objects(read.objects, translation=translation, mapping=read.mapping, untimed=untimed)
@@ -135,6 +152,12 @@ def sync_memory(*, path: Path, host: str, dry_run: bool, triggered_by: str | Non
             AreevCursor.objects.update_or_create(
                 host=host_row,
                 memory_path=memory_path,
-                defaults={"op_seq": read.cursor, "synced_at": timezone.now()},
+                defaults={"op_seq": read.cursor, "op_mark": mark, "synced_at": timezone.now()},
             )
-    return SyncResult(result=result, after=after, cursor=read.cursor, changes=read.changes)
+    return SyncResult(
+        result=result,
+        after=after,
+        cursor=read.cursor,
+        changes=read.changes,
+        replaced_after=replaced_after,
+    )

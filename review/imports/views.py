@@ -4,12 +4,15 @@ Every upload becomes an ``ImportJob`` holding the zip (``review.services.jobs``)
 ``settings.IMPORT_BACKGROUND_BYTES`` is checked, unpacked and imported in the request, and the page shows
 the report as ``manage.py import_altimate`` prints it; a larger one is run by the task worker and the
 browser is sent to the job page, whose progress bar polls (htmx, every second) until the report is in.
-After a dry run the job keeps the zip: "Import this zip now" imports the same file for real without
-choosing it again (issue 12, finding 8). Only users who may add hosts (the admin role) may use these
-pages, since an import can create a host.
+After a dry run the job keeps the zip for ``IMPORT_DRY_RUN_KEEP_SECONDS``: "Import this zip now" imports
+the same file for real without choosing it again (issue 12, finding 8), and hands the zip to the new
+job. Only users who may add hosts (the admin role) may use these pages, since an import can create a
+host.
 """
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.decorators import permission_required
@@ -24,7 +27,10 @@ from review.roles import PERM_IMPORT
 from review.services.jobs import job_create, job_enqueue, job_percent, job_run
 from review.web.job_page import job_render
 
-E_NOTHING_TO_IMPORT = "This job holds no zip to import again (only a finished dry run keeps its zip)."
+E_NOTHING_TO_IMPORT = (
+    "This job holds no zip to import again (a finished dry run keeps its zip for a while, until it is "
+    "imported)."
+)
 
 
 @require_http_methods(["GET", "POST"])
@@ -94,6 +100,7 @@ def import_job_again(request: HttpRequest, job_id: int) -> HttpResponse:
         filename=dry.filename,
         created_by=request.user,
     )
+    ImportJob.objects.filter(pk=dry.pk).update(payload=None)  # the new job holds the zip now
     return _start(request, job, None)
 
 
@@ -107,5 +114,8 @@ def _job_context(job: ImportJob) -> dict:
         "can_import_now": job.state == ImportJob.State.SUCCEEDED
         and bool(job.options.get("dry_run"))
         and job.payload is not None,
+        "kept_until": job.finished_at + timedelta(seconds=settings.IMPORT_DRY_RUN_KEEP_SECONDS)
+        if job.finished_at
+        else None,
         **report,
     }

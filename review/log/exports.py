@@ -11,7 +11,10 @@ is, the same bytes the hash covers); ``null`` is an empty field. An empty field 
 from ``""`` apart (only ``namespace`` may be either: ``null`` on a ``set_budget`` record, ``""`` on an
 entity without a namespace), so a chain is verified from the JSONL export. A text cell a spreadsheet would
 run as a formula (starting with =, +, -, @, tab or CR) gets a leading ``'`` (``csv_cell``; issue 13,
-fault 8; docs/decisions-verify.md).
+fault 8; docs/decisions-verify.md). The CSV is for reading: every text cell, ``evidence`` included, shows
+its control and bidi formatting characters as ``⟨U+202E⟩`` (issue 21; interchange.md, "Control
+characters in shown text"). JSONL is data: JSON escapes the C0 controls (``\\u001b``) and keeps the
+other characters as they are, byte for byte.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections.abc import Iterator
 
 from django.db.models import QuerySet
 
+from lessons.core.text import visible_controls
 from review.models import Decision
 from review.services.chain import RECORD_FIELDS, decision_record
 
@@ -51,9 +55,12 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 def csv_cell(value: object) -> object:
     """``value`` with a leading ``'`` when it is a string a spreadsheet would run as a formula
-    (``FORMULA_STARTS``); anything else unchanged. CSV only: JSONL keeps every value exact."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
+    (``FORMULA_STARTS``), and its control and bidi formatting characters shown as ``⟨U+202E⟩``
+    (``visible_controls``); anything else unchanged. CSV only: JSONL keeps every value exact."""
+    if isinstance(value, str):
+        value = visible_controls(value)
+        if value.startswith(FORMULA_STARTS):
+            return "'" + value
     return value
 
 
@@ -61,7 +68,7 @@ def _csv_value(name: str, value: object) -> object:
     if value is None:
         return ""
     if name == "evidence":
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return visible_controls(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
     return csv_cell(value)
 
 

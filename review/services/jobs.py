@@ -5,8 +5,10 @@ task (``import_job_task``, django-tasks through the database backend) names only
 
 - the request answers at once (API: 202 and the job's URL; the import page: the job page);
 - a worker that dies mid-job (``kill -9``, a restart, a lost machine) leaves the job ``running`` with a
-  stale ``heartbeat_at``; ``jobs_recover`` (run by ``manage.py db_worker`` when it starts and every
-  ``RECOVER_EVERY_SECONDS``) queues it again, and the next run starts over. The ingest is all-or-nothing
+  stale ``heartbeat_at`` and releases the job's liveness lock (review/services/job_liveness.py);
+  ``jobs_recover`` (run by ``manage.py db_worker`` when it starts and every ``RECOVER_EVERY_SECONDS``)
+  queues it again, and the next run starts over. A quiet job whose process still holds its lock is
+  alive and left alone. The ingest is all-or-nothing
   (one transaction, ``lessons.ingest.passes``), so the dead attempt wrote nothing, and a finished ingest
   run again writes the same rows ("unchanged"): a re-run never duplicates or half-writes;
 - only the job's current ``attempt`` may finish it (a conditional update), so a slow first attempt that
@@ -46,6 +48,7 @@ from lessons.ingest.passes import IngestIncomplete, ingest_sources
 from lessons.ingest.reading import Source, bytes_source
 from lessons.ingest.report import ImportReport
 from review.models import ImportJob
+from review.services.job_liveness import AliveMark, job_alive
 from review.services.recount import E_RECOUNT_FAILED, recount_run
 
 logger = logging.getLogger(__name__)
@@ -147,6 +150,7 @@ def job_run(job_id: int) -> ImportJob | None:
         return ImportJob.objects.get(pk=job_id)
     job.refresh_from_db()
     progress = JobProgress(job)
+    progress.hold_alive()
     try:
         state, report, error = _run(job, progress)
     except IngestIncomplete as exc:
@@ -169,10 +173,40 @@ def job_run(job_id: int) -> ImportJob | None:
     }
     if job.kind in (ImportJob.Kind.API, ImportJob.Kind.RECOUNT) and state == State.SUCCEEDED:
         finish["lines_done"] = job.lines_total
-    if not (state == State.SUCCEEDED and job.options.get("dry_run")):
-        finish["payload"] = None  # finished: nothing to run again; a dry run keeps its zip to import it
+    if not keeps_payload(job.kind, state, job.options):
+        finish["payload"] = None  # finished: nothing will run it again (issue 21, item 4)
     ImportJob.objects.filter(pk=job_id, attempt=attempt).update(**finish)
     return ImportJob.objects.get(pk=job_id)
+
+
+def keeps_payload(kind: str, state: str, options: dict | None) -> bool:
+    """Whether a job that ended in ``state`` keeps its payload: only a zip upload's successful dry run,
+    so that "Import this zip now" imports it without choosing it again, and only until ``jobs_prune``
+    drops it (``settings.IMPORT_DRY_RUN_KEEP_SECONDS`` after the job ended). Every other finished job
+    (an API ingest, its dry runs too; a recount; a failed upload) drops it as it ends: nothing runs it
+    again. docs/production.md, "The background worker"."""
+    dry_run = bool((options or {}).get("dry_run"))
+    return kind == ImportJob.Kind.ALTIMATE and state == State.SUCCEEDED and dry_run
+
+
+def jobs_prune(*, now=None) -> tuple[int, int]:
+    """Drop the zip a finished dry run kept once ``settings.IMPORT_DRY_RUN_KEEP_SECONDS`` have passed
+    since it ended, and delete the rows of jobs that ended more than ``settings.JOBS_KEEP_DAYS`` days
+    ago (with their task rows). ``now`` (UTC) defaults to the current time. Returns ``(payloads
+    dropped, jobs deleted)``. Run by ``manage.py db_worker`` when it starts and every
+    ``RECOVER_EVERY_SECONDS``; a queued or running job is never touched."""
+    from django_tasks_db.models import DBTaskResult
+
+    now = now or timezone.now()
+    finished = ImportJob.objects.filter(state__in=(State.SUCCEEDED, State.FAILED))
+    kept_until = now - timedelta(seconds=settings.IMPORT_DRY_RUN_KEEP_SECONDS)
+    dropped = finished.filter(payload__isnull=False, finished_at__lte=kept_until).update(payload=None)
+    old = finished.filter(finished_at__lte=now - timedelta(days=settings.JOBS_KEEP_DAYS))
+    task_ids = [t for t in old.values_list("task_id", flat=True) if t]
+    deleted, _ = old.delete()
+    if task_ids:
+        DBTaskResult.objects.filter(id__in=task_ids).finished().delete()
+    return dropped, deleted
 
 
 def _queue_again(job: ImportJob, attempt: int) -> ImportJob:
@@ -266,8 +300,10 @@ def upload_report(result: ImportResult) -> dict:
 
 
 def jobs_recover(*, stale_after: float | None = None) -> list[int]:
-    """Queue again every ``running`` job whose attempt has shown no sign of life for ``stale_after``
-    seconds (default ``settings.JOBS_STALE_SECONDS``): its worker is gone. Returns their ids.
+    """Queue again every ``running`` job whose attempt has shown no progress for ``stale_after`` seconds
+    (default ``settings.JOBS_STALE_SECONDS``) and whose process no longer holds the job's lock
+    (``review.services.job_liveness``): its worker is gone. A live attempt is never taken, however long
+    it has been quiet. Returns their ids.
 
     The conditional update (state and heartbeat unchanged) lets only one recoverer take a job; the dead
     task's ``DBTaskResult`` is marked failed so that it no longer looks like it is running.
@@ -278,6 +314,8 @@ def jobs_recover(*, stale_after: float | None = None) -> list[int]:
     cutoff = timezone.now() - timedelta(seconds=seconds)
     recovered = []
     for job in ImportJob.objects.filter(state=State.RUNNING, heartbeat_at__lte=cutoff).order_by("id"):
+        if job_alive(job.pk):
+            continue  # quiet, not dead: its process still holds the job's lock (job_liveness)
         taken = ImportJob.objects.filter(
             pk=job.pk, state=State.RUNNING, attempt=job.attempt, heartbeat_at=job.heartbeat_at
         ).update(state=State.QUEUED, phase="", lines_done=0)
@@ -347,6 +385,7 @@ class JobProgress:
         self.size: int | None = None  # bytes of the counted source
         self._last = 0.0
         self._connection = None
+        self._alive: AliveMark | None = None
 
     def counted(self, source: Source) -> Source:
         """``source`` whose passes count their lines into this progress."""
@@ -396,7 +435,21 @@ class JobProgress:
             self._connection = progress_connection()
         return self._connection
 
+    def hold_alive(self) -> None:
+        """Take the job's liveness lock for this run (PostgreSQL: on this progress's own connection,
+        opened now and kept until ``close``), so that no recoverer queues the job again while it runs."""
+        self._alive = AliveMark(self.job_id)
+        try:
+            conn = self._open() if connection.vendor == "postgresql" else connection
+        except DatabaseError as exc:
+            logger.warning("import job %s: no progress connection: %s", self.job_id, exc)
+            return
+        self._alive.hold(conn)
+
     def close(self) -> None:
+        if self._alive is not None:
+            self._alive.release()
+            self._alive = None
         if self._connection is not None:
             self._connection.close()
             self._connection = None

@@ -13,6 +13,7 @@ from django.db import transaction
 
 from lessons.core.facts import FACTS_VERSION
 from lessons.core.piles import verdict_label
+from lessons.core.text import visible_controls
 from lessons.management.base import Command as BaseCommand
 from lessons.models import Host
 from lessons.selectors.piles import iter_piles, write_piles_json
@@ -89,11 +90,13 @@ class Command(BaseCommand):
             p = entity.pile
             live = f"{p.count} / {p.max_active}"
             host, target = cut(entity.host.name, 20), cut(p.target, 45)
-            self.stdout.write(f"{host:<20} {target:<45} {live:>13} {p.severity}")
+            # host-supplied text to a terminal: an ESC would run as an escape sequence (interchange.md,
+            # "Control characters in shown text"); the JSON format stays exact
+            self.stdout.write(visible_controls(f"{host:<20} {target:<45} {live:>13} {p.severity}"))
             for lesson, member in zip(entity.lessons, p.members, strict=True):
                 verdict = verdict_label(member.verdict)
                 text = cut(lesson.text, TEXT_WIDTH)
-                self.stdout.write(f"    {lesson.hash[:8]}  {cut(verdict, 24):<24} {text}")
+                self.stdout.write(visible_controls(f"    {lesson.hash[:8]}  {cut(verdict, 24):<24} {text}"))
         if not n:
             enabled = Host.objects.filter(budget_enabled=True).exists()
             why = "nothing is over budget" if enabled else "no host has a budget enabled"

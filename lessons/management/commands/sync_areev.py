@@ -2,8 +2,9 @@
 
 Reads an areev memory file through the ``areev`` package (the optional ``areev`` extra): lessons,
 ``loop.lesson_pile/1`` findings, outcome rows, consolidation recommendations as drafts. Incremental:
-a second sync reads only what the engine's change feed lists after the stored cursor. Prints the
-import report and ``changes since op N: M``. spec: importers.md, "areev"; cli.md (exit codes).
+a second sync reads only what the engine's change feed lists after the stored cursor, while the file
+still has the op the cursor was read up to (else it is another memory, read in full, and a line says
+so). Prints the import report and ``changes since op N: M``. spec: importers.md, "areev"; cli.md (exit codes).
 """
 
 from __future__ import annotations
@@ -42,4 +43,5 @@ class Command(BaseCommand):
         except EngineError as exc:
             self.fail(str(exc))
         write_result(self, synced.result)
-        self.stdout.write(synced.lines()[-1])
+        for line in synced.feed_lines():
+            self.stdout.write(line)

@@ -4,8 +4,12 @@ The backport's worker (every option of ``django_tasks_db``'s ``db_worker``: ``--
 ``--queue-name``, ...) runs the queued tasks. Before it starts, and then every
 ``review.services.jobs.RECOVER_EVERY_SECONDS`` from a thread of its own, ``jobs_recover`` queues again
 each running import job that has shown no progress for ``--stale-after`` seconds (default
-``settings.JOBS_STALE_SECONDS``): a worker killed mid-job leaves nothing half-written (the ingest is one
-transaction), and the job runs again from the start. spec: issue 13, Build 2; docs/production.md.
+``settings.JOBS_STALE_SECONDS``) and whose process no longer holds its liveness lock
+(review/services/job_liveness.py: a quiet live job is never taken): a worker killed mid-job leaves
+nothing half-written (the ingest is one transaction), and the job runs again from the start. The same
+rounds run ``jobs_prune``: a dry run's kept zip is dropped after ``IMPORT_DRY_RUN_KEEP_SECONDS``, a
+finished job's row deleted after ``JOBS_KEEP_DAYS``. spec: issue 13, Build 2; issue 21, item 4 and
+"also seen"; docs/production.md.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import threading
 from django.db import DatabaseError, connections
 from django_tasks_db.management.commands.db_worker import Command as WorkerCommand
 
-from review.services.jobs import RECOVER_EVERY_SECONDS, jobs_recover
+from review.services.jobs import RECOVER_EVERY_SECONDS, jobs_prune, jobs_recover
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +49,9 @@ def _recover_once(stale_after: float | None) -> None:
     try:
         for job_id in jobs_recover(stale_after=stale_after):
             logger.warning("import job %s queued again (its worker had stopped)", job_id)
+        jobs_prune()
     except DatabaseError as exc:  # the database busy or away: the next round tries again
-        logger.warning("could not look for orphaned import jobs: %s", exc)
+        logger.warning("could not look for orphaned or old import jobs: %s", exc)
 
 
 def _recover_forever(stale_after: float | None) -> None:

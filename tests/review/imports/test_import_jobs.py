@@ -5,6 +5,8 @@ to its host; a large zip goes to the task worker and the job page follows it wit
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.management import call_command
 
@@ -103,3 +105,30 @@ def test_a_viewer_or_reviewer_may_not_see_a_job(client, viewer, reviewer, admin_
         client.force_login(user)
         assert client.get(f"/imports/jobs/{job.pk}/").status_code == 403
         assert client.post(f"/imports/jobs/{job.pk}/import/").status_code == 403
+
+
+def test_a_dry_runs_zip_is_kept_until_the_page_says_then_dropped_by_the_worker(as_admin, settings):
+    settings.IMPORT_DRY_RUN_KEEP_SECONDS = 3600
+    page = parse(post(as_admin, corpus_zip(), dry_run=True).content)
+    dry = ImportJob.objects.get()
+    until = (dry.finished_at + timedelta(hours=1)).strftime("%Y-%m-%d %H:%M")
+    assert f"is kept until {until} UTC" in " ".join(page.find(data_testid="import-now").text.split())
+
+    call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", "--verbosity", "0")
+    assert ImportJob.objects.get().payload is not None  # within the hour
+
+    ImportJob.objects.filter(pk=dry.pk).update(finished_at=dry.finished_at - timedelta(seconds=3601))
+    call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", "--verbosity", "0")
+    assert ImportJob.objects.get().payload is None
+    assert parse(as_admin.get(f"/imports/jobs/{dry.pk}/").content).find(data_testid="import-now") is None
+    assert as_admin.post(f"/imports/jobs/{dry.pk}/import/").status_code == 404
+
+
+def test_import_now_hands_the_zip_to_the_new_job(as_admin):
+    post(as_admin, corpus_zip(), dry_run=True)
+    dry = ImportJob.objects.get()
+    as_admin.post(f"/imports/jobs/{dry.pk}/import/")
+    assert list(ImportJob.objects.order_by("id").values_list("options", "payload")) == [
+        ({"dry_run": True}, None),
+        ({"dry_run": False}, None),
+    ]

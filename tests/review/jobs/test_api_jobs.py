@@ -317,3 +317,92 @@ def test_a_sliced_job_waits_for_another_writer_holding_the_lock_between_its_slic
         "tests.review.jobs.slice_lock_scenario", database=tmp_path / "slices.sqlite3"
     )
     assert result == {"state": "succeeded", "error": "", "lessons": 40, "check": []}
+
+
+# --- what a finished job keeps (issue 21, item 4) -----------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["?dry_run=1", "", "?skip_invalid=1&dry_run=1"])
+def test_a_finished_job_keeps_no_body_a_dry_run_neither(background, call, make_token, query):
+    body = batch(5)
+    job_id = call("post", "/ingest" + query, make_token(), body, content_type="application/x-ndjson").json()[
+        "id"
+    ]
+    assert bytes(ImportJob.objects.get(pk=job_id).payload) == body  # queued: the worker needs it
+    run_worker()
+    job = ImportJob.objects.get(pk=job_id)
+    assert (job.state, job.payload, job.payload_bytes) == ("succeeded", None, len(body))
+
+
+def test_a_refused_job_keeps_no_body(background, call, make_token):
+    body = batch(5) + b"{not json\n"
+    job_id = call("post", "/ingest", make_token(), body, content_type="application/x-ndjson").json()["id"]
+    run_worker()
+    assert ImportJob.objects.filter(pk=job_id).values_list("state", "payload").get() == ("failed", None)
+
+
+def finished_job(days_ago: float, *, state: str = "succeeded", kind: str = "api") -> int:
+    """A job that ended ``days_ago`` days ago, with its task row; its id."""
+    job = jobs.job_enqueue(jobs.job_create(kind=kind, payload=b"", options={}))
+    ended = timezone.now() - timedelta(days=days_ago)
+    ImportJob.objects.filter(pk=job.pk).update(state=state, finished_at=ended, attempt=1, payload=None)
+    DBTaskResult.objects.filter(id=job.task_id).update(status="SUCCESSFUL", finished_at=ended)
+    return job.pk
+
+
+def test_the_worker_deletes_the_rows_of_jobs_that_ended_before_the_kept_days(settings):
+    settings.JOBS_KEEP_DAYS = 30
+    finished_job(31), finished_job(30.5, state="failed")
+    recent = finished_job(29)
+    queued = jobs.job_create(kind="api", payload=b"{}\n", options={}).pk
+    ImportJob.objects.filter(pk=queued).update(created_at=timezone.now() - timedelta(days=90))
+    task_of = dict(ImportJob.objects.values_list("id", "task_id"))
+
+    run_worker()
+
+    assert sorted(ImportJob.objects.values_list("id", flat=True)) == sorted([recent, queued])
+    kept_tasks = {str(t) for t in DBTaskResult.objects.values_list("id", flat=True)}
+    assert kept_tasks == {task_of[recent]}
+
+
+def test_jobs_prune_counts_what_it_dropped_and_deleted(settings):
+    settings.JOBS_KEEP_DAYS = 7
+    finished_job(8), finished_job(1)
+    assert jobs.jobs_prune() == (0, 1)
+    assert jobs.jobs_prune() == (0, 0)
+
+
+# --- a live job is never taken (issue 21, also seen) --------------------------------------------
+
+LIVE_EXPECTED = {
+    "after_second_worker": {"state": "running", "attempt": 1, "phase": "validate"},
+    "ended": {"state": "succeeded", "attempt": 1, "error": ""},
+    "tasks": ["SUCCESSFUL"],
+}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the in-process run needs PostgreSQL")
+def test_on_postgresql_a_quiet_live_job_is_not_taken_by_a_second_worker():
+    from tests.review.jobs.live_job_scenario import run
+
+    assert run() == LIVE_EXPECTED
+
+
+def test_on_sqlite_a_quiet_live_job_is_not_taken_by_a_second_worker(tmp_path):
+    result = run_sqlite_scenario("tests.review.jobs.live_job_scenario", database=tmp_path / "live.sqlite3")
+    assert result == LIVE_EXPECTED
+
+
+def test_a_job_whose_process_holds_its_lock_is_alive_and_one_whose_process_let_go_is_not(background):
+    from review.services.job_liveness import AliveMark, job_alive
+    from review.services.jobs import progress_connection
+
+    job = jobs.job_create(kind="api", payload=b"{}\n", options={})
+    assert job_alive(job.pk) is False
+    holder = progress_connection()
+    mark = AliveMark(job.pk)
+    assert mark.hold(holder) is True
+    assert job_alive(job.pk) is True
+    mark.release()
+    holder.close()
+    assert job_alive(job.pk) is False
