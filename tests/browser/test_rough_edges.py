@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from review.templatetags.recurrence_svg import LEGEND
+from tests.conftest import make_user
 from tests.fixtures.browser import artifacts, browser, sign_in  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -123,3 +124,45 @@ def test_the_timeline_hint_offers_no_hover_on_a_touch_screen(drifted_lesson, rev
         )
     finally:
         context.close()
+
+
+# How far below the top of the first member card the draft text's panel starts, in px (page coordinates).
+PANEL_DROP = """() => {
+  const panel = document.querySelector('.draft-panel').getBoundingClientRect();
+  const first = document.querySelector('.cov-list > *').getBoundingClientRect();
+  return Math.round(panel.top - first.top);
+}"""
+
+
+@pytest.fixture
+def dana(corpora):
+    """The reviewer the adbuy drafts name as triggered_by (so rita, not dana, approves)."""
+    return make_user("dana", "reviewer")
+
+
+def test_the_draft_text_stays_at_the_top_once_approved_and_once_rolled_back(
+    dana,
+    reviewer,
+    sign_in,  # noqa: F811
+    artifacts,  # noqa: F811
+):
+    """Item 6: approved (or rolled back) from the Decide section far down the page, the draft text was
+    drawn beside the last members, about 900 px below the top of its column."""
+    page = sign_in("rita", "rita-pass")
+    page.goto(page.url + ADBUY_DRAFT.lstrip("/"))
+    page.fill("#id_approve-reason", "Ten rules restate four facts; one rule keeps them.")
+    page.click("[data-testid=approve]")
+    page.wait_for_selector("[data-testid=draft-status]:text-is('approved')")
+    assert page.evaluate("scrollY") > 1000  # still down at Decide, where the swap left the reader
+    assert page.evaluate(PANEL_DROP) == 0
+    page.screenshot(path=str(artifacts / "rough-draft-approved-1280.png"), full_page=True)
+
+    page.fill("#id_rollback-reason", "Hosts want the separate lessons back.")
+    page.click("[data-testid=rollback]")
+    page.wait_for_selector("[data-testid=rolled-back]")
+    assert page.evaluate("scrollY") > 1000
+    assert page.evaluate(PANEL_DROP) == 0
+    page.screenshot(path=str(artifacts / "rough-draft-rolled-back-1280.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 800})
+    page_fits(page)
+    page.screenshot(path=str(artifacts / "rough-draft-rolled-back-390.png"), full_page=True)
