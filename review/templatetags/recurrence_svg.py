@@ -5,7 +5,9 @@ text that reaches it (session names, correction and lesson texts, verdicts) is e
 marked safe that was not built by ``format_html``. Three lanes share one UTC time axis: the sessions
 shown the lesson (current text, or only an earlier text), the corrections on its topic (one marker
 shape per outcome, plus uncharged corrections on its topic), and its Verify-gate verdicts. Dashed
-lines mark when the lesson was created and when its current text was first shown. spec: recurrence.md.
+lines mark when the lesson was created and when its current text was first shown. It is drawn twice, in
+a wide and a narrow ``Layout`` (the page's CSS shows the one that fits the window), and its legend is an
+HTML list under the drawings. spec: recurrence.md; docs/reviewing.md ("Narrow screens").
 """
 
 from __future__ import annotations
