@@ -28,6 +28,9 @@ SKIPPED_FILES = "skipped lesson files"
 SHORTENED = "correction texts shortened"
 SNAPSHOT_VERSIONS = "earlier versions from snapshots"
 HISTORY_VERSIONS = "earlier versions from history"
+# Said after either counter above: those earlier versions an earlier import stored, so not sent again. A
+# re-import's line count is the first import's minus these (the newcomer run's item 13).
+ALREADY_STORED = "already stored"
 
 
 def why(exc: BaseException) -> str:
@@ -115,11 +118,10 @@ class SnapshotVersions:
     """
 
     def __init__(self, translation: Translation, stored: set[str]):
+        self.hashes = {item.record["hash"] for item in translation.items if item.record["type"] == "lesson"}
         # Versions already stored are not emitted again: the store's files, not an old snapshot,
-        # say what their counters and status are.
-        self.hashes = stored | {
-            item.record["hash"] for item in translation.items if item.record["type"] == "lesson"
-        }
+        # say what their counters and status are. They are counted, so two reports add up.
+        self.stored = stored - self.hashes
         self.successor: dict[tuple[str, str], tuple[str, str | None]] = {}
         for item in translation.items:
             r = item.record
@@ -144,13 +146,18 @@ class SnapshotVersions:
 
         Recurrence matches a correction against every version a session was shown
         (recurrence.md, "earlier_version"); the text must be stored for that. Not done for an id the
-        store no longer has (its exposures are then skipped as references to unknown lessons).
+        store no longer has (its exposures are then skipped as references to unknown lessons). A version
+        an earlier import stored is counted under ``"<counter> already stored"`` instead of sent
+        (docs/importers.md, "Importing again").
         """
         digest = lesson_hash(store, SUBJECT, lesson["text"])
         successor = self.successor.get((store, lesson["id"]))
         if digest in self.hashes or successor is None or ms_or_none(lesson.get("created")) is None:
             return
         self.hashes.add(digest)
+        if digest in self.stored:
+            translation.count(f"{counter} {ALREADY_STORED}")
+            return
         status, superseded_by = successor
         record = {
             "type": "lesson",

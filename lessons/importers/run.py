@@ -26,6 +26,11 @@ from .altimate_sessions import pin_exposure_texts
 from .common import Translation, drop_unresolved, json_dumps, lesson_refs, referenced, validated
 
 REASONS_KEPT = "retirement reasons kept"
+# A dry run writes no lesson, so it cannot say which retired lessons keep their reason (a reviewer's newer
+# decision may hold one live): the note says why its importer line has no such count.
+REASONS_NOT_COUNTED = (
+    "a dry run does not count retirement reasons kept: they are counted as the import writes"
+)
 
 
 @dataclass
@@ -100,6 +105,8 @@ def _stored_refs(
 
 def execute(prepared: Prepared, *, dry_run: bool, progress: Progress | None = None) -> ImportResult:
     """Ingest the prepared records (``skip_invalid``: one unresolvable record never blocks the rest)."""
+    if dry_run and prepared.translation.retired_reasons:
+        prepared.translation.note(REASONS_NOT_COUNTED)
     with transaction.atomic():
         report = ingest_sources(
             sources=[prepared.source],
@@ -187,13 +194,15 @@ def _source_notes_keep(host: str, translation: Translation) -> None:
 
     Runs in the ingest's transaction. Only lessons whose status now is the store's are touched: a
     retirement held by a reviewer's decision does not get the store's reason; a lesson the store
-    holds live again loses its old reason.
+    holds live again loses its old reason. Counts the retired lessons that carry their reason now
+    (changed or not), so importing the same store again reports the same count.
     """
-    changed = 0
+    kept = 0
     hashes = set(translation.retired_reasons) | translation.live_hashes
     for lesson in Lesson.objects.filter(host__name=host, hash__in=hashes).order_by("id"):
         if lesson.hash in translation.retired_reasons and not lesson.is_live:
             note = translation.retired_reasons[lesson.hash]
+            kept += 1
         elif lesson.hash in translation.live_hashes and lesson.is_live:
             note = ""
         else:
@@ -201,8 +210,7 @@ def _source_notes_keep(host: str, translation: Translation) -> None:
         if lesson.source_note != note:
             lesson.source_note = note
             lesson.save(update_fields=["source_note", "updated_at"])
-            changed += 1
-    translation.count(REASONS_KEPT, changed)
+    translation.count(REASONS_KEPT, kept)
 
 
 # --- areev -------------------------------------------------------------------------------------

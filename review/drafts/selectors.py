@@ -78,17 +78,25 @@ def coverage_summary(coverage: MemberCoverage) -> str:
     return "; ".join(parts)
 
 
+# What the "Now" block says of a live lesson the next decision would take out. Conditional: before the
+# decision nothing has left (the newcomer run's item 5: an approved draft's live consolidation was shown
+# struck through as "retracted by a roll back" before any roll back).
+LEAVES_IF_APPROVED = "superseded if approved"
+LEAVES_IF_ROLLED_BACK = "retracted if rolled back"
+
+
 @dataclass(frozen=True)
 class PromptLine:
     """One lesson of a prompt block; ``hash`` is None for the consolidation an approval would create.
 
-    ``new``: it enters the prompt with the decision; ``leaving``: it leaves the prompt with it.
+    ``new``: it enters the prompt with the decision; ``leaving``: empty, or why it would leave the prompt
+    with the decision (``LEAVES_IF_APPROVED``, ``LEAVES_IF_ROLLED_BACK``): it is still live now.
     """
 
     hash: str | None
     text: str
     new: bool = False
-    leaving: bool = False
+    leaving: str = ""
 
 
 @dataclass(frozen=True)
@@ -308,17 +316,18 @@ def draft_detail(*, host_name: str, ext_id: str) -> DraftDetail | None:
         duplicate = next((x for x in lessons if x.hash == new_hash), None)
     status = draft_status(draft, live_hashes)
     leaving: set[str] = set()
-    after_lines, after_label = None, ""
+    after_lines, after_label, leaves = None, "", ""
     if status == "pending" and draft.gates_pass:  # a draft that failed a gate is never approved
         leaving = set(draft.supersedes)
         after_lines = prompt_after_approval(live, supersedes=draft.supersedes, text=draft.text)
-        after_label = "after approval"
+        after_label, leaves = "after approval", LEAVES_IF_APPROVED
     elif consolidation is not None and consolidation.status == Lesson.Status.LIVE:
         leaving = {consolidation.hash}
         after_lines = prompt_after_rollback(lessons, consolidation=consolidation)
-        after_label = "after a roll back"
+        after_label, leaves = "after a roll back", LEAVES_IF_ROLLED_BACK
     budget = {"max_active": host.max_active, "budget_enabled": host.budget_enabled}
-    now = PromptBlock(tuple(PromptLine(x.hash, x.text, leaving=x.hash in leaving) for x in live), **budget)
+    now_lines = (PromptLine(x.hash, x.text, leaving=leaves if x.hash in leaving else "") for x in live)
+    now = PromptBlock(tuple(now_lines), **budget)
     after = PromptBlock(after_lines, **budget) if after_lines is not None else None
     decisions = tuple(
         Decision.objects.filter(host=host.name, draft_id=draft.ext_id).select_related("ack").order_by("seq")

@@ -38,7 +38,7 @@ from review.services.common import (
     NotAllowed,
 )
 from review.web.htmx import render_region, wants_region
-from review.web.links import pile_href
+from review.web.links import target_link
 from review.web.lookups import get_host_or_404, shows_not_found
 from review.web.paging import PageSizeConfig
 
@@ -85,12 +85,12 @@ def _state(enabled: bool) -> str:
     return "enabled" if enabled else "disabled"
 
 
-def _preview_links(host: Host, preview: dict) -> dict[str, list[tuple[str, str]]]:
-    """``{"appear": [(target, pile href)], "disappear": [...]}``: the preview's piles as links."""
+def _preview_links(host: Host, preview: dict) -> dict[str, list[str]]:
+    """``{"appear": [link], "disappear": [...]}``: the preview's piles as links to their pages, each
+    breakable at its ":" and "/" (``target_link``) so a long one fits a 390 px column."""
     entities = selectors.entity_targets(host=host, targets=[*preview["appear"], *preview["disappear"]])
     return {
-        key: [(t, pile_href(host.name, *entities[t])) for t in preview[key]]
-        for key in ("appear", "disappear")
+        key: [target_link(host.name, *entities[t]) for t in preview[key]] for key in ("appear", "disappear")
     }
 
 

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 
 from lessons.core.text import lesson_hash, text_hash
 from lessons.importers.altimate import ERROR_NO_STORE
+from lessons.importers.altimate_sessions import ALREADY_STORED
+from lessons.importers.run import REASONS_NOT_COUNTED
 from lessons.models import Correction, Exposure, Host, Lesson, RecurrenceCount
 from lessons.selectors.piles import piles_json
 from tests.fixtures.importers import run_command
@@ -37,6 +39,12 @@ FIRST_SUMMARY = "imported: 38 line(s); 38 created, 0 unchanged, 0 updated, 0 hel
 FIRST_COUNTS = (
     "importer: 1 stores, 1 candidates, 2 skipped lines, 1 skipped snapshots, 0 skipped symlinks, "
     "1 earlier versions from snapshots, 12 shown lines matched by a snapshot, 2 retirement reasons kept"
+)
+
+# The same store imported again: L-8201's earlier text is counted as already stored, not sent.
+AGAIN_COUNTS = (
+    "importer: 1 stores, 1 candidates, 2 skipped lines, 1 skipped snapshots, 0 skipped symlinks, "
+    f"1 earlier versions from snapshots {ALREADY_STORED}, 12 shown lines matched by a snapshot"
 )
 
 
@@ -142,11 +150,26 @@ def test_importing_twice_changes_nothing(budget_host, project):
     import_altimate(project)
     code, out, _err = import_altimate(project)
     assert code == 0
-    # 37 lines: L-8201's earlier text (from a snapshot) is stored now, so it is not sent again.
-    assert (
-        out.splitlines()[-2] == "imported: 37 line(s); 0 created, 37 unchanged, 0 updated, 0 held, 0 rejected"
-    )
-    assert "0 retirement reasons kept" in out.splitlines()[-1]
+    # 37 lines: L-8201's earlier text (from a snapshot) is stored now, so it is not sent again; the
+    # importer line says so, and the two retired lessons still keep their reasons.
+    assert out.splitlines()[-2:] == [
+        "imported: 37 line(s); 0 created, 37 unchanged, 0 updated, 0 held, 0 rejected",
+        AGAIN_COUNTS + ", 2 retirement reasons kept",
+    ]
+
+
+def test_a_dry_run_after_an_import_reconciles_with_it(budget_host, project):
+    """The newcomer run's item 13: 38 lines, then 37 in the dry run, and the snapshot's earlier version
+    gone from the counts; now the dry run counts it as already stored (37 + 1 = 38) and says why it has
+    no retirement reasons count."""
+    import_altimate(project)
+    code, out, err = import_altimate(project, "--dry-run")
+    assert code == 0
+    assert out.splitlines()[-2:] == [
+        "dry run, nothing written: 37 line(s); 0 created, 37 unchanged, 0 updated, 0 held, 0 rejected",
+        AGAIN_COUNTS,
+    ]
+    assert f"note: {REASONS_NOT_COUNTED}" in err.splitlines()
 
 
 def test_the_learn_folder_itself_can_be_the_path(budget_host, learn):

@@ -13,9 +13,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from lessons.importers.altimate_sessions import ALREADY_STORED, SNAPSHOT_VERSIONS
+from lessons.importers.run import REASONS_KEPT, REASONS_NOT_COUNTED
 from lessons.importers.zipped import ZIP_NOT_A_ZIP, ZIP_SYMLINK, ZIP_TOO_MANY, ZIP_UNSAFE_PATH
 from lessons.models import Exposure, Host, Lesson
 from tests.fixtures.importers import ALTIMATE
+from tests.html import parse
 
 URL = "/imports/altimate/"
 
@@ -73,6 +76,27 @@ def test_a_valid_zip_imports_and_shows_the_report(as_admin):
     assert "<dt>candidates</dt><dd>1</dd>" in body
     assert Lesson.objects.filter(host__name="dbt-project", status="live").count() == 12
     assert Exposure.objects.filter(host__name="dbt-project").count() == 14
+
+
+def test_a_zip_imported_then_dry_run_again_gives_reports_that_add_up(as_admin):
+    """The newcomer run's item 13, on this page: the dry run's 37 lines and its one earlier version
+    already stored add up to the import's 38 lines, and its notes say why it counts no retirement reason."""
+    first = parse(post(as_admin, corpus_zip()).content)
+    again = parse(post(as_admin, corpus_zip(), dry_run=True).content)
+    summaries = [page.find(data_testid="summary").text for page in (first, again)]
+    assert summaries == [
+        "imported: 38 line(s); 38 created, 0 unchanged, 0 updated, 0 held, 0 rejected",
+        "dry run, nothing written: 37 line(s); 0 created, 37 unchanged, 0 updated, 0 held, 0 rejected",
+    ]
+    counts = []
+    for page in (first, again):
+        listed = page.find(data_testid="importer-counts")
+        names, values = listed.find_all("dt"), listed.find_all("dd")
+        counts.append({dt.text: dd.text for dt, dd in zip(names, values, strict=True)})
+    snapshot_versions = (SNAPSHOT_VERSIONS, f"{SNAPSHOT_VERSIONS} {ALREADY_STORED}")
+    assert [[c.get(name) for name in snapshot_versions] for c in counts] == [["1", None], [None, "1"]]
+    assert [c.get(REASONS_KEPT) for c in counts] == ["2", None]
+    assert REASONS_NOT_COUNTED in [li.text for li in again.find("ul", "notes").find_all("li")]
 
 
 def test_a_zip_of_the_learn_folder_inside_one_top_folder_imports_too(as_admin):

@@ -70,12 +70,67 @@ def test_a_correction_text_with_a_script_tag_is_escaped_in_the_svg(hostile):
 
 
 def test_each_outcome_has_its_own_marker_and_the_legend_names_them(hostile):
-    svg = render(hostile)
-    assert svg.startswith('<svg class="recurrence-timeline"')
-    assert svg.count('<g class="m-recurred">') == 2  # the marker and its legend entry
-    assert svg.count('<g class="m-on_topic">') == 2  # the unseen session's correction, and the legend
-    for label in ("recurred", "during the turn", "unknown timing", "earlier version shown", "ambiguous"):
-        assert f">{label}</text>" in svg
+    html = render(hostile)
+    assert html.startswith('<svg class="recurrence-timeline rt-wide"')
+    assert html.count('<svg class="recurrence-timeline rt-narrow"') == 1
+    # the marker in each drawing, and its legend entry
+    assert html.count('<g class="m-recurred">') == 3
+    assert html.count('<g class="m-on_topic">') == 3  # the unseen session's correction, and the legend
+    legend = html[html.index('<ul class="timeline-legend"') :]
+    labels = re.findall(r"</svg>([^<]+)</li>", legend)
+    assert labels == [
+        "shown current text",
+        "shown an earlier text only",
+        "recurred",
+        "during the turn",
+        "unknown timing",
+        "earlier version shown",
+        "ambiguous",
+        "on its topic, not shown it",
+    ]
+
+
+def test_every_text_of_both_drawings_is_12_units(hostile):
+    """At 390 px the narrow drawing's 360 units are about 360 px: 12-unit texts are about 12 px (the
+    wide drawing's 11-unit texts, scrolled in a box, were 9 px)."""
+    html = render(hostile)
+    sizes = set(re.findall(r'<text [^>]*font-size="([\d.]+)"', html))
+    assert sizes == {"12"}
+    assert re.findall(r'class="recurrence-timeline rt-(\w+)"[^>]*viewBox="0 0 (\d+) \d+"', html) == [
+        ("wide", "880"),
+        ("narrow", "360"),
+    ]
+
+
+def test_close_verdicts_put_their_labels_on_two_rows(db, ingest):
+    """Two verdicts a day apart sit a few units apart: the second label goes a row lower, not on top."""
+    report = ingest(
+        [
+            host(name=HOST),
+            lesson(host=HOST, **ENTITY, text=TEXT, created_at=OCT_1),
+            {
+                "type": "verdict",
+                "host": HOST,
+                "lesson": hash_of(TEXT),
+                "verdict": "held",
+                "measured_at": clock("10:00"),
+            },
+            {
+                "type": "verdict",
+                "host": HOST,
+                "lesson": hash_of(TEXT),
+                "verdict": "regressed",
+                "measured_at": clock("12:00"),
+            },
+        ]
+    )
+    assert report.ok, report.error_lines()
+    html = render(lesson_recurrence(lesson=Lesson.objects.select_related("host").get(hash=hash_of(TEXT))))
+    narrow = html[html.index("rt-narrow") : html.index("timeline-legend")]
+    rows = re.findall(
+        r'<g class="m-verdict"><title>[^<]*</title><circle [^>]*/><text x="[\d.]+" y="(\d+)\.0"', narrow
+    )
+    assert rows == ["184", "198"]  # the verdicts lane at 164, labels 20 and 34 below it
 
 
 def test_the_recurred_correction_sits_after_the_first_exposure_on_the_time_axis(hostile):

@@ -118,7 +118,7 @@ def test_the_lesson_page_sections_are_one_heading_level(corpora, client, viewer)
         "Versions",
         "Verdict history newest first; the first is the latest verdict",
         "Recurrence",
-        "Timeline UTC; hover a marker for its session, time and text (the tables below list the same)",
+        "Timeline UTC; the tables below list each marker's session, time and text (or hover a marker)",
         "Sessions with corrections charged to it",
         "The same text on other hosts",
         "Decisions on this lesson",
