@@ -9,8 +9,8 @@ import pytest
 from lessons.models import Host, RestatementMark
 from lessons.selectors.facts import pile_facts_stored
 from review.models import Decision
-from review.piles.forms import FACT_GONE, FACTS_THE_SAME, MEMBER_NOT_IN_A_GROUP
 from review.piles.fact_views import MARK_ACTION_UNKNOWN, MERGED_NOTICE, SPLIT_NOTICE
+from review.piles.forms import FACT_GONE, FACTS_THE_SAME, MEMBER_NOT_IN_A_GROUP
 from review.services.common import REASON_REQUIRED
 from review.services.restatements import restatement_mark
 from tests.html import parse
