@@ -321,7 +321,7 @@ def decisions(
     """``{"decisions": [...], "next_since": n, "has_more": bool, "head": {"seq", "hash"}}``: each record
     with its seq, time, actor, action, entity, lesson or draft, reason, evidence and its place in the hash
     chain; ``head`` is the chain head when the page was read, a receipt the host keeps (``{"seq", "hash",
-    "at", "mac"}``, also in the X-Chain-Head-* headers; docs/decisions-verify.md, "Receipts")."""
+    "at", "mac"}``, also in the X-Chain-Head-* headers; checked with ``verify_decisions --receipt``)."""
     token = token_for(request, "read")
     hosts = hosts_for(token, host)
     receipt = chain_receipt()  # read before the rows (docs/decisions-verify.md)
@@ -343,8 +343,8 @@ def decisions(
 )
 def ack(request: HttpRequest, payload: AckIn, seq: int = Path(..., ge=1, le=MAX_SEQ)):
     """Record the host's status for decision ``seq``: the latest acknowledgement wins, but an ``applied`` one
-    is final (a later ``failed`` is answered 409 and not recorded); ``head`` is the chain head's receipt
-    (docs/decisions-verify.md, "Receipts")."""
+    is final (a later ``failed`` is answered 409 and not recorded); ``head`` is the chain head's receipt,
+    as ``GET /decisions`` gives it."""
     token = token_for(request, "read")
     decision = Decision.objects.filter(seq=seq).first()
     if decision is None:

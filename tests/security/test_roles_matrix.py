@@ -48,6 +48,7 @@ TOKEN_ONLY = (401, 401, 401, 401)
 PUBLIC = (200, 200, 200, 200)
 DJANGO_ADMIN = (302, 403, 403, 200)  # the product's "Not allowed" page (review/admin_site.py)
 PUBLIC_REDIRECT = (302, 302, 302, 302)  # /favicon.ico: to the static icon, signed in or not
+DECIDE_PAGE = (302, 403, 200, 200)  # a reviewer's page or preview that writes nothing
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,28 @@ MATRIX: dict[str, list[Cell]] = {
             method="post",
             query=lambda w: w.entity,
             data=lambda w: {"do": "claim"},
+        )
+    ],
+    "review:pile_resolve": [
+        Cell("review:pile_resolve", DECIDE_PAGE, method="post", query=lambda w: w.entity)
+    ],
+    "review:pile_mark": [
+        Cell(
+            "review:pile_mark",
+            DECIDE,
+            method="post",
+            query=lambda w: w.entity,
+            data=lambda w: {"do": "split", "split-member": w.hashes[5], "split-reason": "a fact of its own"},
+        )
+    ],
+    "review:pile_write": [Cell("review:pile_write", DECIDE_PAGE, query=lambda w: w.entity)],
+    "review:pile_write_matrix": [
+        Cell(
+            "review:pile_write_matrix",
+            DECIDE_PAGE,
+            method="post",
+            query=lambda w: w.entity,
+            data=lambda w: {"text": "One line per fact."},
         )
     ],
     "review:lesson": [Cell("review:lesson", READ, args=lambda w: ["acme", w.hashes[0]])],
