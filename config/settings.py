@@ -78,13 +78,15 @@ MIDDLEWARE = [
     # before anything reads a body (CSRF, the sign-in, the upload): a body over its route's limit is
     # refused unread (review/request_body.py, route_body_limit)
     "review.middleware.BodyLimitMiddleware",
-    # a sign-in from an address with too many failures is refused before any password is hashed
-    "review.middleware.SignInLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # outermost of the project's own: sees each page last (control characters shown as ⟨U+202E⟩)
     "review.middleware.VisibleControlsMiddleware",
     # before the session: the session's save (sign-in) also waits at most WEB_LOCK_TIMEOUT_SECONDS
     "review.locking.LockWaitMiddleware",
+    # a sign-in from an address with too many failures is refused before any password is hashed; after
+    # LockWaitMiddleware, whose bound on lock waits is set when a write request's connection opens (its
+    # query here opened it first, and a sign-in then waited as long as a held user row: found on PostgreSQL)
+    "review.middleware.SignInLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
