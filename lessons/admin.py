@@ -3,7 +3,7 @@
 A host's budget (``max_active``, ``budget_enabled``) changes only through the budget page, which records
 a ``set_budget`` decision with a reason; lessons, verdicts, exposures, corrections, drafts and recurrence
 counts change only through ingest and decisions. So the admin is no back door around the decision log.
-spec: decisions.md ("The dashboard never changes a lesson on its own").
+docs/decisions.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Data model of the domain. spec: interchange.md (fields), piles.md (entities), recurrence.md (counts).
+"""Data model of the domain. docs/interchange.md (fields), docs/piles-and-recurrence.md, "Piles" (entities),
+docs/piles-and-recurrence.md, "Recurrence" (counts).
 
 Every rule the specs state about a single row is also a database constraint, so that no code
 path (admin, shell, a future bug) can store a budget of 0 or a lesson status of "maybe".
@@ -40,7 +41,7 @@ class Host(models.Model):
 
 
 class Lesson(models.Model):
-    """One version of a lesson: identity ``(host, hash)``. spec: interchange.md, "lesson"."""
+    """One version of a lesson: identity ``(host, hash)``. docs/interchange.md, "lesson"."""
 
     class Status(models.TextChoices):
         LIVE = "live"
@@ -76,12 +77,13 @@ class Lesson(models.Model):
     harmful = models.PositiveIntegerField(null=True, blank=True)
     applied = models.PositiveIntegerField(null=True, blank=True)
     tags = models.JSONField(default=list, blank=True)
-    # Denormalized from Verdict (interchange.md, "latest verdict") so the pile pages can count the
+    # Denormalized from Verdict (docs/interchange.md, "verdict: an outcome of the Verify gate") so the pile
+    # pages can count the
     # verdict mix in SQL; kept current by lessons.services.verdicts in the same transaction.
     latest_verdict = models.CharField(max_length=64, null=True, blank=True)
     source_note = models.TextField(blank=True, default="")  # e.g. an altimate retirement reason
     # Set when a reviewer's decision last changed the status: an import older than this
-    # never silently undoes it (interchange.md, "lesson").
+    # never silently undoes it (docs/interchange.md, "lesson").
     decided_at = models.DateTimeField(null=True, blank=True)
     ingested_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -112,7 +114,8 @@ class Lesson(models.Model):
 
 
 class Verdict(models.Model):
-    """An outcome of the Verify gate for one lesson. spec: interchange.md, "verdict".
+    """An outcome of the Verify gate for one lesson. docs/interchange.md, "verdict: an outcome of the Verify
+    gate".
 
     ``key`` digests the identity ``(metric, horizon_ms, measured_at)`` because NULLs are distinct
     in unique constraints on both databases; a repeat of the same verdict is then a no-op.
@@ -137,7 +140,8 @@ class Verdict(models.Model):
 
 
 class Exposure(models.Model):
-    """A lesson shown to a session. ``lesson_key`` is recurrence.md's key; ``text_hash`` the text shown."""
+    """A lesson shown to a session. ``lesson_key`` is docs/piles-and-recurrence.md, "Recurrence"'s key;
+    ``text_hash`` the text shown."""
 
     # No index of its own: every index below starts with host (one index fewer to keep up per row: issue 10).
     host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="exposures", db_index=False)
@@ -164,11 +168,12 @@ class Exposure(models.Model):
 
 class ShownText(models.Model):
     """A text a session was shown that is no stored version of its lesson key (an earlier edit the host
-    never sent as a lesson, e.g. an altimate session snapshot). ``lesson_key`` is recurrence.md's key.
+    never sent as a lesson, e.g. an altimate session snapshot). ``lesson_key`` is
+    docs/piles-and-recurrence.md, "Recurrence"'s key.
 
     Recurrence matches a correction against it like any version the session was shown: a match counts
-    as ``earlier_version`` (it is never the current text). spec: recurrence.md, "Attributing one
-    correction", step 2; interchange.md, "exposure" (``text``).
+    as ``earlier_version`` (it is never the current text). docs/piles-and-recurrence.md, "Attributing one
+    correction", step 2; docs/interchange.md, "exposure: a session was shown a lesson" (``text``).
     """
 
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="shown_texts")
@@ -184,7 +189,8 @@ class ShownText(models.Model):
 
 
 class Correction(models.Model):
-    """A user (or tool, review, CI) correction in a session. spec: interchange.md, "correction"."""
+    """A user (or tool, review, CI) correction in a session. docs/interchange.md, "correction: a user
+    corrected the agent"."""
 
     # No index of its own: both indexes below start with host.
     host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="corrections", db_index=False)
@@ -211,7 +217,8 @@ GATE_NOT_RUN = "not_run"  # a reviewer-written draft's GROUND and VERIFY: no mod
 
 
 class Draft(models.Model):
-    """A drafted consolidating lesson for one entity. spec: interchange.md, "draft"; decisions.md.
+    """A drafted consolidating lesson for one entity. docs/interchange.md, "draft: a drafted consolidating
+    lesson"; docs/decisions.md.
 
     ``status`` is what reviewers decided; "stale" is derived (a superseded member is no longer live).
     """
@@ -291,7 +298,8 @@ class Draft(models.Model):
 
 
 class RecurrenceCount(models.Model):
-    """Stored recurrence counts of one lesson version (its current text). spec: recurrence.md."""
+    """Stored recurrence counts of one lesson version (its current text). docs/piles-and-recurrence.md,
+    "Recurrence"."""
 
     lesson = models.OneToOneField(
         Lesson, on_delete=models.CASCADE, primary_key=True, related_name="recurrence"
@@ -317,7 +325,7 @@ class CorrectionAttribution(models.Model):
     per matching candidate; an unmatched one has a single row without a lesson. ``lesson`` is always
     the current version of the charged key. ``session`` repeats the correction's session so that a
     session's rows are replaced, and distinct sessions counted, without a join.
-    spec: recurrence.md, "Attributing one correction" and "Coverage".
+    docs/piles-and-recurrence.md, "Attributing one correction".
     """
 
     class Outcome(models.TextChoices):
@@ -422,7 +430,7 @@ class EntityCount(models.Model):
     each, in pile order) computed with method ``facts_version``; ``facts`` counts those that are not
     umbrellas and ``restatements`` is ``live - facts`` (both 0, ``fact_groups`` empty, while not over
     budget). ``host_name`` repeats the host's (immutable) name so that sorts by host and
-    the ties of every sort are served by one index. spec: piles.md, rules 2-5.
+    the ties of every sort are served by one index. docs/piles-and-recurrence.md, "Piles", rules 2-5.
     """
 
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="entity_counts")
@@ -514,7 +522,8 @@ class RestatementMark(models.Model):
     """A reviewer's correction of a host's fact grouping: lessons ``a`` and ``b`` (hashes, stored
     ordered ``a < b``) state one fact (``same``) or different facts. Wins over the automatic grouping and
     survives regrouping; changes no lesson and is not a decision. A newer mark of the same pair replaces
-    the older one (unique on host, a, b). ``made_at`` is UTC. docs: reviewing.md, piles-and-recurrence.md.
+    the older one (unique on host, a, b). ``made_at`` is UTC. docs: docs/reviewing.md,
+    docs/piles-and-recurrence.md.
     """
 
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="restatement_marks")

@@ -2,8 +2,9 @@
 given (and, for ``lesson_detail_json``, the lesson's verdicts, versions and decisions) and build plain
 dicts; the CLI, the API and the decision records all use them.
 
-spec: piles.md ("JSON output"), recurrence.md ("Per-lesson counts"), interchange.md ("lesson",
-"verdict"), decisions.md (the record).
+docs/piles-and-recurrence.md ("How the piles JSON is built"), docs/piles-and-recurrence.md ("The seven
+counts"), docs/interchange.md ("lesson",
+"verdict"), docs/decisions.md (the record).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class DecisionRow(Protocol):
 def recurrence_dict(source: Lesson | RecurrenceCount | None) -> dict[str, int]:
     """The seven recurrence counts in spec order (zeros before any analysis): of a stored count row, or
     of a lesson (its row; join it with ``select_related("recurrence")`` to spare a query).
-    spec: recurrence.md, "Per-lesson counts".
+    docs/piles-and-recurrence.md, "The seven counts".
     """
     row = _count_row(source) if isinstance(source, Lesson) else source
     return {f: getattr(row, f) if row is not None else 0 for f in COUNT_FIELDS}
@@ -49,7 +50,8 @@ def _count_row(lesson: Lesson) -> RecurrenceCount | None:
 
 
 def pile_as_json(entity: EntityPile) -> dict:
-    """One pile in the JSON shape of piles.md, "JSON output", each member with the extra keys (piles.md
+    """One pile in the JSON shape of docs/piles-and-recurrence.md, "How the piles JSON is built", each member
+    with the extra keys (docs/piles-and-recurrence.md, "Piles"
     allows extra keys; docs/piles-and-recurrence.md, "Facts"): ``group``, the name (oldest member's hash)
     of its fact; ``fact``, that fact's label; ``umbrella``, the names of the facts it covers when it is an
     umbrella (a lesson stating several of the pile's facts), else ``[]``. Read from the stored facts
@@ -136,7 +138,8 @@ def _verdict_json(verdict: Verdict) -> dict:
 def lesson_detail_json(lesson: Lesson, *, decisions: Iterable[DecisionRow]) -> dict:
     """The API shape of one lesson (two more queries: verdicts, versions; and reading ``decisions``).
 
-    ``verdicts`` latest first (interchange.md, "latest verdict"); ``versions`` are the lessons sharing
+    ``verdicts`` latest first (docs/interchange.md, "verdict: an outcome of the Verify gate"); ``versions``
+    are the lessons sharing
     its ``store`` + ``lesson_id`` on its host, oldest first (just itself when it has no ``lesson_id``);
     ``decisions`` are the log records naming it, by ``seq``, as the caller read them (the decision log
     belongs to the review app: ``review.api.selectors.lesson_decisions``).

@@ -10,8 +10,7 @@ lets it tick ``is_superuser`` on itself or grant any raw permission. Here, for a
   (issue 21: an admin set another admin's password, then signed in as them). Admin accounts are managed
   by a superuser; the admin role manages viewers, reviewers and its own account.
 
-A superuser keeps Django's full user admin. spec: cli.md ("Roles are the Django groups viewer, reviewer
-and admin"); review/roles.py.
+A superuser keeps Django's full user admin. README.md ("Commands"); review/roles.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Decisions and acknowledgements are read-only for everyone (the log is append-onl
 hosts acknowledge through the API). A token is created from its add form: the raw token is generated
 there and shown once in a message; only its SHA-256 is stored. After that only ``name`` changes, and
 ``revoked`` once: revocation is final (read-only once set, with who revoked it and when; a new token is
-the way back). spec: decisions.md, "The record", "Hosts apply decisions"; docs/api.md, "Tokens".
+the way back). docs/decisions.md, "The record"; docs/api.md, "Tokens".
 """
 
 from __future__ import annotations

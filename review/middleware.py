@@ -139,7 +139,7 @@ class VisibleControlsMiddleware:
     host-supplied field reach pages through many templates and table cells, and the project's own markup
     holds none of these characters, so the whole page can be rewritten. Autoescaping has already run, so
     a mark (plain text, no markup) is safe in text and in attribute values alike. The database keeps the
-    text as it came (it is evidence). spec: interchange.md, "Control characters in shown text".
+    text as it came (it is evidence). docs/interchange.md, "Control characters in shown text".
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):

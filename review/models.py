@@ -1,4 +1,4 @@
-"""Decisions, their hash chain, host acknowledgements, API tokens and pile claims. spec: decisions.md.
+"""Decisions, their hash chain, host acknowledgements, API tokens and pile claims. docs/decisions.md.
 
 A ``Decision`` row is written once, in the same transaction as the change it records, and never
 updated or deleted (the admin shows it read-only). A host's acknowledgement is a separate row so
@@ -22,7 +22,8 @@ class Action(models.TextChoices):
 
 
 class ReasonCode(models.TextChoices):
-    """decisions.md, "Reason". Labels are the code's words in lower case (every form, filter and page shows
+    """docs/decisions.md, "The record". Labels are the code's words in lower case (every form, filter and page
+    shows
     them); the record and the exports keep the value."""
 
     DUPLICATE = "duplicate", "duplicate"
@@ -39,7 +40,7 @@ NO_REASON_CODE = "(no code)"  # how a decision without a reason code is shown (f
 
 
 class Decision(models.Model):
-    """One reviewer decision, hash-chained to the one before. spec: decisions.md, "The record"."""
+    """One reviewer decision, hash-chained to the one before. docs/decisions.md, "The record"."""
 
     seq = models.PositiveBigIntegerField(unique=True)
     at = models.DateTimeField()
@@ -133,7 +134,7 @@ class ChainHead(models.Model):
 
 
 class DecisionAck(models.Model):
-    """A host's acknowledgement of one decision: applied, or failed with a detail. spec: decisions.md."""
+    """A host's acknowledgement of one decision: applied, or failed with a detail. docs/decisions.md."""
 
     class Status(models.TextChoices):
         APPLIED = "applied"
@@ -186,7 +187,7 @@ class PileClaim(models.Model):
 
     One row per entity at most. A claim whose ``expires_at`` has passed is treated as absent everywhere
     (no job deletes it; the next claim replaces it). A claim never stops anyone from deciding: the pile
-    version check stays the guarantee (decisions.md, "Stale views are refused"). Issue 12, Build 3.
+    version check stays the guarantee (docs/decisions.md, "The actions"). Issue 12, Build 3.
     """
 
     host = models.ForeignKey("lessons.Host", on_delete=models.CASCADE, related_name="claims")

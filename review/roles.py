@@ -1,5 +1,4 @@
-"""The three roles and the permissions each holds. spec: cli.md ("Roles are the Django groups
-viewer, reviewer and admin, created by a migration"); decisions.md ("who").
+"""The three roles and the permissions each holds. README.md ("Commands"); docs/decisions.md.
 
 A viewer reads; a reviewer also decides (retire, restore, consolidations) and claims piles; an admin also sets
 budgets, manages hosts, users and API tokens.

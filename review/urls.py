@@ -34,18 +34,20 @@ urlpatterns: list = [
     path("imports/jobs/<int:job_id>/", imports_views.import_job, name="import_job"),
     path("imports/jobs/<int:job_id>/import/", imports_views.import_job_again, name="import_job_again"),
     path("jobs/<int:job_id>/", jobs.job, name="job"),
-    # the decision log, its exports, host budgets (decisions.md)
+    # the decision log, its exports, host budgets (docs/decisions.md)
     path("decisions/", decisions.decision_log, name="decisions"),
     path("review/decisions/export.jsonl", decisions.decisions_export_jsonl, name="decisions_export_jsonl"),
     path("review/decisions/export.csv", decisions.decisions_export_csv, name="decisions_export_csv"),
     path("hosts/<str:name>/budget/", hosts.host_budget, name="host_budget"),
-    # consolidation drafts: the page and its decisions (decisions.md, "Actions"). A draft id may hold "/"
+    # consolidation drafts: the page and its decisions (docs/decisions.md, "The actions"). A draft id may hold
+    # "/"
     # (path:), so the three actions come first: a POST to ".../a/b/approve/" is draft "a/b"'s approve,
     # a GET of it the page of draft "a/b/approve" (a decision is never a GET).
     path("drafts/<str:host>/<path:draft_id>/approve/", drafts.draft_approve_route, name="draft_approve"),
     path("drafts/<str:host>/<path:draft_id>/reject/", drafts.draft_reject_route, name="draft_reject"),
     path("drafts/<str:host>/<path:draft_id>/rollback/", drafts.draft_rollback_route, name="draft_rollback"),
     path("drafts/<str:host>/<path:draft_id>/", drafts.draft, name="draft"),
-    # recurrence: what users keep correcting that no live lesson anchors (recurrence.md)
+    # recurrence: what users keep correcting that no live lesson anchors (docs/piles-and-recurrence.md,
+    # "Recurrence")
     path("hosts/<str:host>/unmatched-topics/", hosts.unmatched_topics, name="unmatched_topics"),
 ]

@@ -1,11 +1,12 @@
 """What a consolidation draft keeps and drops of the lessons it would supersede.
 
-Pure functions, no ORM. A member's full anchors and content tokens (recurrence.md, "Tokens") are
+Pure functions, no ORM. A member's full anchors and content tokens (docs/piles-and-recurrence.md, "Which
+lesson a correction is about") are
 "kept" when they are among the runs of the draft's text (anywhere in it, backticked or not) and
 "dropped" otherwise. Approving a draft that drops a full anchor of a member whose latest verdict is
 ``held`` needs an explicit confirmation: that anchor is what recurrence matches corrections on, and
-the Verify gate said the lesson worked. spec: decisions.md, "Actions" (``approve_consolidation``);
-recurrence.md, "Tokens".
+the Verify gate said the lesson worked. docs/decisions.md, "The actions" (``approve_consolidation``);
+docs/piles-and-recurrence.md, "Which lesson a correction is about".
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ class MemberCoverage:
 def draft_coverage(*, draft_text: str, members: list[tuple[str, str, str | None]]) -> list[MemberCoverage]:
     """Coverage of each member ``(hash, text, latest verdict or None)`` by ``draft_text``, in input order.
 
-    Full anchors only (affix anchors never match on their own, recurrence.md); content tokens as
+    Full anchors only (affix anchors never match on their own, docs/piles-and-recurrence.md, "Recurrence");
+    content tokens as
     ``lessons.core.tokens.content_tokens``.
     """
     present = frozenset(runs(draft_text))

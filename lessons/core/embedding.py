@@ -7,7 +7,7 @@ installed package (``wordllama/weights/l2_supercat_256.safetensors`` and
 the ``wordllama`` package configures the root logger, so neither is used. A text's embedding is the mean
 of its content tokens' vectors (function words, digits and punctuation left out: they carry no fact,
 and example numbers vary between restatements), not normalized. No ORM.
-docs: piles-and-recurrence.md ("Facts").
+docs: docs/piles-and-recurrence.md ("Facts: which members state the same fact").
 """
 
 from __future__ import annotations

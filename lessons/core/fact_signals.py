@@ -4,7 +4,7 @@ that can set two lessons apart (negated instructions, quantities, numbered names
 Pure functions over strings, no ORM. ``profile(text)`` is computed once per text (cached). Words are
 folded to lower case and lightly stemmed (``stem``), identifiers split at ``_``, ``-``, ``.``, ``/`` and
 camelCase humps, so that ``monthly_rent``, "Monthly Rent" and "monthly rent" are the same words.
-docs: piles-and-recurrence.md ("Facts").
+docs: docs/piles-and-recurrence.md ("Facts: which members state the same fact").
 """
 
 from __future__ import annotations

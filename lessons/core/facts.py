@@ -3,8 +3,10 @@
 Pure functions over ``PileMember`` and texts, no ORM. A ``Fact`` is one group of a pile: the members
 that state one fact (a reviewer could keep one of them without losing an instruction), or one umbrella
 lesson that states two or more of the pile's facts. Every member is in exactly one ``Fact``; facts are
-ordered by their oldest member (piles.md, rule 5). A reviewer's ``Mark`` (same fact / different facts)
-wins over the automatic grouping. docs: piles-and-recurrence.md ("Facts").
+ordered by their oldest member (docs/piles-and-recurrence.md, "Piles", rule 5). A reviewer's ``Mark`` (same
+fact / different facts)
+wins over the automatic grouping. docs: docs/piles-and-recurrence.md ("Facts: which members state the same
+fact").
 """
 
 from __future__ import annotations
@@ -112,7 +114,8 @@ def pile_facts(
     ``Fact``. ``texts`` maps each member's hash to its text (``KeyError`` when one is missing). ``marks``
     about two members of this pile win over the automatic grouping (others are ignored).
 
-    The method (docs: piles-and-recurrence.md, "Facts"): a score for every pair of members from the
+    The method (docs: docs/piles-and-recurrence.md, "Facts: which members state the same fact"): a score for
+    every pair of members from the
     semantic similarity of their embeddings (``lessons.core.embedding``, centred on the pile's mean),
     their shared content words and their shared anchors (both weighted by how rare they are in the
     pile), set to "different" by evidence that splits (``_splits``) and kept "same" for today's word

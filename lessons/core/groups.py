@@ -1,10 +1,12 @@
 """Restatement groups: which live members of a pile say the same thing, without a model.
 
-Two members restate one another when their content tokens (recurrence.md, "Tokens") have a Jaccard
+Two members restate one another when their content tokens (docs/piles-and-recurrence.md, "Which lesson a
+correction is about") have a Jaccard
 index of at least 0.6, or when they share a full anchor and at least one other content token. Groups
 are the connected components of that relation (union-find), so the result does not depend on the
 order pairs are compared in. Pure functions over ``PileMember`` and texts, no ORM.
-spec: piles.md (members, rule 5; extra JSON keys allowed), recurrence.md ("Tokens").
+docs/piles-and-recurrence.md, "Piles" (members, rule 5; extra JSON keys allowed), docs/piles-and-recurrence.md
+("Which lesson a correction is about").
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ JACCARD_DENOMINATOR = 5
 # n / (|A| + |B| - n) >= 3/5 is 8n >= 3 (|A| + |B|)
 _JACCARD_SUM = JACCARD_NUMERATOR + JACCARD_DENOMINATOR
 HELD = "held"
-# interchange.md's "unmeasured" verdict says the gate did not measure it: ranked with no verdict at all.
+# docs/interchange.md's "unmeasured" verdict says the gate did not measure it: ranked with no verdict at all.
 UNMEASURED = "unmeasured"
 
 
@@ -227,7 +229,8 @@ def group_of(groups: Sequence[RestatementGroup]) -> dict[str, str]:
 
 def marked_pieces(text: str, words: frozenset[str]) -> tuple[tuple[str, bool], ...]:
     """``text`` cut into ``(piece, shared)`` pieces, in order, so a page can mark the shared words:
-    a run (recurrence.md, "Tokens") whose lowercase is in ``words`` is a piece with ``True``; the text
+    a run (docs/piles-and-recurrence.md, "Which lesson a correction is about") whose lowercase is in ``words``
+    is a piece with ``True``; the text
     between is kept as it is. Joining the pieces gives ``text`` back."""
     if not words:  # a group of one shares nothing: the text is one piece (no run is looked at)
         return ((text, False),) if text else ()

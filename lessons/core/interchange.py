@@ -4,7 +4,7 @@ Pure: no ORM. One line in, one record or a list of ``FieldError`` out. Reference
 records (a verdict naming a lesson) are resolved later, against the batch and the database.
 The records (and ``LessonRef``) are immutable ``NamedTuple`` rows: ingest makes one per line and spools
 it to a file between its phases, and a named tuple is made, pickled and read back about ten times
-faster than a frozen dataclass (about 0.6 s of 100,000 lines went to that). spec: interchange.md.
+faster than a frozen dataclass (about 0.6 s of 100,000 lines went to that). docs/interchange.md.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ DEFAULT_MAX_ACTIVE = 8
 MAX_ACTIVE_MIN, MAX_ACTIVE_MAX = 1, 10_000
 MAX_TEXT = 1000
 # A correction is what a person typed, kept whole up to 2000 characters (altimate's signal cap); a
-# lesson is a rule shown in every prompt and stays at 1000. spec: interchange.md, "correction".
+# lesson is a rule shown in every prompt and stays at 1000. docs/interchange.md, "correction: a user corrected
+# the agent".
 MAX_CORRECTION_TEXT = 2000
 NUL_MESSAGE = "must not contain the NUL character (U+0000)"
 MAX_SHORT = 200  # ids, sessions, metrics, labels: long enough for any real id, bounded for the database
@@ -141,7 +142,8 @@ class CorrectionRecord(NamedTuple):
 
     @property
     def identity(self) -> str:
-        """``id`` when given, else a digest of session, time and text. spec: interchange.md, "correction"."""
+        """``id`` when given, else a digest of session, time and text. docs/interchange.md, "correction: a
+        user corrected the agent"."""
         if self.id:
             return f"id:{self.id}"
         return f"auto:{self.session}\u001f{self.corrected_at_ms}\u001f{text_hash(self.text)}"
@@ -430,7 +432,7 @@ def parse_line(line: str, *, default_host: str | None = None) -> Record | None:
     """Parse one JSON Lines line into a record; ``None`` for a blank line.
 
     Raises ``RecordError`` listing every invalid field (``type.field: what was expected``).
-    Unknown types, unknown keys and wrong JSON types are errors. spec: interchange.md.
+    Unknown types, unknown keys and wrong JSON types are errors. docs/interchange.md.
     """
     if not line.strip():
         return None

@@ -1,4 +1,4 @@
-"""The pile rules as pure functions. spec: piles.md, "Rules".
+"""The pile rules as pure functions. docs/piles-and-recurrence.md, "Piles".
 
 An entity is ``(host, namespace, subject)``; it is a pile while its host's budget is enabled
 and it carries more live lessons than ``max_active``. Nothing here changes a lesson (rule 9).
@@ -70,7 +70,7 @@ def verdict_label(verdict: str | None) -> str:
 def entity_label(namespace: str, subject: str) -> str:
     """An entity as people read it: ``{namespace}/{subject}``, or ``{subject}`` when the namespace is empty.
 
-    spec: piles.md, rules 1 and 7 (the finding's target is ``entity:`` and this label).
+    docs/piles-and-recurrence.md, "Piles", rules 1 and 7 (the finding's target is ``entity:`` and this label).
     """
     return f"{namespace}/{subject}" if namespace else subject
 
@@ -91,7 +91,8 @@ def pile_summary(subject: str, max_active: int, members: Sequence[PileMember]) -
 
 def draft_state(*, status: str, supersedes: Iterable[str], live_hashes: Iterable[str]) -> str:
     """A draft's status as shown: ``pending``, ``approved``, ``rejected``, or ``stale`` (pending while a
-    lesson it supersedes is not live). spec: piles.md, "JSON output" (``drafts``)."""
+    lesson it supersedes is not live). docs/piles-and-recurrence.md, "How the piles JSON is built"
+    (``drafts``)."""
     if status == PENDING and not set(supersedes) <= set(live_hashes):
         return STALE
     return status

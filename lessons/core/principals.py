@@ -1,6 +1,7 @@
 """Who a ``drafted_by``/``triggered_by`` label names, compared the way a person reads it (pure, no ORM).
 
-``user:NAME`` names the user NAME (spec: cli.md). Comparing raw strings let ``User:priya``, ``Priya``,
+``user:NAME`` names the user NAME (README.md, "Commands"). Comparing raw strings let ``User:priya``,
+``Priya``,
 fullwidth ``user:ｐｒｉｙａ``, ``user：priya`` or ``pri<zero-width space>ya`` approve a draft priya
 triggered (issue 13, fault 3). Here a label and a username are reduced to one key: NFKC, then every
 invisible character (format and control characters, whitespace: a Django username holds none) removed,

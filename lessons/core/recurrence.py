@@ -4,7 +4,7 @@ The pure core: plain functions over immutable records, no ORM, no clock, no mode
 stored exposures, corrections and lesson versions to these records (``NamedTuple`` rows: a recompute
 makes one per stored row, and a named tuple is made several times faster than a frozen dataclass, in
 less memory) and store or render the result.
-All times are integer milliseconds since the Unix epoch (UTC). spec: recurrence.md.
+All times are integer milliseconds since the Unix epoch (UTC). docs/piles-and-recurrence.md, "Recurrence".
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def lesson_key(*, hash: str, store: str | None, lesson_id: str | None) -> Lesson
     ``"hash:{hash}"``.
 
     All versions of one ``(store, lesson_id)`` share a key; the same id in another store does not. A
-    missing store with a ``lesson_id`` is the empty store. spec: recurrence.md, "Lesson keys and versions".
+    missing store with a ``lesson_id`` is the empty store. docs/piles-and-recurrence.md, "Recurrence".
     """
     if lesson_id:
         return f"id:{store or ''}{_KEY_SEPARATOR}{lesson_id}"
@@ -96,7 +96,7 @@ def lesson_key(*, hash: str, store: str | None, lesson_id: str | None) -> Lesson
 class LessonVersion(NamedTuple):
     """One text of a lesson key. ``is_current``: this is the key's current text (live, else newest).
 
-    ``text_hash`` is ``sha256_hex(normalize(text))`` (interchange.md); every key that has versions must
+    ``text_hash`` is ``sha256_hex(normalize(text))`` (docs/interchange.md); every key that has versions must
     have exactly one current ``text_hash``.
     """
 
@@ -129,7 +129,7 @@ class Correction(NamedTuple):
 
 @dataclass(frozen=True)
 class Counts:
-    """Recurrence evidence of one current lesson version. spec: recurrence.md, "Per-lesson counts"."""
+    """Recurrence evidence of one current lesson version. docs/piles-and-recurrence.md, "The seven counts"."""
 
     sessions_shown: int = 0
     recurred: int = 0
@@ -155,7 +155,7 @@ COUNT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Counts))
 
 def is_recurring(counts: Mapping[str, int]) -> bool:
     """Recurring: ``recurred_sessions >= RECURRING_MIN_SESSIONS`` in counts as ``Counts.as_dict`` gives
-    them. spec: recurrence.md, "Per-lesson counts"."""
+    them. docs/piles-and-recurrence.md, "The seven counts"."""
     return counts.get("recurred_sessions", 0) >= RECURRING_MIN_SESSIONS
 
 
@@ -182,9 +182,10 @@ def current_version(versions: Iterable[V], *, live: Callable[[V], bool], newest:
     """The current version of one lesson key: its newest live version, else its newest version.
 
     ``live`` tells a live version; ``newest`` is the sort key of "newest" (callers order by
-    ``(created_at, hash)``). ``versions`` must not be empty. spec: recurrence.md, "Lesson keys and
-    versions" ("Its current text is the text of its live version (else its newest version)");
-    interchange.md, "verdict" (a ``store`` + ``lesson_id`` reference names the same version).
+    ``(created_at, hash)``). ``versions`` must not be empty. docs/piles-and-recurrence.md, "Recurrence" ("Its
+    current text is the text of its live version (else its newest version)");
+    docs/interchange.md, "verdict: an outcome of the Verify gate" (a ``store`` + ``lesson_id`` reference names
+    the same version).
     """
     group = list(versions)
     return max([v for v in group if live(v)] or group, key=newest)
@@ -263,7 +264,7 @@ def attribute(
     ``profile``: a version text's ``(content_tokens, full anchors)``, for a caller attributing chunk after
     chunk over the same versions that remembers them (``lesson_profile``, the default, computes them).
     Raises ``ValueError`` when a key with versions has no current text, or more than one.
-    spec: recurrence.md, "Attributing one correction", "Per-lesson counts" and "Coverage".
+    docs/piles-and-recurrence.md, "Attributing one correction".
     """
     versions = list(versions)
     exposures = list(exposures)
@@ -312,7 +313,7 @@ def attribute_corrections(
 ) -> tuple[Attribution, ...]:
     """``attribute(...).attributions`` alone, without the counts and coverage (for a caller that sums
     the counts from the stored attributions, as the recurrence refresh does in SQL). Same arguments,
-    same order, same ``ValueError``. spec: recurrence.md, "Attributing one correction".
+    same order, same ``ValueError``. docs/piles-and-recurrence.md, "Attributing one correction".
     """
     versions = list(versions)
     current = _current_hashes(versions)
@@ -325,8 +326,7 @@ Profiles = dict[tuple[LessonKey, str], set[Profile]]
 
 def current_hashes(versions: Iterable[LessonVersion]) -> dict[LessonKey, str]:
     """The current ``text_hash`` of every key of ``versions``. Raises ``ValueError`` (for the first such
-    key in sorted order) when a key has no current text or two. spec: recurrence.md, "Lesson keys and
-    versions"."""
+    key in sorted order) when a key has no current text or two. docs/piles-and-recurrence.md, "Recurrence"."""
     return _current_hashes(list(versions))
 
 
@@ -361,7 +361,7 @@ def attribute_profiled(
     made of them, for a caller that attributes chunk after chunk of one host's sessions and keeps both
     (the recurrence refresh's rebuild of a host: made once, not once per chunk). They may hold the
     versions of keys no exposure shows: only the shown keys' are read. Same order, same attributions.
-    spec: recurrence.md, "Attributing one correction"."""
+    docs/piles-and-recurrence.md, "Attributing one correction"."""
     return _attributions(profiles, exposures, _sorted(corrections), current)
 
 
@@ -465,7 +465,7 @@ def unmatched_topics(
     Pass one host's corrections and the texts of that host's live lessons. A topic is a full anchor of
     a ``user_correction``'s own text; topics that are a full anchor of any live lesson text are left
     out. Sorted by distinct sessions (descending), then topic; at most ``limit`` rows.
-    Raises ``ValueError`` for a negative ``limit``. spec: recurrence.md, "Unmatched topics".
+    Raises ``ValueError`` for a negative ``limit``. docs/piles-and-recurrence.md, "Unmatched topics".
     """
     if limit < 0:
         raise ValueError("limit must be >= 0")

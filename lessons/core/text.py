@@ -1,6 +1,6 @@
 """Text normalization, content hashes and timestamps of the interchange format.
 
-Pure functions, no ORM. spec: interchange.md, "Framing" and "Text normalization and hashes".
+Pure functions, no ORM. docs/interchange.md, "Framing".
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ _ISO_WITH_OFFSET = re.compile(
 def normalize(text: str) -> str:
     """Unicode NFKC, every whitespace run to one space, trimmed; case kept.
 
-    spec: interchange.md, "Text normalization and hashes".
+    docs/interchange.md, "Text normalization and hashes".
     """
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
 
@@ -44,7 +44,7 @@ def search_lower(text: str) -> str:
 # Characters a person cannot see but that change what is shown: the C0 controls but tab, line feed and
 # carriage return (ESC starts terminal escape sequences, BEL rings), DEL and the C1 controls, and the
 # bidirectional formatting characters (U+202E, right-to-left override, shows "txt.exe" as "exe.txt").
-# spec: interchange.md, "Control characters in shown text".
+# docs/interchange.md, "Control characters in shown text".
 _INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 VISIBLE_MARK = "\u27e8U+{code:04X}\u27e9"  # ⟨U+202E⟩
 
@@ -53,7 +53,7 @@ def visible_controls(text: str) -> str:
     """``text`` with each control and bidi formatting character (``_INVISIBLE``) replaced by its code
     point in angle brackets, ``⟨U+001B⟩`` (``VISIBLE_MARK``); every other character as it is. For what a
     person reads (pages, CSV); the stored text is never changed (it is evidence).
-    spec: interchange.md, "Control characters in shown text"."""
+    docs/interchange.md, "Control characters in shown text"."""
     if not _INVISIBLE.search(text):
         return text
     return _INVISIBLE.sub(lambda m: VISIBLE_MARK.format(code=ord(m.group())), text)
@@ -78,7 +78,7 @@ def lesson_hash(namespace: str, subject: str, text: str) -> str:
     """A lesson's content address when the source gives none.
 
     ``sha256_hex(namespace + U+001F + subject + U+001F + normalize(text))``.
-    spec: interchange.md, "Text normalization and hashes".
+    docs/interchange.md, "Text normalization and hashes".
     """
     return sha256_hex(f"{namespace}\u001f{subject}\u001f{normalize(text)}")
 
@@ -100,7 +100,7 @@ def parse_timestamp(value: object) -> int:
 
     Accepts an ISO 8601 / RFC 3339 string with ``Z`` or an offset, or an integer number of
     milliseconds. Raises ``TimestampError`` with a message naming what was expected: a string
-    without an offset is refused (no guessing of time zones). spec: interchange.md, "Framing".
+    without an offset is refused (no guessing of time zones). docs/interchange.md, "Framing".
     """
     if isinstance(value, bool):
         raise TimestampError("expected a timestamp (ISO 8601 with Z or an offset, or epoch milliseconds)")
@@ -153,7 +153,7 @@ def format_ms(ms: int) -> str:
 
 
 def format_datetime(moment: datetime) -> str:
-    """UTC ISO 8601 with milliseconds and ``Z`` for an aware datetime. spec: interchange.md, "Framing"."""
+    """UTC ISO 8601 with milliseconds and ``Z`` for an aware datetime. docs/interchange.md, "Framing"."""
     moment = moment.astimezone(UTC)
     # Not strftime: its %Y drops the leading zeros of years before 1000 on glibc ("1-01-01").
     return (

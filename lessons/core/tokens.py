@@ -1,7 +1,6 @@
 """Token rules of recurrence: which lesson text a correction is about.
 
-Pure functions over strings, no ORM. spec: recurrence.md, "Tokens" and "Matching one correction
-against one lesson text".
+Pure functions over strings, no ORM. docs/piles-and-recurrence.md, "Which lesson a correction is about".
 """
 
 from __future__ import annotations
@@ -13,7 +12,8 @@ _RUN = re.compile(r"[A-Za-z0-9_]+")
 # Single-backtick pairs, as in the spec's `like_this`; an unpaired trailing backtick opens nothing.
 _BACKTICK_SPAN = re.compile(r"`([^`]*)`")
 
-# Copied verbatim from recurrence.md, "Tokens". Runs are lowercased before the lookup.
+# Copied verbatim from docs/piles-and-recurrence.md, "Which lesson a correction is about". Runs are lowercased
+# before the lookup.
 STOP_WORDS: frozenset[str] = frozenset(
     """
     and are but can did does doing don dont for from had has have here how its into just
@@ -34,7 +34,7 @@ RULE_B_MIN_SHARE_DENOMINATOR = 5
 def runs(text: str) -> list[str]:
     """Every maximal run of ``[A-Za-z0-9_]`` in ``text``, lowercased, in order (repeats kept).
 
-    spec: recurrence.md, "Tokens".
+    docs/piles-and-recurrence.md, "Which lesson a correction is about".
     """
     return [run.lower() for run in _RUN.findall(text)]
 
@@ -43,7 +43,7 @@ def content_tokens(text: str) -> frozenset[str]:
     """A lesson text's content tokens: runs of 3+ characters, not all digits, not starting or ending
     with ``_``, not in ``STOP_WORDS``.
 
-    spec: recurrence.md, "Tokens".
+    docs/piles-and-recurrence.md, "Which lesson a correction is about".
     """
     # The rule inlined (no call per run): the piles JSON tokenizes every member of every pile.
     return frozenset(
@@ -69,7 +69,7 @@ def anchors(text: str) -> tuple[frozenset[str], frozenset[str]]:
 
     A run starting or ending with ``_`` (`` `_at` ``, `` `stg_` ``, `` `*_at` ``) is an affix anchor,
     which never matches on its own; every other run in a span is a full anchor (the stop list and the
-    length rule do not apply to anchors). spec: recurrence.md, "Tokens".
+    length rule do not apply to anchors). docs/piles-and-recurrence.md, "Which lesson a correction is about".
     """
     if "`" not in text:  # most texts have no span
         return _NO_ANCHORS
@@ -80,14 +80,15 @@ def anchors(text: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def correction_tokens(text: str) -> frozenset[str]:
-    """A correction's tokens: the set of all ``runs(text)``. spec: recurrence.md, "Tokens"."""
+    """A correction's tokens: the set of all ``runs(text)``. docs/piles-and-recurrence.md, "Which lesson a
+    correction is about"."""
     return frozenset(runs(text))
 
 
 def correction_topics(text: str) -> frozenset[str]:
     """The full anchors of a correction's own text: its candidate "unmatched topics".
 
-    spec: recurrence.md, "Unmatched topics".
+    docs/piles-and-recurrence.md, "Unmatched topics".
     """
     return anchors(text)[0]
 
@@ -101,7 +102,7 @@ def _lesson_profile(lesson_text: str) -> tuple[frozenset[str], frozenset[str]]:
 def tokens_match(*, content: frozenset[str], full_anchors: frozenset[str], tokens: frozenset[str]) -> bool:
     """Rules (A) and (B) over precomputed token sets (see ``text_matches``).
 
-    spec: recurrence.md, "Matching one correction against one lesson text".
+    docs/piles-and-recurrence.md, "Which lesson a correction is about".
     """
     shared = content & tokens
     for anchor in full_anchors & tokens:
@@ -121,7 +122,7 @@ def text_matches(lesson_text: str, correction_text: str) -> bool:
     (A) a full anchor of the lesson is among the correction's tokens and so is another of the
     lesson's content tokens; or (B) at least 3 of the lesson's content tokens are among the
     correction's tokens and they are at least 60% of its content tokens.
-    spec: recurrence.md, "Matching one correction against one lesson text".
+    docs/piles-and-recurrence.md, "Which lesson a correction is about".
     """
     content, full_anchors = _lesson_profile(lesson_text)
     return tokens_match(content=content, full_anchors=full_anchors, tokens=correction_tokens(correction_text))

@@ -2,11 +2,12 @@
 
 Pure functions, no ORM. A reviewer may write one consolidating lesson for any pile (issue 22, Build 4):
 the editor starts with one line per fact (the keeper's text of each fact that is not an umbrella), the
-text is normalized as every lesson text is (interchange.md, "Text normalization and hashes": the lines
+text is normalized as every lesson text is (docs/interchange.md, "Text normalization and hashes": the lines
 become one line, joined by spaces) and must be 1..1000 characters long, or shorter when the engine the
 members came from delivers less (altimate: 140). Every anchor of a superseded member that the text drops
 must be waived with a reason, so nothing a member anchored leaves the prompt unnoticed: its backticked
-full anchors (recurrence.md, "Tokens"; dropped when the text's runs lack them, as the coverage matrix
+full anchors (docs/piles-and-recurrence.md, "Which lesson a correction is about"; dropped when the text's runs
+lack them, as the coverage matrix
 says) and the names it anchors without backticks (``lessons.core.fact_signals``: Title Case field names,
 quoted labels, HTTP headers, config keys; dropped when the text's words lack the phrase).
 spec: docs/reviewing.md, "Writing a consolidation".

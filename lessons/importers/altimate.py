@@ -1,4 +1,5 @@
-"""Translating an altimate-code learn store into interchange records. spec: importers.md, "altimate-code".
+"""Translating an altimate-code learn store into interchange records. docs/importers.md, "altimate-code:
+import_altimate".
 
 Pure: reads files, never the database. What the database already holds (earlier versions of the
 store's lessons) is passed in as ``KnownVersion`` values by the runner (``run.py``).
@@ -121,12 +122,12 @@ def translate_learn_dir(path: Path, *, known: Iterable[KnownVersion] = ()) -> Tr
 
     ``known`` are the versions already stored for this host (for earlier versions of an edited
     lesson). Raises ``SourceError`` when there is no store or no store has an ``approved.json``;
-    everything else that is malformed is skipped, counted and listed. spec: importers.md.
+    everything else that is malformed is skipped, counted and listed. docs/importers.md.
     """
     learn = find_learn_dir(path)
     translation = Translation()
     for name in (STORES, CANDIDATES, SKIPPED_LINES, SKIPPED_SNAPSHOTS, SKIPPED_SYMLINKS):
-        translation.count(name, 0)  # always printed, in this order (importers.md)
+        translation.count(name, 0)  # always printed, in this order (docs/importers.md)
     stores = store_folders(learn, translation)
     if not stores:
         raise SourceError(ERROR_NO_STORE.format(path=path))
@@ -166,7 +167,7 @@ def _lesson_file(path: Path, translation: Translation) -> list[dict] | None:
 
     A file altimate refuses (it does not parse, an unknown key, a missing or mistyped field, an id
     outside ``^L-[0-9a-f]{4,}$``, a repeated id outside retired.json) is reported and skipped whole,
-    as altimate's delivery skips it. spec: importers.md, "altimate-code".
+    as altimate's delivery skips it. docs/importers.md, "altimate-code: import_altimate".
     """
     if not path.is_file():
         return None

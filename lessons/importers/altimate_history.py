@@ -10,7 +10,7 @@ a pin, so it says nothing about when a text went live. What says it:
   (a ``reject`` discards them);
 - ``approved.json``: the set live since the last promote.
 Without history, only approved.json is known: its text is taken, but as a guess (``certain`` False).
-spec: importers.md, "altimate-code"; issue 11, item 4.
+docs/importers.md, "altimate-code: import_altimate"; issue 11, item 4.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Pure: no ORM. altimate parses ``approved.json``, ``candidate.json`` and ``versio
 strict schema and refuses the **whole file** on any fault (an unknown key, a missing or mistyped field,
 an id outside ``^L-[0-9a-f]{4,}$``, a repeated id); ``retired.json`` the same per record, without the
 repeated-id check. Used by the importer (a refused file is reported and skipped whole) and by the
-apply-back command (it never writes a file altimate would refuse). spec: importers.md, "altimate-code".
+apply-back command (it never writes a file altimate would refuse). docs/importers.md, "altimate-code:
+import_altimate".
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ alias when a visible local lesson or an earlier team lesson holds it) and hides 
 identity ``(repo_identity, store, id)`` a team lesson or a tombstone has. Sessions record team lessons
 in ``shown.jsonl`` under that id, so the importer needs them for those exposures to resolve.
 A malformed ``remote.json`` reads as absent, as altimate's ``readParsed`` reads it.
-spec: importers.md, "altimate-code"; issue 11, item 4.
+docs/importers.md, "altimate-code: import_altimate"; issue 11, item 4.
 """
 
 from __future__ import annotations

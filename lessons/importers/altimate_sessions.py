@@ -1,4 +1,4 @@
-"""Sessions of an altimate-code learn store: exposures, snapshots and corrections. spec: importers.md.
+"""Sessions of an altimate-code learn store: exposures, snapshots and corrections. docs/importers.md.
 
 Pure: reads files, never the database. ``shown.jsonl`` lines and ``.sessions/<sha256>.json`` snapshots
 become ``exposure`` records (a snapshot's exact text wins over a line of the same session, lesson and
@@ -145,7 +145,8 @@ class SnapshotVersions:
         """An earlier text the snapshot shows becomes a (non-live) version of the same id.
 
         Recurrence matches a correction against every version a session was shown
-        (recurrence.md, "earlier_version"); the text must be stored for that. Not done for an id the
+        (docs/piles-and-recurrence.md, "The seven counts"); the text must be stored for that. Not done for an
+        id the
         store no longer has (its exposures are then skipped as references to unknown lessons). A version
         an earlier import stored is counted under ``"<counter> already stored"`` instead of sent
         (docs/importers.md, "Importing again").

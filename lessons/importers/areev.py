@@ -1,4 +1,4 @@
-"""Translating areev JSON output into interchange records. spec: importers.md, "areev".
+"""Translating areev JSON output into interchange records. docs/importers.md, "areev: import_areev".
 
 Pure: reads files, never the database. A file is a sequence of JSON values one after another (one
 compact object per line, or pretty-printed objects as ``loop show`` prints them, or one array); a
@@ -380,7 +380,8 @@ def _outcome(origin: str, obj: dict, translation: Translation, mapping: dict[str
 
 
 def _entity(target: Any) -> tuple[str, str] | None:
-    """``entity:{namespace}/{subject}`` or ``entity:{subject}`` (piles.md, rule 7) as (namespace, subject).
+    """``entity:{namespace}/{subject}`` or ``entity:{subject}`` (docs/piles-and-recurrence.md, "Piles", rule
+    7) as (namespace, subject).
 
     Split at the last ``/``: a namespace may contain one, a subject (a prompt's entity name) does not.
     """

@@ -2,7 +2,7 @@
 
 No ORM here: this module opens the file with ``areev.Areev``, reads it with the binding's public calls
 and hands back ``(origin, object)`` pairs in the shapes ``lessons.importers.areev`` translates (grains,
-``loop.lesson_pile/1`` findings, consolidation recommendations, outcome rows). spec: importers.md,
+``loop.lesson_pile/1`` findings, consolidation recommendations, outcome rows). docs/importers.md,
 "areev"; the engine facts it relies on are the measured behaviour of areev 1.13.2:
 
 - one handle per file per process, and an exclusive file lock across processes: a handle is opened,

@@ -2,7 +2,7 @@
 
 The records go through ``lessons.importers.run`` (and so through ``ingest_sources``) exactly like
 ``import_areev`` output; this module adds the database side of the sync: the cursor per (host,
-memory file) and the consolidations the dashboard already holds. spec: importers.md, "areev".
+memory file) and the consolidations the dashboard already holds. docs/importers.md, "areev: import_areev".
 """
 
 from __future__ import annotations

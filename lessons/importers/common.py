@@ -2,7 +2,7 @@
 
 Pure: no ORM. A translation is a list of ``Item`` (where a record came from, and the interchange
 record dict without ``host``) plus the importer's own counts and the problems it skipped.
-spec: importers.md ("Malformed source lines are skipped and counted, never fatal").
+docs/importers.md.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The translated records go through ``lessons.ingest.passes.ingest_sources`` exactly like
 ``manage.py ingest`` input, so the report, ``--dry-run`` and the "a reviewer's decision is never
-silently undone" rule behave the same. spec: importers.md (first paragraph); interchange.md.
+silently undone" rule behave the same. docs/importers.md (first paragraph); docs/interchange.md.
 """
 
 from __future__ import annotations

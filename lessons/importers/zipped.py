@@ -1,4 +1,4 @@
-"""Unpacking an uploaded zip of a learn folder safely. spec: importers.md (altimate-code).
+"""Unpacking an uploaded zip of a learn folder safely. docs/importers.md (altimate-code).
 
 Pure file handling, no ORM. A zip is refused, with a message naming the entry, when it is too big,
 has too many entries, or has an entry that could write outside the target folder (an absolute

@@ -1,4 +1,4 @@
 """Ingesting interchange records: reading sources, the passes, the row writer, the report.
 
-spec: interchange.md.
+docs/interchange.md.
 """

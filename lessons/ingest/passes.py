@@ -1,4 +1,4 @@
-"""Ingesting interchange records into the database. spec: interchange.md; cli.md (``ingest``).
+"""Ingesting interchange records into the database. docs/interchange.md; README.md, "Commands" (``ingest``).
 
 Two phases:
 1. **validate**, outside any transaction (no write lock, no row lock): every line is parsed ONCE into a
@@ -274,7 +274,8 @@ class _State:
     created_in_batch: set[str] = field(default_factory=set)
     # Sliced: the last (phase, bytes) of the write phase, reported between slices (``_Slices.boundary``).
     progressed: tuple[str, int] | None = None
-    # Sessions that gained exposures or corrections, and the lesson keys (recurrence.md) whose versions
+    # Sessions that gained exposures or corrections, and the lesson keys (docs/piles-and-recurrence.md,
+    # "Recurrence") whose versions
     # were created or changed: only those need attributing again, not the whole host.
     changes: RecurrenceChanges = field(default_factory=RecurrenceChanges)
     # The entities whose counts (EntityCount) the batch may have moved: refreshed once, at its end.
@@ -311,7 +312,7 @@ def ingest_sources(
     ``skip_invalid`` says. A batch refused by validation never opens a write transaction (unless
     ``dry_run``, whose report says what the valid lines would do). Recurrence is
     refreshed once, inside the transaction. Raises ``IngestBusy`` (nothing written) when the database
-    keeps reporting a deadlock or a locked file. spec: interchange.md.
+    keeps reporting a deadlock or a locked file. docs/interchange.md.
 
     ``sliced`` (background jobs): on SQLite, and unless ``dry_run``, the write phase commits in slices
     (module docstring, "Slices"); elsewhere it is ignored. Raises ``IngestIncomplete`` when a sliced write
@@ -989,7 +990,8 @@ def _refuse_other_content(
     state: _State, where: tuple[int, int], record: LessonRecord, holder: Lesson | LessonRecord | _Known
 ) -> None:
     """A record whose given hash already names other content: refused, the first content kept (a hash is
-    a content address, interchange.md "Text normalization and hashes"; a silent last-wins would lose it)."""
+    a content address, docs/interchange.md "Text normalization and hashes"; a silent last-wins would lose
+    it)."""
     index, number = where
     entity = entity_label(holder.namespace, holder.subject)
     _reject(
@@ -1157,7 +1159,8 @@ def _update_lesson(state: _State, lesson: Lesson, record: LessonRecord) -> bool:
     if record.status != lesson.status:
         # superseded_by belongs to the status: written with it (record's) or kept with a decision's.
         changed = [f for f in changed if f != "superseded_by"]
-        # A reviewer's decision newer than the record wins (interchange.md, "lesson"). A record carries no
+        # A reviewer's decision newer than the record wins (docs/interchange.md, "lesson"). A record carries
+        # no
         # time of its status change (created_at is when the lesson was written, and a host could send
         # any value), so every decision counts as newer: only another decision changes the status.
         if lesson.decided_at is not None:

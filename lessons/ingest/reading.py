@@ -1,4 +1,4 @@
-"""Streaming line sources for ingest: files, stdin, in-memory bytes. spec: interchange.md, "Framing".
+"""Streaming line sources for ingest: files, stdin, in-memory bytes. docs/interchange.md, "Framing".
 
 A source can be opened more than once (ingest reads in passes), so standard input is spooled to a
 temporary file first; nothing holds a whole input in memory.

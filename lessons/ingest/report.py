@@ -1,6 +1,6 @@
 """The import report: per record type, how many were created, unchanged, updated, held, rejected.
 
-spec: interchange.md, "Errors and the import report".
+docs/interchange.md, "Errors and the import report".
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""Texts shown to sessions that are no stored version of their lesson key. spec: recurrence.md,
+"""Texts shown to sessions that are no stored version of their lesson key. docs/piles-and-recurrence.md,
+"Recurrence",
 "Attributing one correction" (step 2: a candidate matches on any version the session was shown).
 
-An exposure may carry the exact text the session saw (interchange.md, "exposure"; altimate's session
+An exposure may carry the exact text the session saw (docs/interchange.md, "exposure: a session was shown a
+lesson"; altimate's session
 snapshots do). When no stored version of the lesson key has that text, the text is kept in ``ShownText``
 so recurrence can still match a correction against it (as ``earlier_version``); without it the text
 would be lost and such a correction would count as unmatched.

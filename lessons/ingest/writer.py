@@ -1,6 +1,6 @@
 """The row writers of ingest: plain ``executemany`` INSERTs of typed rows (lessons, verdicts, exposures,
 corrections), and the one writer of the append-only rows (insert the rows whose identity is new, count
-the others unchanged). spec: interchange.md ("Identity and idempotence").
+the others unchanged). docs/interchange.md ("Identity and repeats").
 
 Why not ``bulk_create``: building its SQL costs about five times the database's own execute (the
 per-object, per-field preparation). Here each column's value is adapted once per row by a function

@@ -1,4 +1,5 @@
-"""Shared pieces of the management commands: the exit codes of cli.md, the ``--host NAME`` check and the
+"""Shared pieces of the management commands: the exit codes of README.md, "Commands", the ``--host NAME``
+check and the
 importers' report writer."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from django.db import DatabaseError
 from lessons.core.interchange import HOST_NAME
 from lessons.services.disk import disk_full
 
-EXIT_INVALID = 1  # invalid input or a refused action (cli.md)
+EXIT_INVALID = 1  # invalid input or a refused action (README.md, "Commands")
 EXIT_USAGE = 2  # wrong usage
 DISK_FULL = "disk full: nothing was written; free some space and run the command again"
 
@@ -79,6 +80,6 @@ def write_result(command: BaseCommand, result) -> None:
 
 
 def check_host(host: str) -> None:
-    """``--host NAME``: a host name (interchange.md, "host"), else ``UsageError`` (exit 2)."""
+    """``--host NAME``: a host name (docs/interchange.md, "host"), else ``UsageError`` (exit 2)."""
     if not HOST_NAME.fullmatch(host):
         raise UsageError(f"--host: expected a host name matching {HOST_NAME.pattern}, got {host!r}")

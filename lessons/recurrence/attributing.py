@@ -1,6 +1,6 @@
 """Attributing the sessions of a host chunk by chunk: reading their corrections and exposures, the pure
 attribution, the rows to store; for a host rebuilt whole, optionally in a forked worker. spec:
-recurrence.md, "Attributing one correction".
+docs/piles-and-recurrence.md, "Attributing one correction".
 
 A correction's attribution depends only on its session's exposures and the texts of the keys it saw, so
 the chunks are independent: while a worker attributes one (``lessons.core.recurrence``, pure Python on

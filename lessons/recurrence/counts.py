@@ -1,8 +1,9 @@
 """Reading recurrence: stored counts per lesson, unmatched topics per host, the coverage report.
 
 The counts are stored by ``lessons.recurrence.refresh``; topics and coverage are read on demand
-(topics only look at corrections and lessons that contain a backtick). spec: recurrence.md;
-cli.md (``recurrence``).
+(topics only look at corrections and lessons that contain a backtick). docs/piles-and-recurrence.md,
+"Recurrence";
+README.md, "Commands" (``recurrence``).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def recurrence_coverage(*, host: Host | None = None) -> dict:
     """How much was analysed: ``sessions``, ``exposures``, ``corrections_by_kind`` (kind -> count,
     sorted by kind), ``attributed`` (charged to exactly one lesson), ``ambiguous``, ``unmatched``.
 
-    Four queries. spec: recurrence.md, "Coverage" (the whole stored history).
+    Four queries. docs/piles-and-recurrence.md, "Unmatched topics" (the whole stored history).
     """
     exposures = Exposure.objects.all()
     corrections = Correction.objects.all()
@@ -123,7 +124,7 @@ def host_unmatched_topics(
     anchor of no live lesson of the host; sessions desc, then topic; at most ``limit``.
 
     With ``examples > 0`` each topic carries its newest ``examples`` corrections (one more query).
-    Two or three queries; corrections are streamed. spec: recurrence.md, "Unmatched topics".
+    Two or three queries; corrections are streamed. docs/piles-and-recurrence.md, "Unmatched topics".
     """
 
     def stream() -> Iterator[CoreCorrection]:
@@ -169,7 +170,7 @@ def host_unmatched_topics(
 def recurrence_report(*, host: Host | None = None) -> dict:
     """The ``recurrence`` command's JSON: ``lessons`` (every current version, see ``recurrence_counts``),
     ``hosts`` (per host: ``unmatched_topics`` as ``{"topic", "sessions"}`` and ``coverage``), and the
-    overall ``coverage``. spec: recurrence.md; cli.md (``recurrence``).
+    overall ``coverage``. docs/piles-and-recurrence.md, "Recurrence"; README.md, "Commands" (``recurrence``).
     """
     hosts = [host] if host is not None else list(Host.objects.order_by("name"))
     return {

@@ -2,7 +2,7 @@
 corrections on its topic that were not, its verdicts, and the same text on other hosts.
 
 A fixed number of queries whatever the number of exposures; long lists are capped (the newest rows
-are kept) and the totals say how many there were. spec: recurrence.md.
+are kept) and the totals say how many there were. docs/piles-and-recurrence.md, "Recurrence".
 """
 
 from __future__ import annotations
@@ -179,7 +179,8 @@ def lesson_recurrence(
     ``sessions``: newest ``TIMELINE_SESSIONS`` by first exposure; ``charged``: newest ``ATTRIBUTION_LIMIT``
     corrections charged to the current version; ``on_topic``: up to ``TOPIC_LIMIT`` newest uncharged
     user corrections that match the current text by rules A/B, among the ``TOPIC_CANDIDATES`` newest
-    sharing a word with it, of the host's ``TOPIC_WINDOW`` newest user corrections. spec: recurrence.md.
+    sharing a word with it, of the host's ``TOPIC_WINDOW`` newest user corrections.
+    docs/piles-and-recurrence.md, "Recurrence".
     """
     key = key_of(lesson)
     if versions is None:

@@ -17,7 +17,7 @@ Every writer locks the host row first.
 Memory stays bounded by ``ATTRIBUTE_CHUNK`` sessions plus one host's lesson texts. Within
 ``recurrence_worker`` (``manage.py ingest``) a host rebuilt whole is attributed in a forked worker
 (``lessons.recurrence.attributing``), with the same rows in the same order.
-spec: recurrence.md.
+docs/piles-and-recurrence.md, "Recurrence".
 """
 
 from __future__ import annotations
@@ -111,7 +111,8 @@ class RecurrenceChanges:
     """What a transaction changed that recurrence depends on.
 
     ``sessions``: ``(host_id, session)`` pairs that gained exposures or corrections; ``keys``: per host id,
-    the lesson keys (recurrence.md) whose versions were created or changed (text, identity or status).
+    the lesson keys (docs/piles-and-recurrence.md, "Recurrence") whose versions were created or changed (text,
+    identity or status).
     """
 
     sessions: set[tuple[int, str]] = field(default_factory=set)
@@ -188,8 +189,7 @@ def recurrence_recompute(*, host: Host | None = None) -> RecurrenceStats:
 
     Attributes ``ATTRIBUTE_CHUNK`` sessions at a time, reading ``SESSION_CHUNK`` per query, so memory is
     bounded by a chunk plus the host's lesson texts. Locks each host row while it works (see
-    ``_lock_host``). Returns ``RecurrenceStats``. spec: recurrence.md ("Analysis covers the whole
-    stored history, not a window").
+    ``_lock_host``). Returns ``RecurrenceStats``. docs/piles-and-recurrence.md ("Recurrence").
     """
     stats = RecurrenceStats()
     hosts = [host.id] if host is not None else list(Host.objects.order_by("id").values_list("id", flat=True))
@@ -251,7 +251,7 @@ def recurrence_lessons_changed(*, lessons: Iterable[Lesson]) -> RecurrenceStats:
     changes attributions (``recurred`` versus ``earlier_version``) in every session that saw the key.
     For each key whose count row is no longer exactly on its current version, the sessions exposed
     to the key are re-attributed and the key's counts moved; a key whose current version is
-    unchanged is only read. spec: recurrence.md, "Lesson keys and versions".
+    unchanged is only read. docs/piles-and-recurrence.md, "Recurrence".
     """
     changes = RecurrenceChanges()
     changes.add_lessons(lessons)

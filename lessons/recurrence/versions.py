@@ -1,5 +1,5 @@
-"""Lesson versions by recurrence key, and which version is current. spec: recurrence.md, "Lesson keys
-and versions".
+"""Lesson versions by recurrence key, and which version is current. docs/piles-and-recurrence.md,
+"Recurrence".
 
 Shared by the recurrence service (which stores counts on the current version) and the recurrence
 selectors (which read them back), so both agree on what "current" means.
@@ -171,7 +171,7 @@ def _key_rows(host_id: int, chunk: list[LessonKey]) -> QuerySet | None:
 def current_versions(versions: Iterable[Version]) -> dict[LessonKey, Version]:
     """The current version of every key (``lessons.core.recurrence.current_version``), "newest" ordering
     by ``(created_at, hash)`` as ingest resolves a ``store`` + ``lesson_id`` reference.
-    spec: recurrence.md, "Lesson keys and versions".
+    docs/piles-and-recurrence.md, "Recurrence".
     """
     by_key: dict[LessonKey, list[Version]] = defaultdict(list)
     for version in versions:
@@ -191,7 +191,7 @@ def shown_versions(
     ``shown``: the ``(lesson key, text_hash)`` pairs of the exposures being attributed. Only pairs whose
     key has a stored version (a key needs a current text) and whose hash none of its versions has are
     looked up: no query at all when every exposure shows a stored version; else one per ``KEY_CHUNK``
-    keys. spec: recurrence.md, "Attributing one correction", step 2.
+    keys. docs/piles-and-recurrence.md, "Attributing one correction", step 2.
     """
     stored: dict[LessonKey, set[str]] = defaultdict(set)
     for version in versions:

@@ -2,7 +2,7 @@
 
 A pile's facts are stored on its ``EntityCount`` row when its lessons change
 (``lessons.services.entity_counts``, ``lessons.services.facts``); a page reads them, it does not
-recompute them. docs: piles-and-recurrence.md ("Facts").
+recompute them. docs: docs/piles-and-recurrence.md ("Facts: which members state the same fact").
 """
 
 from __future__ import annotations

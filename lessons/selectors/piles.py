@@ -1,4 +1,5 @@
-"""Reading piles: over-budget entities counted in SQL, members and drafts. spec: piles.md.
+"""Reading piles: over-budget entities counted in SQL, members and drafts. docs/piles-and-recurrence.md,
+"Piles".
 
 The rules themselves live in ``lessons.core.piles``; these selectors find the candidate entities
 with one aggregate query and hand members to the rules, so the JSON and the pages agree.
@@ -66,7 +67,7 @@ def pile_queue(
     entities whose host, namespace or subject contains it, or that have a live lesson whose text does
     (through the database's trigram index, ``entity_text_filter``). Sorted by host, namespace, subject.
     ``facts`` adds the stored ``fact_groups`` (``lessons.core.facts``) to each row (for the JSON).
-    spec: piles.md, rules 2-4.
+    docs/piles-and-recurrence.md, "Piles", rules 2-4.
     """
     rows = EntityCount.objects.filter(over_budget=True)
     if host:
@@ -116,7 +117,7 @@ def pile_version(lessons: list[Lesson]) -> str:
     """The version a pile action carries: a digest of every lesson's hash and status on the entity
     (``lessons``: anything with ``.hash`` and ``.status``, model instances or named rows).
 
-    Any retire, restore, approval or import that changes a status changes it. spec: decisions.md,
+    Any retire, restore, approval or import that changes a status changes it. docs/decisions.md,
     "Stale views are refused, not merged".
     """
     digest = hashlib.sha256()
@@ -292,12 +293,13 @@ def _chunks(rows: Iterator[dict], size: int) -> Iterator[list[dict]]:
 
 
 def iter_piles(*, host: str | None = None) -> Iterator[EntityPile]:
-    """Every pile, sorted by host, namespace, subject; members oldest first (piles.md, rule 5).
+    """Every pile, sorted by host, namespace, subject; members oldest first (docs/piles-and-recurrence.md,
+    "Piles", rule 5).
 
     A generator with flat memory: the queue's rows are read with a database iterator, and members and
     drafts for each ``PILE_CHUNK`` entities (no query grows with the number of piles). For a few piles:
     four queries (queue rows, hosts, members, drafts); then two more per chunk and one per host first
-    met. spec: piles.md.
+    met. docs/piles-and-recurrence.md, "Piles".
     """
     hosts: dict[int, Host] = {}
     rows = _queue_in_key_order(host=host, after=None).iterator(chunk_size=PILE_CHUNK)
@@ -317,7 +319,8 @@ def piles_page(
 
     Returns ``(piles, next_key)``: ``next_key`` is the key of the last entity read when more follow, else
     None. A keyset page: its cost does not grow with how far it is, and a pile written or retired meanwhile
-    never shifts the next page. ``limit`` is 1.. (the API bounds it). spec: piles.md ("JSON output").
+    never shifts the next page. ``limit`` is 1.. (the API bounds it). docs/piles-and-recurrence.md ("How the
+    piles JSON is built").
     """
     rows = list(_queue_in_key_order(host=host, after=after)[: limit + 1])
     more = len(rows) > limit
@@ -338,7 +341,8 @@ def piles_json(*, host: str | None = None) -> dict:
 def write_piles_json(write: Callable[[str], object], piles: Iterable[EntityPile]) -> int:
     """Write ``{"piles": [...]}`` through ``write`` one pile at a time, byte for byte as
     ``json.dumps(piles_json(...), indent=2, ensure_ascii=False)`` (no final newline); returns the number
-    of piles. Memory holds one pile's JSON at a time. spec: piles.md ("JSON output"); issue 10."""
+    of piles. Memory holds one pile's JSON at a time. docs/piles-and-recurrence.md ("How the piles JSON is
+    built"); issue 10."""
     n = 0
     for entity in piles:
         body = pile_json_text(pile_as_json(entity)).replace("\n", "\n    ")

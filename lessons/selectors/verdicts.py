@@ -1,4 +1,5 @@
-"""Reading verdicts: the order of a lesson's verdicts, latest first. spec: interchange.md, "verdict".
+"""Reading verdicts: the order of a lesson's verdicts, latest first. docs/interchange.md, "verdict: an outcome
+of the Verify gate".
 
 The latest verdict is the one with the greatest ``measured_at``; on a tie the greater
 ``horizon_ms`` (a missing horizon ranks lowest); then the one ingested later.

@@ -1,6 +1,6 @@
 """Telling a full disk from other failures (issue 13, fault 12): the operator's to fix, said in one line.
 
-spec: cli.md (exit statuses); docs/production.md.
+README.md, "Commands" (exit statuses); docs/production.md.
 """
 
 from __future__ import annotations

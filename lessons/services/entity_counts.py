@@ -10,7 +10,8 @@ recounts into memory and lists every difference (``manage.py piles --check``).
 The refresh reads its entities ``ENTITY_CHUNK`` subjects at a time (host + ``subject IN``, then the
 exact keys in Python), so no query grows with the number of keys. The recount and the check count in
 SQL, independently of the refresh's Python tally, so a check also catches a refresh that counts wrong.
-spec: piles.md, rules 2-5 (what a pile is and counts); recurrence.md ("recurring").
+docs/piles-and-recurrence.md, "Piles", rules 2-5 (what a pile is and counts); docs/piles-and-recurrence.md
+("The seven counts").
 """
 
 from __future__ import annotations
@@ -126,7 +127,8 @@ def _blank() -> dict:
 
 
 def _finish(row: dict, budget: _Budget) -> dict:
-    """Derive ``other``, ``over_budget`` and ``overage`` from the tallies (piles.md rules 3-4)."""
+    """Derive ``other``, ``over_budget`` and ``overage`` from the tallies (docs/piles-and-recurrence.md,
+    "Piles" rules 3-4)."""
     row["other"] = row["live"] - sum(row[m] for m in MIX) - row["not_applied"]
     over = is_over_budget(
         live_count=row["live"], max_active=budget.max_active, budget_enabled=budget.budget_enabled
@@ -251,7 +253,7 @@ def entity_counts_refresh(*, host: Host | int, keys: Iterable[EntityKey]) -> int
     Runs in the caller's transaction (its own when there is none); takes the ``HostCount`` row lock. An
     entity without any lesson has no row (a stale one is deleted). Queries: a few per ``ENTITY_CHUNK``
     subjects, whatever the number of lessons. Returns how many rows were written.
-    spec: piles.md, rules 2-5.
+    docs/piles-and-recurrence.md, "Piles", rules 2-5.
     """
     host_id = host if isinstance(host, int) else host.id
     keys = set(keys)
@@ -310,7 +312,7 @@ def entity_counts_budget_changed(*, host: Host) -> int:
     """After ``host``'s ``max_active`` or ``budget_enabled`` changed (already saved, same transaction):
     every row's ``over_budget`` and ``overage`` in one UPDATE; the entities that crossed the budget get
     their groups and search document (or lose them); the pile total follows. Returns the crossings.
-    spec: piles.md, rules 3-4; decisions.md ("set_budget").
+    docs/piles-and-recurrence.md, "Piles", rules 3-4; docs/decisions.md.
     """
     with transaction.atomic(savepoint=False):
         budget = _lock_totals(host.id)
@@ -420,7 +422,7 @@ def entity_counts_recount(*, host: Host | None = None) -> RecountStats:
     """Rebuild ``EntityCount`` and ``HostCount`` from the lessons (one host, or every host), in one
     transaction: one INSERT … SELECT for the counts, then the groups and search documents of the piles
     (a few queries per ``ENTITY_CHUNK`` piles), then the totals. Locks each host's ``HostCount`` row.
-    Returns ``RecountStats``. spec: piles.md, rules 2-5.
+    Returns ``RecountStats``. docs/piles-and-recurrence.md, "Piles", rules 2-5.
     """
     host_ids = [host.id] if host else list(Host.objects.order_by("id").values_list("id", flat=True))
     stats = RecountStats()
@@ -484,7 +486,7 @@ def _shown(row: dict | None, name: str) -> str:
 def entity_counts_check(*, host: Host | None = None) -> list[str]:
     """Recount in memory (one host, or all) and compare with the stored rows: one line per difference
     (``DIFFERENCE`` / ``TOTAL_DIFFERENCE``, sorted by host, entity, field); empty when they agree.
-    Reads one host at a time. Writes nothing. spec: cli.md (``piles --check``).
+    Reads one host at a time. Writes nothing. README.md, "Commands" (``piles --check``).
     """
     hosts = Host.objects.order_by("name") if host is None else [host]
     lines: list[str] = []

@@ -2,7 +2,7 @@
 
 The counts' writers store them with the other counts (``lessons.services.entity_counts``: ingest,
 sync, imports, decisions, budget changes); ``facts_refresh`` recomputes them alone, after a mark
-changed or when the method changed (``manage.py piles --regroup``). docs: piles-and-recurrence.md.
+changed or when the method changed (``manage.py piles --regroup``). docs: docs/piles-and-recurrence.md.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ When a draft arrives the ingest stores the user each label names (``Draft.drafte
 ``Draft.triggered_by_user``), so that a user renamed later is still the one who triggered it. The
 self-approval check asks ``draft_names_user``: the stored ids, and the labels compared by
 ``lessons.core.principals`` (which also covers a user created after the draft arrived).
-spec: interchange.md, "draft" (neither may approve it); issue 13, fault 3.
+docs/interchange.md, "draft: a drafted consolidating lesson" (neither may approve it); issue 13, fault 3.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Changing lessons' status: the one path every status writer takes (ingest, retire, restore, approving
 and rolling back a consolidation).
 
-A status change can move a lesson key's current version (recurrence.md, "Lesson keys and versions"), so
+A status change can move a lesson key's current version (docs/piles-and-recurrence.md, "Recurrence"), so
 each change is noted for recurrence. A writer that refreshes recurrence itself inside its transaction
 (ingest) passes its ``RecurrenceChanges``; every other writer gets ONE refresh of all the keys its
 transaction touched, run once the transaction commits. After the commit, not inside: a decision holds
@@ -95,7 +95,7 @@ def lesson_status_set_undecided(
     """Set ``status`` (and ``superseded_by`` unless ``KEEP``) of those ``lessons`` no reviewer has decided
     (``decided_at IS NULL`` when the row is written): an import's status never undoes a decision, even
     one committed after the import read the lesson. Returns the lessons changed; the others are left as
-    they are (the caller reports them held). spec: interchange.md, "lesson" (a reviewer's decision wins).
+    they are (the caller reports them held). docs/interchange.md, "lesson" (a reviewer's decision wins).
 
     A conditional write, not lock-then-check: one ``UPDATE ... WHERE decided_at IS NULL RETURNING id`` per
     ``UPDATE_CHUNK`` lessons. On PostgreSQL the rows are locked by a sub-select in (host, hash) order

@@ -1,5 +1,6 @@
 """Keeping each lesson's latest Verify-gate verdict current (the denormalized ``Lesson.latest_verdict``),
-in the order of ``lessons.selectors.verdicts.latest_verdict_order``. spec: interchange.md, "verdict".
+in the order of ``lessons.selectors.verdicts.latest_verdict_order``. docs/interchange.md, "verdict: an outcome
+of the Verify gate".
 """
 
 from __future__ import annotations

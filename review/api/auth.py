@@ -1,5 +1,5 @@
 """Who calls the API and what it may reach: the bearer token (``review.services.tokens``), its scopes
-(``ingest``, ``read``) and its host. spec: decisions.md ("Hosts apply decisions"); interchange.md (host
+(``ingest``, ``read``) and its host. docs/decisions.md ("Hosts apply decisions"); docs/interchange.md (host
 names).
 """
 

@@ -1,5 +1,6 @@
 """The opaque cursor of ``GET /api/v1/piles``: the key of the last pile of a page (host name, namespace,
-subject), as URL-safe base64 of a JSON array. spec: piles.md ("JSON output": piles sorted by that key).
+subject), as URL-safe base64 of a JSON array. docs/piles-and-recurrence.md ("How the piles JSON is built":
+piles sorted by that key).
 
 A client passes back what ``next`` said; it never builds one. A cursor says where to continue, not what
 to show, so it stays valid while piles come and go.

@@ -1,7 +1,8 @@
 """The five endpoints of the JSON API: ingest, piles, one lesson, the decision log and acknowledgements.
 
 Mounted at ``/api/v1/`` (``config/urls.py``); schema at ``/api/v1/openapi.json``, docs at ``/api/v1/docs``.
-spec: interchange.md (ingest), piles.md ("JSON output"), decisions.md ("Exports", "Hosts apply decisions").
+docs/interchange.md (ingest), docs/piles-and-recurrence.md ("How the piles JSON is built"), docs/decisions.md
+("Exports", "Hosts apply decisions").
 
 Authentication: ``Authorization: Bearer <token>`` (``review.services.tokens``). A token is scoped to one
 host or to every host, and to ``ingest`` and/or ``read``. Ack needs ``read`` (the scope of a host that

@@ -1,5 +1,5 @@
 """The API's error bodies and the handlers that answer every refusal with one: ``{"error": "...",
-"details": [...]}`` (ingest refusals add ``report``). spec: decisions.md ("Hosts apply decisions"); the
+"details": [...]}`` (ingest refusals add ``report``). docs/decisions.md ("Hosts apply decisions"); the
 status codes are listed in ``review.api.endpoints``.
 
 The handlers answer through the ``NinjaAPI`` they are installed on (``install``), so every body is

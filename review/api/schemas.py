@@ -1,5 +1,5 @@
 """The ninja Schemas of the API's bodies (what the OpenAPI document at ``/api/v1/openapi.json`` shows).
-spec: decisions.md ("Hosts apply decisions").
+docs/decisions.md ("Hosts apply decisions").
 """
 
 from __future__ import annotations

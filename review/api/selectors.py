@@ -1,5 +1,5 @@
 """Reads for the JSON API: the lessons a hash names and the decisions naming a lesson (the JSON shape is
-``lessons.serializers.lesson_detail_json``). spec: interchange.md ("lesson"), decisions.md (the record).
+``lessons.serializers.lesson_detail_json``). docs/interchange.md ("lesson"), docs/decisions.md (the record).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ the reason. Should a file read have changed before the write (a writer that igno
 is written and nothing acknowledged (``StoreMovedOn``). A decision whose effect the store already shows
 is acknowledged applied without a change, so a rerun applies nothing twice. ``dry_run`` takes no lock
 and writes no file and no acknowledgement.
-spec: decisions.md, "Hosts apply decisions"; issue 11, item 3; issue 21, items 1 and 3.
+docs/decisions.md, "Hosts apply decisions"; issue 11, item 3; issue 21, items 1 and 3.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Nothing here runs on its own: ``manage.py apply_decisions --areev MEMORY_PATH --
 ``decisions_apply_areev``. For each decision of the host without an acknowledgement, in ``seq`` order,
 the engine's own operation is called through the binding with the reviewer as the actor
 (``user:<username>``) and the decision's reason as the engine's ``because``; then the decision is
-acknowledged ``applied``, or ``failed`` with the engine's message (decisions.md, "Hosts apply
+acknowledged ``applied``, or ``failed`` with the engine's message (docs/decisions.md, "Hosts apply
 decisions"). An acknowledged decision is never applied again. The draft id is the recommendation
 hash (``sync_areev`` imports each recommendation under its hash). A run holds the host's apply lock
 (``review.apply.host_lock``) from before it reads the decisions to its last acknowledgement, so a second

@@ -1,4 +1,4 @@
-"""Forms of the draft page: approve, reject, roll back a consolidation. spec: decisions.md, "Actions".
+"""Forms of the draft page: approve, reject, roll back a consolidation. docs/decisions.md, "The actions".
 
 Each form carries a reason (1..500 characters after trimming) and an optional reason code; approve and
 roll back also carry the pile version the reviewer saw. The three forms share one page, so each has a

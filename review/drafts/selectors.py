@@ -5,7 +5,8 @@ Three queries whatever the number of members: the draft (host joined), every les
 rules come from ``lessons.core.coverage``, the status from ``lessons.selectors.piles.draft_status`` and the
 pile version from ``lessons.selectors.piles.pile_version``, so the page agrees with the JSON and with the
 decision services. The prompt preview and the per-member summaries are pure functions below.
-spec: interchange.md ("draft"), recurrence.md ("Tokens"), piles.md (rules 2-5), decisions.md ("Actions").
+docs/interchange.md ("draft: a drafted consolidating lesson"), docs/piles-and-recurrence.md ("Which lesson a
+correction is about"), docs/piles-and-recurrence.md, "Piles" (rules 2-5), docs/decisions.md ("The actions").
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ class PromptLine:
 
 @dataclass(frozen=True)
 class PromptBlock:
-    """The entity's live lessons as the agent's prompt lists them: oldest first (piles.md rule 5).
+    """The entity's live lessons as the agent's prompt lists them: oldest first (docs/piles-and-recurrence.md,
+    "Piles" rule 5).
 
     ``chars`` is the length of the block rendered as one ``- text`` line per lesson joined by newlines;
     ``tokens_estimate`` is ``ceil(chars / 4)``, an estimate, not a tokenizer's count.
@@ -123,7 +125,8 @@ class PromptBlock:
 
     @property
     def budget_label(self) -> str:
-        """``10 / 8 over budget``, ``1 / 8 within budget`` or ``… budget not enabled``: piles.md rules 3-4."""
+        """``10 / 8 over budget``, ``1 / 8 within budget`` or ``… budget not enabled``:
+        docs/piles-and-recurrence.md, "Piles" rules 3-4."""
         if not self.budget_enabled:
             return f"{self.count} / {self.max_active}, budget not enabled"
         state = "over budget" if self.over_budget else "within budget"
@@ -203,7 +206,8 @@ class MemberRow:
 class DraftDetail:
     """One draft as the draft page shows it.
 
-    ``status``: pending, approved, rejected or stale (piles.md, "JSON output"). ``members``: the lessons it
+    ``status``: pending, approved, rejected or stale (docs/piles-and-recurrence.md, "How the piles JSON is
+    built"). ``members``: the lessons it
     supersedes in pile order (oldest first), then any hash not on the entity. ``not_live``: the hashes it
     supersedes that are not live (why it is stale). ``confirm_anchors``: the full anchors it drops from
     held members (approving needs a confirmation). ``consolidation``: the lesson an approval created (or
@@ -282,7 +286,8 @@ def draft_get(*, host_name: str, ext_id: str) -> Draft | None:
 def _member_rows(draft: Draft, lessons: Sequence[Lesson]) -> tuple[MemberRow, ...]:
     by_hash = {x.hash: x for x in lessons}
     named = set(draft.supersedes)
-    found = [x for x in lessons if x.hash in named]  # entity_lessons is oldest first (piles.md rule 5)
+    # entity_lessons is oldest first (docs/piles-and-recurrence.md, "Piles" rule 5)
+    found = [x for x in lessons if x.hash in named]
     coverage = draft_coverage(
         draft_text=draft.text, members=[(x.hash, x.text, x.latest_verdict) for x in found]
     )

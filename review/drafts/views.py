@@ -6,7 +6,8 @@ the decision list swapped out of band (so a status change shows everywhere at on
 redirects to the page on success, or renders it with the refusal. Refusals (a gate failed, the actor
 drafted or triggered the draft, a member no longer live, a stale pile version, a missing confirmation)
 are shown as messages and nothing is written: 422, or 409 with the fresh state when the pile changed.
-spec: decisions.md ("Actions", "Stale views are refused"); interchange.md ("draft").
+docs/decisions.md ("The actions", "Stale views are refused"); docs/interchange.md ("draft: a drafted
+consolidating lesson").
 """
 
 from __future__ import annotations
@@ -262,7 +263,7 @@ def _page_or_action(action: str, decide):
     """The view of ``/drafts/<host>/<id>/<action>/``. A draft id may hold "/" and end in an action's
     name (``"x/approve"``): a GET or HEAD of the address is the page of that draft, since a decision is
     only ever a POST; a POST is ``decide`` on draft ``<id>``. So both drafts ``x`` and ``x/approve`` can be
-    opened and decided. spec: interchange.md, "draft" (``id``: any string).
+    opened and decided. docs/interchange.md, "draft: a drafted consolidating lesson" (``id``: any string).
     """
 
     def view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:

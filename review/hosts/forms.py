@@ -1,4 +1,4 @@
-"""The host budget form: ``max_active``, enabled, reason (no reason code). spec: decisions.md, set_budget.
+"""The host budget form: ``max_active``, enabled, reason (no reason code). docs/decisions.md, set_budget.
 
 Preview needs only the budget fields; saving also needs a reason. The reason's own rules (trimmed,
 1..500 characters) are checked by the service, whose refusal text the page shows on the reason field.
@@ -46,5 +46,5 @@ class BudgetForm(BudgetPreviewForm):
         strip=False,
         help_text="Why the budget changes; hosts read it with the decision.",
     )
-    # No reason code: decisions.md's codes are about retiring lessons (duplicate, regressed, ...), none
+    # No reason code: docs/decisions.md's codes are about retiring lessons (duplicate, regressed, ...), none
     # fits a budget change (finding 12), so the budget form offers none and records none.

@@ -1,4 +1,5 @@
-"""Reads for the hosts pages: every host with its counts, one host, its entities. spec: piles.md rules 2-4."""
+"""Reads for the hosts pages: every host with its counts, one host, its entities.
+docs/piles-and-recurrence.md, "Piles" rules 2-4."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def host_entities(*, host: Host) -> QuerySet:
     ``live`` (live lessons: the count against the budget), ``total`` (lessons of any status), ``overage``
     (``live - max_active``; negative within budget). Sorted most live lessons first, then namespace and
     subject (unique per host); each sort the table offers is served by an index (lessons.models).
-    spec: piles.md rules 1-4.
+    docs/piles-and-recurrence.md, "Piles" rules 1-4.
     """
     return (
         EntityCount.objects.filter(host=host)
@@ -39,7 +40,8 @@ def host_entities(*, host: Host) -> QuerySet:
 def hosts_overview() -> QuerySet[Host]:
     """Every host with ``live_lessons``, ``entity_count`` (entities with a live lesson) and ``pile_count``
     (entities over budget; 0 while the budget is off), read from the stored totals (``HostCount``, kept
-    by the writers; zeros for a host without a row) in one query. spec: piles.md rules 2-4.
+    by the writers; zeros for a host without a row) in one query. docs/piles-and-recurrence.md, "Piles" rules
+    2-4.
     """
     return Host.objects.annotate(
         live_lessons=Coalesce(F("counts__live_lessons"), Value(0)),
@@ -49,7 +51,8 @@ def hosts_overview() -> QuerySet[Host]:
 
 
 def entity_targets(*, host: Host, targets: list[str]) -> dict[str, tuple[str, str]]:
-    """``{target: (namespace, subject)}`` of the host's live entities whose target (piles.md rule 7) is
+    """``{target: (namespace, subject)}`` of the host's live entities whose target
+    (docs/piles-and-recurrence.md, "Piles" rule 7) is
     in ``targets`` (the budget preview's piles, so the page can link them). One query; none when empty."""
     if not targets:
         return {}

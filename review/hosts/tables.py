@@ -1,5 +1,5 @@
 """The table of one host's entities (django-tables2); the project template ``tables/htmx_table.html``
-adds the htmx attributes to sorting and paging links. spec: piles.md rules 3-4.
+adds the htmx attributes to sorting and paging links. docs/piles-and-recurrence.md, "Piles" rules 3-4.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ ENTITY_BUDGET_OFF = "budget off"
 class HostEntityTable(LeanTable):
     """The entities of one host (rows of ``review.hosts.selectors.host_entities``): target, live count against
     the budget, whether it is a pile, lessons of any status. Most live lessons first.
-    spec: piles.md rules 3-4 (a host without an enabled budget has no piles)."""
+    docs/piles-and-recurrence.md, "Piles" rules 3-4 (a host without an enabled budget has no piles)."""
 
     target = tables.Column(
         verbose_name="Entity",

@@ -1,8 +1,10 @@
 """The hosts pages: every host with its budget, live lessons, entities and piles (counted in SQL); one
 host's entities; a host's budget page; a host's unmatched topics.
 
-spec: piles.md rules 2-4; decisions.md, "Actions" (``set_budget``: admin, 1 <= max_active <= 10000);
-recurrence.md, "Unmatched topics". The budget page previews which piles would appear or disappear; Save
+docs/piles-and-recurrence.md, "Piles" rules 2-4; docs/decisions.md, "The actions" (``set_budget``: admin, 1 <=
+max_active <= 10000);
+docs/piles-and-recurrence.md, "Unmatched topics". The budget page previews which piles would appear or
+disappear; Save
 records a ``set_budget`` decision in the same transaction as the change (``host_set_budget``) and returns
 to the hosts page.
 """

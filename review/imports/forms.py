@@ -1,5 +1,5 @@
 """The altimate upload form: a zip of a learn folder, the host it belongs to, a dry-run switch.
-spec: importers.md (altimate-code); interchange.md (host names).
+docs/importers.md (altimate-code); docs/interchange.md (host names).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The admin upload page: import a zipped ``.altimate-code/learn/`` folder. spec: importers.md.
+"""The admin upload page: import a zipped ``.altimate-code/learn/`` folder. docs/importers.md.
 
 Every upload becomes an ``ImportJob`` holding the zip (``review.services.jobs``). A zip under
 ``settings.IMPORT_BACKGROUND_BYTES`` is checked, unpacked and imported in the request, and the page shows

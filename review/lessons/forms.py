@@ -1,4 +1,4 @@
-"""The lesson page's forms: retiring a live lesson, restoring one a ``retire`` retracted. spec: decisions.md,
+"""The lesson page's forms: retiring a live lesson, restoring one a ``retire`` retracted. docs/decisions.md,
 "Actions"; issue 12, finding 7."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Reads for the lesson page: one lesson version with its versions, verdicts, recurrence and decisions.
 
-Five queries whatever the size of its entity (the page tests assert it). spec: interchange.md ("lesson",
-"latest verdict"), decisions.md (``restore``).
+Five queries whatever the size of its entity (the page tests assert it). docs/interchange.md ("lesson",
+"latest verdict"), docs/decisions.md (``restore``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class LessonDetail:
     """One lesson version with what the lesson page shows about it.
 
     ``versions``: every version of its recurrence key on the host (the same ``lesson_id`` in the same
-    store, a missing store being the empty one: recurrence.md, "Lesson keys and versions"), oldest first
+    store, a missing store being the empty one: docs/piles-and-recurrence.md, "Recurrence"), oldest first
     (just this one when it has no ``lesson_id``), as ``lessons.recurrence.versions.Version``.
     ``lesson.history``: its verdicts, newest first; ``lesson.counts``: its recurrence counts.
     ``decisions``: the decision records naming it, in ``seq`` order, each with ``ack`` joined.
@@ -40,7 +40,7 @@ class LessonDetail:
 
     @property
     def retracted_by_retire(self) -> bool:
-        """decisions.md, ``restore``: retracted, and the latest decision naming it is a ``retire``."""
+        """docs/decisions.md, ``restore``: retracted, and the latest decision naming it is a ``retire``."""
         return (
             self.lesson.status == Lesson.Status.RETRACTED
             and bool(self.decisions)

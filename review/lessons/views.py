@@ -1,7 +1,8 @@
 """One lesson version: its text, counters, other versions, verdict history, recurrence, decisions; retire
 (a live lesson, with an Undo after it) and restore.
 
-spec: interchange.md ("lesson", "latest verdict"), recurrence.md (counts), decisions.md (``restore``).
+docs/interchange.md ("lesson", "latest verdict"), docs/piles-and-recurrence.md, "Recurrence" (counts),
+docs/decisions.md (``restore``).
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def lesson_retire_view(request: HttpRequest, host: str, lesson_hash: str) -> Htt
 
     Success redirects to the lesson with ``?retired=<seq>``: the page then shows the notice and an Undo.
     A refusal re-renders the page with it (422, or 409 when the entity changed), nothing written.
-    Issue 12, finding 7; spec: decisions.md, "Actions" (``retire``).
+    Issue 12, finding 7; docs/decisions.md, "The actions" (``retire``).
     """
     detail = get_lesson_or_404(host, lesson_hash)
     form = RetireLessonForm(request.POST)

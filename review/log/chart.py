@@ -22,7 +22,8 @@ from review.models import NO_REASON_CODE, ReasonCode
 from review.web.format import counted, reason_label
 
 NO_CODE = NO_REASON_CODE
-# Reason codes in the order of the model's choices (decisions.md, "Reason"), then decisions without one;
+# Reason codes in the order of the model's choices (docs/decisions.md, "The record"), then decisions without
+# one;
 # the words shown are the choices' labels.
 CODE_ORDER = (*ReasonCode.values, NO_CODE)
 LABELS = {**dict(ReasonCode.choices), NO_CODE: NO_CODE}

@@ -1,4 +1,4 @@
-"""Streaming exports of the decision log: JSON Lines and CSV over ``decision_record``. spec: decisions.md,
+"""Streaming exports of the decision log: JSON Lines and CSV over ``decision_record``. docs/decisions.md,
 "Exports".
 
 Both read the queryset with ``.iterator(chunk_size=2000)`` and yield one line at a time, so memory stays
@@ -12,8 +12,8 @@ from ``""`` apart (only ``namespace`` may be either: ``null`` on a ``set_budget`
 entity without a namespace), so a chain is verified from the JSONL export. A text cell a spreadsheet would
 run as a formula (starting with =, +, -, @, tab or CR) gets a leading ``'`` (``csv_cell``; issue 13,
 fault 8; docs/decisions-verify.md). The CSV is for reading: every text cell, ``evidence`` included, shows
-its control and bidi formatting characters as ``⟨U+202E⟩`` (issue 21; interchange.md, "Control
-characters in shown text"). JSONL is data: JSON escapes the C0 controls (``\\u001b``) and keeps the
+its control and bidi formatting characters as ``⟨U+202E⟩`` (issue 21; docs/interchange.md, "Control characters
+in shown text"). JSONL is data: JSON escapes the C0 controls (``\\u001b``) and keeps the
 other characters as they are, byte for byte.
 """
 

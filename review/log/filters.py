@@ -1,4 +1,4 @@
-"""The decision log's filters (django-filter), shared by the page and its exports. spec: decisions.md.
+"""The decision log's filters (django-filter), shared by the page and its exports. docs/decisions.md.
 
 URL parameters: ``seq`` (one decision: the target of the "decision #N" links), ``batch`` (the records of
 one submission: the target of the log's batch links), ``host``, ``actor``, ``action``, ``reason_code``,
@@ -75,7 +75,7 @@ class DecisionFilter(django_filters.FilterSet):
     reason_code = django_filters.ChoiceFilter(
         choices=ReasonCode.choices, empty_label="any reason code", widget=LeanSelect
     )
-    # The host's acknowledgement (decisions.md, "Hosts apply decisions"): none yet, applied, failed.
+    # The host's acknowledgement (docs/decisions.md, "Hosts apply decisions"): none yet, applied, failed.
     status = django_filters.ChoiceFilter(
         choices=HOST_STATUS_CHOICES,
         empty_label="any host status",

@@ -1,4 +1,4 @@
-"""Reads for the decision log page, its exports and the decisions API. spec: decisions.md.
+"""Reads for the decision log page, its exports and the decisions API. docs/decisions.md.
 
 Every selector returns a queryset (or rows) with the joins already applied, so the log page runs a fixed
 number of queries whatever the number of decisions (the page tests assert it).
@@ -18,7 +18,7 @@ from review.log.chart import MAX_HOSTS, MAX_WEEKS
 from review.models import Decision, DecisionWeek
 from review.services.decision_weeks import WeekStart, week_of
 
-# Host status words of the log page. spec: decisions.md, "Hosts apply decisions".
+# Host status words of the log page. docs/decisions.md, "Hosts apply decisions".
 STATUS_AWAITING = "awaiting host"
 STATUS_APPLIED = "applied"
 STATUS_FAILED = "failed"

@@ -1,6 +1,6 @@
 """The decision log table (django-tables2). Cells are built with ``html_format`` (``format_html``'s escaping
 of every value, without its per-argument lazy checks): reasons and entity names are user-written text.
-spec: decisions.md, "The record", "Hosts apply decisions".
+docs/decisions.md, "The record".
 """
 
 from __future__ import annotations

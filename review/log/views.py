@@ -1,6 +1,6 @@
 """The decision log page and its exports.
 
-spec: decisions.md, "The record", "Exports", "Hosts apply decisions".
+docs/decisions.md, "The record".
 
 The page and the exports share one ``DecisionFilter`` (URL parameters ``seq``, ``batch``, ``host``,
 ``actor``, ``action``, ``reason_code``, ``status``, ``from``, ``to``), so an export link carries exactly

@@ -1,5 +1,5 @@
 """Resolving what the decision commands name: ``--as USER``, ``--host NAME``, lesson hash prefixes and
-draft ids. Each lookup raises ``LookupRefused`` with a message (the command exits 1). spec: cli.md.
+draft ids. Each lookup raises ``LookupRefused`` with a message (the command exits 1). README.md, "Commands".
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Forms of the queue and the pile page: the queue filters, retiring members of a pile.
-spec: decisions.md, "Actions" (Reason).
+docs/decisions.md, "The actions" (Reason).
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ class QueueFilterForm(forms.Form):
 
     def filters(self) -> dict[str, str | bool]:
         """``{"host", "namespace", "text", "recurring"}`` from valid data ("" / False for unset); all
-        unset when invalid. ``recurring``: only piles with a recurring member (recurrence.md)."""
+        unset when invalid. ``recurring``: only piles with a recurring member (docs/piles-and-recurrence.md,
+        "Recurrence")."""
         data = self.cleaned_data if self.is_valid() else {}
         return {
             "host": data.get("host", ""),

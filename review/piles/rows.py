@@ -11,8 +11,8 @@ the latest-verdict badge and the recurrence block. That block is the markup of t
 ``review/shared/_recurrence.html`` (the lesson pages include it; ``recurrence_block`` writes the same
 bytes, a test compares them), built once per distinct set of counts (most members of a pile have the
 same zeros). Every value is escaped (``html_format``, the escaping of ``format_html``); lesson text is never
-marked safe as it is. spec: piles.md rules 5-6;
-recurrence.md; docs/reviewing.md ("Facts").
+marked safe as it is. docs/piles-and-recurrence.md, "Piles" rules 5-6;
+docs/piles-and-recurrence.md, "Recurrence"; docs/reviewing.md ("Facts").
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def recurrence_block(counts: dict[str, int]) -> SafeString:
     """What ``review/shared/_recurrence.html`` renders for ``counts`` (the seven recurrence counts, as
     ``recurrence_dict`` gives them), byte for byte, built without the template engine: the recurring
     badge, then the correction counts (zeros as dashes) or "no observed correction", and where it was
-    shown. Every value escaped. spec: recurrence.md, "Per-lesson counts"."""
+    shown. Every value escaped. docs/piles-and-recurrence.md, "The seven counts"."""
     shown = shown_in(counts["sessions_shown"])
     sessions = counts["recurred_sessions"]
     badge = html_format(RECURRING, sessions=localize(sessions)) if recurring(counts) else ""

@@ -3,7 +3,8 @@
 Each selector runs a fixed number of queries whatever the size of the entity (the page tests assert it):
 members, their recurrence counts (joined) and their verdict histories (one query) are read in bulk.
 The pile rules come from ``lessons.core.piles`` and the pile version from ``lessons.selectors.piles``,
-so the pages, the JSON and the decision services agree. spec: piles.md, decisions.md.
+so the pages, the JSON and the decision services agree. docs/piles-and-recurrence.md, "Piles",
+docs/decisions.md.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def queue_rows(
     *, host: str | None, namespace: str | None, text: str | None, recurring: bool = False
 ) -> QuerySet:
     """Over-budget entities as rows of the stored counts, filtered (``lessons.selectors.piles.pile_queue``);
-    ``recurring``: only piles with at least one recurring member (recurrence.md). Ordered by
+    ``recurring``: only piles with at least one recurring member (docs/piles-and-recurrence.md, "Recurrence").
+    Ordered by
     ``QUEUE_DEFAULT_ORDER`` (worst first)."""
     rows = pile_queue(host=host or None, namespace=namespace or None, text=text or None)
     rows = rows.order_by(*QUEUE_DEFAULT_ORDER)
@@ -150,7 +152,7 @@ QUEUE_NO_MATCH = "no_match"
 
 def queue_empty_reason(*, filtered: bool, host: str = "") -> str:
     """Why the queue shows no row: ``host_no_budget`` (filtered to a host whose budget is off),
-    ``no_budget``, ``nothing_over`` or ``no_match``. spec: piles.md rule 3.
+    ``no_budget``, ``nothing_over`` or ``no_match``. docs/piles-and-recurrence.md, "Piles" rule 3.
 
     Called only when the (filtered) queue is empty, so a full queue costs no extra query.
     """
@@ -168,7 +170,7 @@ def queue_empty_reason(*, filtered: bool, host: str = "") -> str:
 
 def verdict_history() -> Prefetch:
     """The verdicts of each lesson as ``.history``, newest first (the pile and the lesson page)."""
-    # Newest first, in the order that makes the first row the latest verdict (interchange.md).
+    # Newest first, in the order that makes the first row the latest verdict (docs/interchange.md).
     return Prefetch("verdicts", queryset=Verdict.objects.order_by(*latest_verdict_order()), to_attr="history")
 
 
@@ -179,8 +181,9 @@ DRAFT_STATUS_LABELS = {ROLLED_BACK: "rolled back"}
 
 @dataclass(frozen=True)
 class DraftRow:
-    """A draft on the entity with its shown ``status``: ``stale`` derived (piles.md "JSON output"), and
-    ``rolled_back`` for an approved draft a ``rollback_consolidation`` decision names (decisions.md). A
+    """A draft on the entity with its shown ``status``: ``stale`` derived (docs/piles-and-recurrence.md,
+    "Piles" "JSON output"), and
+    ``rolled_back`` for an approved draft a ``rollback_consolidation`` decision names (docs/decisions.md). A
     rolled-back draft stays ``approved`` in the data and cannot be approved again (approve needs a pending
     draft), so the page says so."""
 
@@ -270,11 +273,12 @@ class FactRows:
 class PileDetail:
     """One entity as the pile page shows it, within budget or not.
 
-    ``members``: the live lessons, oldest first (piles.md rule 5), each with ``.history`` (verdicts,
+    ``members``: the live lessons, oldest first (docs/piles-and-recurrence.md, "Piles" rule 5), each with
+    ``.history`` (verdicts,
     newest first), ``.counts`` (the seven recurrence counts, zeros before any analysis) and
     ``.pending_drafts`` (ids of the pending drafts superseding it).
     ``not_live``: its retracted and superseded lessons, oldest first.
-    ``version``: the pile version a decision must carry (decisions.md).
+    ``version``: the pile version a decision must carry (docs/decisions.md).
     ``facts``: the members again, by fact (``FactRows``, ordered by each fact's oldest member);
     ``marks``: the reviewers' restatement marks naming a live member, newest first.
     """
@@ -323,7 +327,7 @@ class PileDetail:
     @property
     def restorable(self) -> tuple[EntityLesson, ...]:
         """The not-live lessons a ``retire`` retracted (the latest decision naming each is a retire): the
-        ones the pile page offers to restore (decisions.md, ``restore``; issue 12, finding 7)."""
+        ones the pile page offers to restore (docs/decisions.md, ``restore``; issue 12, finding 7)."""
         return tuple(x for x in self.not_live if x.restorable)
 
     @property
@@ -354,7 +358,8 @@ class PileDetail:
 
     @cached_property
     def summary(self) -> str | None:
-        """piles.md rule 8, when the entity is a pile (computed once: the page asks twice)."""
+        """docs/piles-and-recurrence.md, "Piles" rule 8, when the entity is a pile (computed once: the page
+        asks twice)."""
         if not self.over_budget:
             return None
         return pile_summary(self.subject, self.max_active, [to_member(m) for m in self.members])

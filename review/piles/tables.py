@@ -4,7 +4,7 @@ htmx attributes to sorting and paging links.
 The queue table renders one keyset page of ``lessons.selectors.piles.pile_queue`` rows (dicts), already
 ordered by the database (``review.piles.selectors.queue_page``); ``OrderedRows`` keeps that order. Every
 column's sort ends in ``host_name, namespace, subject`` (unique per row) so equal counts keep a stable
-order (style.md, "Deterministic").
+order (README.md).
 """
 
 from __future__ import annotations

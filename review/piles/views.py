@@ -3,8 +3,9 @@ one entity's pile: its live members with verdicts and recurrence, its drafts, an
 
 The entity is named by query parameters (``?host=…&namespace=…&subject=…``) because a namespace may be
 empty. Retiring posts the pile version the reviewer saw; a changed pile is refused with the fresh one
-shown and nothing written. spec: piles.md ("Rules": which entities are piles); decisions.md, "Actions" and
-"Stale views are refused"; style.md, "Views and templates" (htmx regions).
+shown and nothing written. docs/piles-and-recurrence.md ("Piles": which entities are piles);
+docs/decisions.md, "The actions" and
+"Stale views are refused"; README.md (htmx regions).
 """
 
 from __future__ import annotations

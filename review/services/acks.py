@@ -1,4 +1,4 @@
-"""A host's acknowledgement of a decision: applied, or failed with a detail. spec: decisions.md,
+"""A host's acknowledgement of a decision: applied, or failed with a detail. docs/decisions.md,
 "Hosts apply decisions".
 
 The decision row is never touched (its hash covers it); the ack is its own row, upserted, so a host that

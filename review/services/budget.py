@@ -1,7 +1,7 @@
 """Budget decisions: preview and set a host's ``max_active`` / ``budget_enabled``.
 
-Import these from ``review.services.decisions``. spec: decisions.md, "Actions" (``set_budget``);
-piles.md, rules 3-4.
+Import these from ``review.services.decisions``. docs/decisions.md, "The actions" (``set_budget``);
+docs/piles-and-recurrence.md, "Piles", rules 3-4.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def _state(enabled: bool) -> str:
 
 
 def check_max_active(value: object) -> int:
-    """``value`` when it is an integer in 1..10000; ``DecisionRefused`` otherwise. spec: piles.md rule 3."""
+    """``value`` when it is an integer in 1..10000; ``DecisionRefused`` otherwise.
+    docs/piles-and-recurrence.md, "Piles" rule 3."""
     if isinstance(value, bool) or not isinstance(value, int) or not MAX_ACTIVE_MIN <= value <= MAX_ACTIVE_MAX:
         raise DecisionRefused(BUDGET_OUT_OF_RANGE.format(value=value))
     return value
@@ -50,7 +51,8 @@ def budget_preview(*, host: Host, max_active: int, budget_enabled: bool) -> dict
     budget is off before and after).
 
     Returns ``{"over_budget_now": int, "over_budget_after": int, "appear": [target, ...],
-    "disappear": [target, ...]}``; targets as piles.md rule 7, sorted by namespace then subject.
+    "disappear": [target, ...]}``; targets as docs/piles-and-recurrence.md, "Piles" rule 7, sorted by
+    namespace then subject.
     Raises ``DecisionRefused`` when ``max_active`` is outside 1..10000.
     """
     check_max_active(max_active)
@@ -94,7 +96,7 @@ def host_set_budget(
     ``evidence`` is ``{"before": {"max_active", "budget_enabled"}, "after": {...}, "piles_before": n,
     "piles_after": m}``. The host row is locked while checked and changed. Raises ``NotAllowed`` (no
     ``review.set_budget``) or ``DecisionRefused`` (reason, range, nothing given, nothing would change).
-    spec: decisions.md, "Actions" (``set_budget``).
+    docs/decisions.md, "The actions" (``set_budget``).
     """
     reason, reason_code = check_decision(
         actor, reason, reason_code, perm=PERM_SET_BUDGET, message=NOT_ALLOWED_BUDGET

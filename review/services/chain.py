@@ -1,6 +1,6 @@
 """The hash-chained decision log: the export record, its hash, appending and verifying.
 
-spec: decisions.md, "The record". A record's ``hash`` is
+docs/decisions.md, "The record". A record's ``hash`` is
 ``sha256_hex(prev_hash + "\\n" + canonical)`` where ``canonical`` is the record without ``hash`` and
 ``prev_hash`` as JSON with sorted keys, separators ``,`` and ``:``, non-ASCII kept as UTF-8. The hash
 is computed from the export record itself (``decision_record``), so the code that writes a row, the
@@ -22,7 +22,7 @@ from review.models import Action, ChainHead, Decision
 from review.services.chain_head import head_seal
 from review.services.decision_weeks import decision_weeks_add
 
-# The record's fields in the order of decisions.md, "The record".
+# The record's fields in the order of docs/decisions.md, "The record".
 RECORD_FIELDS: tuple[str, ...] = (
     "seq",
     "at",
@@ -55,7 +55,7 @@ def truncate_to_ms(moment: datetime) -> datetime:
 
 
 def decision_record(decision: Decision) -> dict:
-    """The export record of one decision: exactly the fields of decisions.md, "The record", in order.
+    """The export record of one decision: exactly the fields of docs/decisions.md, "The record", in order.
 
     ``at`` is UTC ISO 8601 with milliseconds and ``Z``; ``evidence`` is an object (a dict).
     """
@@ -84,7 +84,7 @@ def decision_record(decision: Decision) -> dict:
 def canonical_json(record_without_hashes: dict) -> str:
     """The canonical JSON of a record: sorted keys, separators ``,`` and ``:``, non-ASCII as is.
 
-    ``hash`` and ``prev_hash`` are left out if present. spec: decisions.md, "The record" (``hash``).
+    ``hash`` and ``prev_hash`` are left out if present. docs/decisions.md, "The record" (``hash``).
     """
     body = {k: v for k, v in record_without_hashes.items() if k not in HASH_FIELDS}
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -132,7 +132,7 @@ def decision_append(
     at: datetime,
 ) -> Decision:
     """Append one decision to the chain and return the saved row: ``decisions_append_many`` of one entry
-    (see there for the fields). spec: decisions.md, "The record".
+    (see there for the fields). docs/decisions.md, "The record".
     """
     entry = DecisionEntry(
         actor=actor,
@@ -182,7 +182,7 @@ def decisions_append_many(*, entries: Sequence[DecisionEntry]) -> list[Decision]
     (``decision_weeks_add``) moves with them. Must run inside the
     caller's ``transaction.atomic()`` so the records commit with the change they record; raises
     ``TransactionManagementError`` otherwise. ``at`` is stored cut to milliseconds (what the record
-    shows), so a stored row re-hashes to the same value. spec: decisions.md, "The record".
+    shows), so a stored row re-hashes to the same value. docs/decisions.md, "The record".
     """
     if not transaction.get_connection().in_atomic_block:
         raise transaction.TransactionManagementError("decision_append must run inside transaction.atomic()")

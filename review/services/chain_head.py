@@ -4,7 +4,7 @@
 rewritten and rehashed, since the rest of the chain stays consistent. The chain head row (``ChainHead``,
 moved by every ``decision_append``) says which seq and hash the log must end with (issue 13, fault 5).
 Exports carry the head in ``X-Chain-Head-Seq``/``X-Chain-Head-Hash`` (and the API's ``head``) so a host
-can tell a truncated export. spec: decisions.md, "The record", "Exports"; docs/decisions-verify.md.
+can tell a truncated export. docs/decisions.md, "The record"; docs/decisions-verify.md.
 
 A database writer can move the head row too (delete the tail and set the head back one row: issue 21,
 fault 10), so the head carries a seal, ``mac``: HMAC-SHA256 of its seq, hash and ``at`` with a key kept

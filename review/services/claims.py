@@ -1,7 +1,7 @@
 """Pile claims: a reviewer says "I am on this pile" for ``CLAIM_MINUTES`` minutes. Issue 12, Build 3.
 
 A claim is advisory. Anyone with the reviewer role may still decide on a claimed pile (the pile version
-check of decisions.md, "Stale views are refused", stays the guarantee); a claim only tells the others who
+check of docs/decisions.md, "The actions", stays the guarantee); a claim only tells the others who
 is on it and since when. It lasts ``CLAIM_MINUTES`` from its claim or its last renewal and is released by
 its holder, or by the holder's own decision on the pile (``claims_release_on_decision``, called inside
 the decision services' transactions). An expired claim is treated as absent: every read

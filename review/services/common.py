@@ -1,5 +1,5 @@
 """What every decision service shares: refusals and their texts, reason/actor checks, the entity lock,
-and the evidence of what the reviewer saw. spec: decisions.md, "Actions" and "The record".
+and the evidence of what the reviewer saw. docs/decisions.md, "The actions".
 
 Callers import each name from here (not through another service module); this module exists so the
 lesson, draft and budget services can share them without importing each other.
@@ -67,7 +67,7 @@ def new_batch() -> str:
 
 
 def clean_reason(reason: str | None) -> str:
-    """The reason trimmed; refused unless 1..500 characters. spec: decisions.md, "Reason"."""
+    """The reason trimmed; refused unless 1..500 characters. docs/decisions.md, "The record"."""
     text = (reason or "").strip()
     if not text or all(unicodedata.category(c) in _INVISIBLE for c in text):
         raise DecisionRefused(REASON_REQUIRED)
@@ -107,7 +107,7 @@ def check_decision(
     """What every decision service checks first: the actor (``check_actor``), then the reason and its code.
 
     Returns ``(reason, reason_code)`` cleaned. Raises ``NotAllowed`` or ``DecisionRefused``.
-    spec: decisions.md, "Actions" and "Reason".
+    docs/decisions.md, "The actions".
     """
     check_actor(actor, perm, message)
     return clean_reason(reason), clean_reason_code(reason_code)
@@ -138,14 +138,14 @@ def check_version(lessons: list[Lesson], expected: str | None) -> str:
 
 
 def verdict_shown(lesson: Lesson) -> str:
-    """The latest verdict as the pages show it (piles.md rule 6)."""
+    """The latest verdict as the pages show it (docs/piles-and-recurrence.md, "Piles" rule 6)."""
     return verdict_label(lesson.latest_verdict)
 
 
 def lesson_evidence(*, lesson: Lesson, live_count: int, host: Host) -> dict:
     """What the reviewer saw of a lesson: ``{"count", "max_active", "verdict", "recurrence"}``.
 
-    ``count`` is the entity's live count before the decision. spec: decisions.md, "The record".
+    ``count`` is the entity's live count before the decision. docs/decisions.md, "The record".
     """
     return {
         "count": live_count,

@@ -1,6 +1,7 @@
 """Consolidation decisions: approve, reject and roll back a drafted consolidating lesson.
 
-Import these from ``review.services.decisions``. spec: decisions.md, "Actions"; interchange.md, "draft".
+Import these from ``review.services.decisions``. docs/decisions.md, "The actions"; docs/interchange.md,
+"draft: a drafted consolidating lesson".
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def _record(
 ) -> Decision:
     """The one record of a decision on ``locked`` (the draft, its host and entity, a fresh batch);
     ``extra`` adds ``lesson`` or ``created_hash``. The actor's claim on the pile ends with it (issue 12,
-    Build 3). spec: decisions.md, "The record"."""
+    Build 3). docs/decisions.md, "The record"."""
     claims_release_on_decision(
         host=locked.host, namespace=locked.namespace, subject=locked.subject, actor=actor
     )
@@ -123,7 +124,7 @@ def draft_evidence(*, draft: Draft, lessons: list[Lesson], host: Host) -> dict:
     ``members`` lists each superseded lesson still on the entity as ``{"hash", "verdict", "recurrence"}``
     in ``supersedes`` order. A draft written by a reviewer adds ``"written"``: ``{"by", "text",
     "waivers"}`` (its author label, its text, ``{anchor: reason}``), since no host has it to apply from.
-    spec: decisions.md, "The record" (``evidence``); docs/reviewing.md, "Writing a consolidation".
+    docs/decisions.md, "The record" (``evidence``); docs/reviewing.md, "Writing a consolidation".
     """
     by_hash = {lesson.hash: lesson for lesson in lessons}
     written = {}
@@ -161,7 +162,7 @@ def draft_approve(
     ``drafted_by`` nor its ``triggered_by``, every superseded member is live, the pile version matches
     (``pile_version`` None skips that check), no lesson with the consolidation's hash exists on the host,
     and, when the text drops a full anchor of a ``held`` member, ``confirm_dropped_anchors``.
-    Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. spec: decisions.md, "Actions".
+    Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. docs/decisions.md, "The actions".
     """
     reason, reason_code = check_decision(actor, reason, reason_code)
     at = decision_now(now)
@@ -246,7 +247,7 @@ def draft_reject(
 ) -> Decision:
     """Reject a pending (or stale) draft; no lesson changes. One record (``lesson_hash`` null, ``draft_id``).
 
-    Raises ``NotAllowed`` or ``DecisionRefused`` (approved or rejected already). spec: decisions.md.
+    Raises ``NotAllowed`` or ``DecisionRefused`` (approved or rejected already). docs/decisions.md.
     """
     reason, reason_code = check_decision(actor, reason, reason_code)
     at = decision_now(now)
@@ -287,7 +288,7 @@ def consolidation_rollback(
     superseded are live again (``superseded_by`` cleared). The draft stays ``approved``; the rollback is
     told by its record (``lesson_hash`` = the consolidation's hash, ``draft_id``).
 
-    Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. spec: decisions.md, "Actions".
+    Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. docs/decisions.md, "The actions".
     """
     reason, reason_code = check_decision(actor, reason, reason_code)
     at = decision_now(now)

@@ -1,13 +1,14 @@
 """Reviewer decisions on lessons as services: retire and restore (consolidations: ``consolidation``,
 budgets: ``budget``; each name is imported from the module that defines it).
 
-Every service checks the actor, the reason and the preconditions of decisions.md, "Actions"; writes the
+Every service checks the actor, the reason and the preconditions of docs/decisions.md, "The actions"; writes
+the
 change and its ``Decision`` record(s) in one ``transaction.atomic()``; locks what it checks
 (``select_for_update`` on the entity's lessons, the draft or the host) and re-checks the pile version
 under the lock, so two reviewers acting at once on one pile: exactly one succeeds. Refusals raise
 ``DecisionRefused`` (``NotAllowed``, ``StalePile``) whose ``str()`` is the message to show; nothing is
 written then. Every lesson a decision changes gets ``decided_at = now`` so a later import never
-silently undoes it (interchange.md, "lesson").
+silently undoes it (docs/interchange.md, "lesson").
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def lesson_retire(
     records are appended together, so the queries do not grow with the number of lessons.
     Returns the decisions in pile order (oldest lesson first).
     Raises ``NotAllowed`` (no ``review.decide``), ``StalePile``, or ``DecisionRefused`` (reason, unknown
-    lesson, several entities, a lesson not live). spec: decisions.md, "Actions" (``retire``).
+    lesson, several entities, a lesson not live). docs/decisions.md, "The actions" (``retire``).
     """
     reason, reason_code = check_decision(actor, reason, reason_code)
     wanted = list(dict.fromkeys(hashes))
@@ -142,7 +143,7 @@ def lessons_restore(
     source's retraction, not a consolidation rollback). One query reads the latest decisions of them all,
     so the queries do not grow with the number of lessons. Returns the decisions in pile order.
     Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused`` (reason, none chosen, unknown lesson, a
-    lesson not restorable). spec: decisions.md, "Actions" (``restore``); issue 12, finding 7.
+    lesson not restorable). docs/decisions.md, "The actions" (``restore``); issue 12, finding 7.
     """
     reason, reason_code = check_decision(actor, reason, reason_code)
     wanted = set(hashes)
@@ -190,7 +191,7 @@ def _status_decisions(
     """The shared end of a retire and a restore, inside their transaction: one record per ``chosen``
     lesson (evidence with the entity's live count before the change, from ``lessons``), ``status`` set
     with ``decided_at`` = ``at``, the records appended (chain head locked once), the actor's claim on
-    the pile released. spec: decisions.md ("Actions", "The decision record")."""
+    the pile released. docs/decisions.md ("The actions", "The decision record")."""
     host, namespace, subject = entity
     count = live_count(lessons)
     entries = [
@@ -226,7 +227,8 @@ def lesson_restore(
 ) -> Decision:
     """Restore one lesson (``lessons_restore`` of just it); ``lesson`` shows its new status after.
 
-    Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. spec: decisions.md, "Actions" (``restore``).
+    Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. docs/decisions.md, "The actions"
+    (``restore``).
     """
     (decision,) = lessons_restore(
         host=lesson.host,

@@ -272,7 +272,7 @@ def _run_altimate(job: ImportJob, payload: bytes, options: dict, progress: JobPr
 
 def altimate_zip_prepare(stream: BinaryIO, size: int, folder: Path, *, host: str):
     """Check and unpack the zip into ``folder`` and translate its learn store for ``host``; raises
-    ``ZipRefused`` or ``SourceError`` (importers.md, "The upload page")."""
+    ``ZipRefused`` or ``SourceError`` (docs/importers.md, "The upload page")."""
     extract_zip(stream, size, folder)
     return altimate_prepare(path=learn_root(folder), host=host)
 

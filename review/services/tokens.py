@@ -2,7 +2,7 @@
 
 A raw token is ``lpr_`` followed by 43 URL-safe characters (32 random bytes). Only its SHA-256 and its
 first 12 characters (``prefix``, to tell tokens apart in lists) are stored, so a database dump cannot
-be replayed against the API. spec: decisions.md, "Hosts apply decisions"; review/api/auth.py.
+be replayed against the API. docs/decisions.md, "Hosts apply decisions"; review/api/auth.py.
 """
 
 from __future__ import annotations

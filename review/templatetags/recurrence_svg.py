@@ -7,7 +7,8 @@ shown the lesson (current text, or only an earlier text), the corrections on its
 shape per outcome, plus uncharged corrections on its topic), and its Verify-gate verdicts. Dashed
 lines mark when the lesson was created and when its current text was first shown. It is drawn twice, in
 a wide and a narrow ``Layout`` (the page's CSS shows the one that fits the window), and its legend is an
-HTML list under the drawings. spec: recurrence.md; docs/reviewing.md ("Narrow screens").
+HTML list under the drawings. docs/piles-and-recurrence.md, "Recurrence"; docs/reviewing.md ("Narrow
+screens").
 """
 
 from __future__ import annotations

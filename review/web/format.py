@@ -2,8 +2,9 @@
 jargon tooltips, the budget gauge, ages, UTC times, counts, reason-code words.
 
 Everything that reaches HTML goes through ``format_html`` (escaping every argument); no lesson text is
-ever marked safe. spec: piles.md rule 6 (verdict shown), interchange.md "Framing" (UTC with milliseconds),
-decisions.md "Reason", recurrence.md (recurring).
+ever marked safe. docs/piles-and-recurrence.md, "Piles" rule 6 (verdict shown), docs/interchange.md "Framing"
+(UTC with milliseconds),
+docs/decisions.md "Reason", docs/piles-and-recurrence.md, "Recurrence" (recurring).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from lessons.core.text import format_datetime
 from review.models import NO_REASON_CODE, ReasonCode
 
 # Verdict -> CSS class. Regressed and drifted stand out; held is quiet, never green-loud; a verdict
-# this table does not know is neutral grey (interchange.md lets hosts send other verdict words).
+# this table does not know is neutral grey (docs/interchange.md lets hosts send other verdict words).
 VERDICT_CLASSES = {
     "held": "v-held",
     "regressed": "v-regressed",
@@ -134,7 +135,7 @@ def reason_label(code: str | None) -> str:
     """The words shown for a reason code: ``restates_another`` -> ``restates another``, none -> ``(no code)``.
 
     The record and the exports keep the value; a value the list does not know is shown as it is.
-    spec: decisions.md, "Reason".
+    docs/decisions.md, "The record".
     """
     if not code or code == NO_REASON_CODE:
         return NO_REASON_CODE
@@ -200,7 +201,8 @@ def counted(n: int, word: str) -> str:
 
 
 def shown_in(sessions: int | None) -> str:
-    """The one wording of a lesson's ``sessions_shown`` (recurrence.md, "Per-lesson counts") on every
+    """The one wording of a lesson's ``sessions_shown`` (docs/piles-and-recurrence.md, "The seven counts") on
+    every
     page: ``shown in 1 session``, ``shown in 12 sessions``, or ``not shown in any session yet`` for 0."""
     if not sessions:
         return NOT_SHOWN_YET
@@ -216,12 +218,13 @@ def horizon_days(ms: int | None) -> str:
 
 
 def hash8(value: str | None) -> str:
-    """The first 8 characters of a hash (piles.md rule 8 shows members this way)."""
+    """The first 8 characters of a hash (docs/piles-and-recurrence.md, "Piles" rule 8 shows members this
+    way)."""
     return (value or "")[:8]
 
 
 def recurring(counts: dict | None) -> bool:
-    """recurrence.md: a lesson is recurring when ``recurred_sessions >= 2``."""
+    """docs/piles-and-recurrence.md, "Recurrence": a lesson is recurring when ``recurred_sessions >= 2``."""
     return bool(counts) and counts.get("recurred_sessions", 0) >= RECURRING_MIN_SESSIONS
 
 

@@ -2,7 +2,7 @@
 
 The forms check what a person typed (reason 1..500 characters after trimming, a known reason code, at
 least one member); the decision services check it again under their lock, with the same texts.
-spec: decisions.md, "Actions" (Reason).
+docs/decisions.md, "The actions" (Reason).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rendering a page or just its htmx region. spec: style.md, "Views and templates".
+"""Rendering a page or just its htmx region. README.md.
 
 A page marks the region htmx swaps as ``{% partialdef <name> inline %}``; for an htmx request the view
 renders ``template#<name>`` only. A history-restore request (the browser's back button after the cache

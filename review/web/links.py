@@ -2,7 +2,8 @@
 
 A route that is renamed or gone raises ``NoReverseMatch`` here (a test fails), never a silently missing
 link. Only a name that cannot be a path segment (empty, or a host or hash with a ``/``; a draft id may hold
-one) gets no link: ``None``. spec: piles.md (a pile is named by host, namespace and subject).
+one) gets no link: ``None``. docs/piles-and-recurrence.md, "Piles" (a pile is named by host, namespace and
+subject).
 """
 
 from __future__ import annotations

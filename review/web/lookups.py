@@ -3,7 +3,7 @@
 
 The NUL guard is written here once (``has_nul``): PostgreSQL text cannot hold a NUL, so no host, lesson,
 draft or entity has one, and a query comparing one would fail. Texts are the ones the page tests assert.
-spec: style.md, "Views and templates" (views fetch through selectors); piles.md (an entity is named by host,
+README.md (views fetch through selectors); docs/piles-and-recurrence.md, "Piles" (an entity is named by host,
 namespace and subject).
 """
 

@@ -4,7 +4,8 @@ from, and the coverage matrix of a text being written.
 A few queries for the editor (the entity's lessons with their recurrence counts, its stored facts,
 whether the host syncs an areev memory), whatever the size of the pile. The coverage rules are the draft
 page's (``lessons.core.coverage``, ``review.drafts.selectors``), so what the editor shows is what the draft
-page will show. spec: docs/reviewing.md, "Writing a consolidation"; recurrence.md, "Tokens".
+page will show. spec: docs/reviewing.md, "Writing a consolidation"; docs/piles-and-recurrence.md, "Which
+lesson a correction is about".
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def pile_fact_lines(
 
 @dataclass(frozen=True)
 class WriteDetail:
-    """One entity as the editor shows it: ``live`` members oldest first (piles.md rule 5), its ``facts``
+    """One entity as the editor shows it: ``live`` members oldest first (docs/piles-and-recurrence.md, "Piles"
+    rule 5), its ``facts``
     (``FactLine``), the pile ``version`` a submission carries, the ``engine`` its lessons came from and
     the text ``limit`` that engine takes (characters)."""
 

@@ -1,4 +1,4 @@
-"""``manage.py demo``: load the project's demo corpus and demo users (idempotent). spec: cli.md."""
+"""``manage.py demo``: load the project's demo corpus and demo users (idempotent). README.md, "Commands"."""
 
 from __future__ import annotations
 

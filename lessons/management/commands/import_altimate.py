@@ -1,4 +1,4 @@
-"""``manage.py import_altimate PATH --host NAME [--dry-run]``. spec: importers.md, cli.md.
+"""``manage.py import_altimate PATH --host NAME [--dry-run]``. docs/importers.md, README.md, "Commands".
 
 Translates an altimate-code learn store into interchange records and ingests them through the
 same code as ``manage.py ingest``; prints the import report and the importer's own counts.

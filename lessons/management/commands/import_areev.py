@@ -1,4 +1,5 @@
-"""``manage.py import_areev FILE... --host NAME [--dry-run] [--map FILE]``. spec: importers.md, cli.md.
+"""``manage.py import_areev FILE... --host NAME [--dry-run] [--map FILE]``. docs/importers.md, README.md,
+"Commands".
 
 Accepts lesson grains, ``loop.lesson_pile/1`` findings, outcome rows (with ``--map``) and
 consolidation drafts, detected per object; prints the import report and the importer's counts.

@@ -1,4 +1,5 @@
-"""``manage.py ingest FILE... [--host NAME] [--skip-invalid] [--dry-run]``. spec: cli.md, interchange.md."""
+"""``manage.py ingest FILE... [--host NAME] [--skip-invalid] [--dry-run]``. README.md, "Commands",
+docs/interchange.md."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""``manage.py piles [--host NAME] [--format text|json] [--recount | --check | --regroup]``. spec: cli.md,
-piles.md.
+"""``manage.py piles [--host NAME] [--format text|json] [--recount | --check | --regroup]``. README.md,
+"Commands",
+docs/piles-and-recurrence.md, "Piles".
 
 ``--recount`` rebuilds the stored per-entity counts (``EntityCount``, ``HostCount``) from the lessons;
 ``--check`` recounts in memory and prints every difference, one a line, exiting 1 when there is any;
 ``--regroup`` recomputes and stores the facts of every pile (``lessons.services.facts``), one transaction
-per host: after the facts method changed (``FACTS_VERSION``). docs: piles-and-recurrence.md ("Facts").
+per host: after the facts method changed (``FACTS_VERSION``). docs: docs/piles-and-recurrence.md ("Facts:
+which members state the same fact").
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ class Command(BaseCommand):
             p = entity.pile
             live = f"{p.count} / {p.max_active}"
             host, target = cut(entity.host.name, 20), cut(p.target, 45)
-            # host-supplied text to a terminal: an ESC would run as an escape sequence (interchange.md,
+            # host-supplied text to a terminal: an ESC would run as an escape sequence (docs/interchange.md,
             # "Control characters in shown text"); the JSON format stays exact
             self.stdout.write(visible_controls(f"{host:<20} {target:<45} {live:>13} {p.severity}"))
             for lesson, member in zip(entity.lessons, p.members, strict=True):

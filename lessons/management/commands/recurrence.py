@@ -1,4 +1,5 @@
-"""``manage.py recurrence [--host NAME] [--format text|json] [--recompute]``. spec: cli.md, recurrence.md.
+"""``manage.py recurrence [--host NAME] [--format text|json] [--recompute]``. README.md, "Commands",
+docs/piles-and-recurrence.md, "Recurrence".
 
 Prints the stored per-lesson counts, the unmatched topics per host and the coverage report.
 ``--recompute`` first rebuilds every attribution and count from the stored history (the counts are

@@ -4,7 +4,8 @@ Reads an areev memory file through the ``areev`` package (the optional ``areev``
 ``loop.lesson_pile/1`` findings, outcome rows, consolidation recommendations as drafts. Incremental:
 a second sync reads only what the engine's change feed lists after the stored cursor, while the file
 still has the op the cursor was read up to (else it is another memory, read in full, and a line says
-so). Prints the import report and ``changes since op N: M``. spec: importers.md, "areev"; cli.md (exit codes).
+so). Prints the import report and ``changes since op N: M``. docs/importers.md, "areev: import_areev";
+README.md, "Commands" (exit codes).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ in ``seq`` order, and acknowledges each (applied, or failed with the engine's me
 applied, refused and skipped. One run per host at a time: a second one says so in one line on stderr and
 waits up to ``--wait`` seconds (default ``WAIT_SECONDS``) for the first (and for altimate's learn lock),
 then is refused. Exit 0, 1 when a decision was refused (altimate) or the engine or another run refuses
-the run, 2 on wrong usage or a missing engine package. spec: decisions.md, "Hosts apply decisions";
-cli.md. The engine sides are ``review.apply.areev`` and ``review.apply.altimate``.
+the run, 2 on wrong usage or a missing engine package. docs/decisions.md, "Hosts apply decisions";
+README.md, "Commands". The engine sides are ``review.apply.areev`` and ``review.apply.altimate``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """``manage.py budget HOST [--max-active N] [--enable|--disable] --as USER --reason TEXT [--code CODE]``.
 
 Records a ``set_budget`` decision (admin role). Exit 0 with a one-line summary, 1 when refused or a name
-names nothing, 2 on wrong usage (including giving nothing to change). spec: cli.md; decisions.md.
+names nothing, 2 on wrong usage (including giving nothing to change). README.md, "Commands";
+docs/decisions.md.
 """
 
 from __future__ import annotations

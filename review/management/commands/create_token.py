@@ -2,7 +2,7 @@
 
 Prints the raw token once (stdout, one line); only its SHA-256 is stored. ``--host`` limits the token
 to one host (default: every host); ``--scope`` is ``ingest``, ``read`` or both (default ``read``).
-Exit 1 for an unknown host or scope. spec: cli.md (exit codes); review/api/auth.py (scopes).
+Exit 1 for an unknown host or scope. README.md, "Commands" (exit codes); review/api/auth.py (scopes).
 """
 
 from __future__ import annotations

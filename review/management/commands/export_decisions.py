@@ -2,7 +2,7 @@
 
 Streams the decision records in ``seq`` order to stdout (chunks of 2000 rows: memory stays flat).
 ``--since SEQ`` exports the records after ``SEQ`` (``seq > SEQ``), as a host that has applied up to
-``SEQ`` asks for. spec: decisions.md, "Exports"; cli.md.
+``SEQ`` asks for. docs/decisions.md, "Exports"; README.md, "Commands".
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The same services, checks and refusals as the pages; the CLI acts on the fresh state, so no pile
 version is checked. Exit 0 with a one-line summary, 1 when refused or a name names nothing, 2 on
-wrong usage. spec: cli.md; decisions.md, "Actions".
+wrong usage. README.md, "Commands"; docs/decisions.md, "The actions".
 """
 
 from __future__ import annotations

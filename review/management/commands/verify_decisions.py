@@ -7,7 +7,7 @@ at the tail, a rewritten tail: ``review.services.chain_head``). ``--file`` verif
 instead of the database (an export from ``--since`` is verified from its first record's ``prev_hash``).
 ``--receipt`` also proves the log extends a head receipt a host kept (issue 21, fault 10): the receipt's
 seq holds the receipt's hash (for a file: or the file's first record follows it), and, for the database,
-the receipt carries this server's seal. spec: decisions.md, "The record"; docs/decisions-verify.md.
+the receipt carries this server's seal. docs/decisions.md, "The record"; docs/decisions-verify.md.
 """
 
 from __future__ import annotations
