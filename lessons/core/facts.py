@@ -24,7 +24,7 @@ from lessons.core.groups import _restating_pairs, keep_choice
 from lessons.core.piles import PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
-FACTS_VERSION = 2
+FACTS_VERSION = 3
 LABEL_WORDS = 3  # a label made of shared words names at most this many
 
 
@@ -188,11 +188,13 @@ def pile_facts(
 
 
 # The pair score: a weighted sum of the signals (each about 0..1), compared with SAME_FACT.
+# Chosen on the development set (tests/data/restatements/) by leave-one-pile-out cross-validation
+# (bench/restatements_score.py --cross-validate; docs/benchmarks.md, "Restatements").
 SIMILARITY_WEIGHT = 1.0
-WORDS_WEIGHT = 0.5
-ANCHORS_WEIGHT = 0.5
-SAME_FACT = 0.35
-CENTRE_PRIOR = 4  # how many members the pile's mean is discounted by (see _centred)
+WORDS_WEIGHT = 0.0  # cross-validation weighed the shared words at nothing beside the sentence model
+ANCHORS_WEIGHT = 0.15
+SAME_FACT = 0.2
+CENTRE_PRIOR = 0  # how many members the pile's mean is discounted by (see _centred)
 # A pair today's word rules join scores at least this (the rules keep their restatements).
 WORD_RULES_SCORE = 1.0
 CANNOT = -1e6  # a "different" mark, and evidence that splits
@@ -442,21 +444,31 @@ def _keys(pile: _Pile, cluster: list[int], pool: Mapping) -> set:
 
 
 def _covered(
-    pile: _Pile, scores: np.ndarray, u: int, clusters: list[list[int]], *, everyone: bool = False
+    pile: _Pile,
+    scores: np.ndarray,
+    u: int,
+    clusters: list[list[int]],
+    *,
+    everyone: bool = False,
+    besides: frozenset[int] = frozenset(),
 ) -> list[int]:
     """The indexes of the clusters (``u`` not in them) whose facts lesson ``u`` states, when it states
     two or more: ``u`` names a key term (``_keys``, the pool being the clusters' members) of one cluster
     and another key term of another, no cluster has both terms as keys (two facts, not one fact named
     twice), nothing splits ``u`` from a member of either (``_splits``, a "different" mark), and at least
     half of what ``u`` names are keys of the facts it states. ``[]`` when ``u`` states fewer than two.
-    ``everyone``: the pool is every member of the pile but ``u`` (umbrellas found so far included).
+    ``everyone``: the pool is every member of the pile but ``u`` and ``besides`` (the umbrellas found so
+    far: a name an umbrella repeats does not make it less a fact's key).
     Only the clusters that name one of ``u``'s anchors are looked at: no other can have a key it names."""
     mine = pile.anchors[u]
     if len(mine) < 2:
         return []
     pool: dict = {}
     if everyone:
-        pool = {t: pile.count.get(t, 0) - (t in mine) for t in pile.vocabulary}
+        pool = {
+            t: pile.count.get(t, 0) - (t in mine) - sum(t in pile.anchors[b] for b in besides)
+            for t in pile.vocabulary
+        }
     else:
         for cluster in clusters:
             for c in cluster:
@@ -508,7 +520,7 @@ def _umbrellas(
             if u in marked or len(pile.anchors[u]) < 2:
                 continue
             others = [[c for c in cluster if c != u] for cluster in clusters]
-            covered = len(_covered(pile, scores, u, others, everyone=True))
+            covered = len(_covered(pile, scores, u, others, everyone=True, besides=frozenset(found)))
             if covered > most:
                 best, most = u, covered
         if best is None:
@@ -528,16 +540,22 @@ def _fact(pile: _Pile, ordered: list[PileMember], part: list[int], *, marked: bo
     shared = [t for t, c in counts.items() if c >= least]
     anchors = [t for t in shared if isinstance(t, tuple)]
     words = [t for t in shared if isinstance(t, str)]
+
     # The most shared and rarest first; then the longer name ("is_internal" over "false"), then the text.
-    rank = sorted(
-        shared,
-        key=lambda t: (
+    def rank_key(t: object) -> tuple:
+        return (
             -round(counts[t] * pile.weight[t], 9),
             -len(pile.spellings.get(t, "")) if isinstance(t, tuple) else 0,
             repr(t),
-        ),
-    )
+        )
+
+    rank = sorted(shared, key=rank_key)
     top_anchor = next((t for t in rank if isinstance(t, tuple)), None)
+    if top_anchor is None:
+        # No name the members share: a name one of them gives that holds a word they share ("Gross
+        # Amount" of "Write Gross Amount as ..." and "... the gross total ...").
+        named = {t for t, c in counts.items() if isinstance(t, tuple) and c < least}
+        top_anchor = next((a for a in sorted(named, key=rank_key) if set(a) & set(words)), None)
     if top_anchor is not None:
         label = pile.spellings.get(top_anchor, " ".join(top_anchor))
     else:

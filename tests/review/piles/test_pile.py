@@ -108,7 +108,8 @@ def test_member_rows_show_text_date_origin_kind_history_and_recurrence(corpora, 
     page = parse(as_viewer.get(ADBUY).content)
     first = page.find("tr", data_hash=adbuy_hashes("36727f00")[0])
     cells = [td.text for td in first.find_all("td")]
-    assert cells[0] == "36727f00"  # a viewer's rows have no checkbox column
+    # A viewer's rows have no checkbox column; held, it is its fact's suggested keeper (with 353ed7f4).
+    assert cells[0] == "36727f00 suggested keeper"
     assert first.find(cls="lesson-text").text == (
         "Write Gross Amount as a bare number with two decimals \u2014 no currency symbol, "
         "no commas (e.g. 18450.00)."
