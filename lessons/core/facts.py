@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lessons.core.embedding import embed
+from lessons.core.embedding import vectors
 from lessons.core.fact_signals import Phrase, Profile, profile
 from lessons.core.groups import _profile as _rules_profile
 from lessons.core.groups import _restating_pairs, keep_choice
@@ -241,7 +241,7 @@ class _Pile:
         self.count = counts
         # How rare a term is in the pile: a word every member has says nothing about which fact.
         self.weight = {term: math.log((n + 1) / (count + 0.5)) for term, count in counts.items()}
-        raw = np.stack([embed(t) for t in texts])
+        raw = vectors(texts)
         self.embedding = _centred(raw)
         # Members that score alike with everyone: the same words, anchors, evidence and embedding.
         self.signature = [

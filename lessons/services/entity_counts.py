@@ -32,6 +32,7 @@ from lessons.core.recurrence import RECURRING_MIN_SESSIONS
 from lessons.core.text import search_lower, to_ms
 from lessons.models import Draft, EntityCount, Host, HostCount, Lesson, RecurrenceCount
 from lessons.selectors.facts import host_marks
+from lessons.services.embeddings import embeddings_load
 
 ENTITY_CHUNK = 400  # subjects per IN (...): well under SQLite's 999 parameters with the other terms
 WRITE_BATCH = 500
@@ -151,6 +152,7 @@ def _pile_extras(budget: _Budget, keys: Iterable[EntityKey]) -> dict[EntityKey, 
             if (namespace, subject) in wanted:
                 members[(namespace, subject)].append((to_ms(created_at), digest, verdict, text))
     marks = _Marks(budget.id)
+    embeddings_load(t for found in members.values() for *_rest, t in found)
     return {key: _extras(budget, key, found, marks) for key, found in members.items()}
 
 
@@ -239,10 +241,12 @@ def _tally(budget: _Budget, subjects: list[str], wanted: set[EntityKey]) -> dict
         if key in rows:
             rows[key]["pending_drafts"] += 1
     marks = _Marks(budget.id)
-    for key, row in rows.items():
+    for row in rows.values():
         _finish(row, budget)
-        if row["over_budget"]:
-            row.update(_extras(budget, key, members[key], marks)._asdict())
+    piles = [key for key, row in rows.items() if row["over_budget"]]
+    embeddings_load(t for key in piles for *_rest, t in members[key])
+    for key in piles:
+        rows[key].update(_extras(budget, key, members[key], marks)._asdict())
     return rows
 
 

@@ -58,7 +58,7 @@ def test_the_model_loads_from_the_installed_files_with_no_network(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     embedding._model.cache_clear()
-    embedding.embed.cache_clear()
+    embedding.forget()
     vector = embedding.embed("Send an Idempotency-Key header on every charge.")
     assert vector.shape == (embedding.DIMENSIONS,) and vector.dtype.name == "float32"
     assert round(float(vector @ vector), 6) == 1.0
@@ -66,12 +66,12 @@ def test_the_model_loads_from_the_installed_files_with_no_network(monkeypatch):
     near = embedding.embed("Every charge request carries an idempotency key.")
     other = embedding.embed("Keys are honoured for 24 hours.")
     assert (round(float(vector @ near), 2), round(float(vector @ other), 2)) == (0.80, 0.29)
-    # One batch gives what one text at a time gives, whatever the lengths beside it (padding is masked).
+    # One batch gives the same bits as one text at a time, whatever the texts beside it.
     texts = ["", "of the", "Copy the Contract Number character for character; never shorten it."]
     batch = embedding.embed_many(texts)
     assert batch.shape == (3, embedding.DIMENSIONS)
     for text, row in zip(texts, batch, strict=True):
-        assert abs(embedding.embed_many([text])[0] - row).max() < 1e-5
+        assert (embedding.embed_many([text])[0] == row).all()
 
 
 def test_anchors_are_found_without_backticks_and_compared_case_folded():
