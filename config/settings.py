@@ -172,6 +172,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # (docs/production.md). An API ingest body of at least INGEST_BACKGROUND_BYTES, or an uploaded zip of at
 # least IMPORT_BACKGROUND_BYTES, becomes an ImportJob answered at once; smaller ones run in the request.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# An ingest of this many lessons or more leaves the piles whose texts are not encoded yet to the
+# background worker (lessons.tasks.regroup_pending), instead of encoding them in its transaction.
+FACTS_DEFER_LESSONS = env_int("FACTS_DEFER_LESSONS", default=2000, minimum=1)
 INGEST_BACKGROUND_BYTES = env_int("INGEST_BACKGROUND_BYTES", default=1024 * 1024, minimum=1)
 IMPORT_BACKGROUND_BYTES = env_int("IMPORT_BACKGROUND_BYTES", default=1024 * 1024, minimum=1)
 # A status change (retire, restore, approve, rollback) from a web request whose recurrence refresh touches

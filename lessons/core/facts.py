@@ -25,6 +25,8 @@ from lessons.core.piles import PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
 FACTS_VERSION = 3
+# The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
+FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
 
 

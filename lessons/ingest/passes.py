@@ -91,6 +91,7 @@ from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.attributing import recurrence_worker
 from lessons.recurrence.refresh import RecurrenceChanges, recurrence_changes_refresh
 from lessons.recurrence.versions import EpochMs, key_of
+from lessons.services.embeddings import facts_deferred
 from lessons.services.entity_counts import (
     CountChanges,
     entity_counts_budget_changed,
@@ -340,7 +341,7 @@ def ingest_sources(
         checkpoint("validated")
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
-                _write(state, progress)
+                _write_grouping_later(state, progress)
                 break
             except DatabaseError as exc:
                 what = _retryable(exc)
@@ -355,6 +356,24 @@ def ingest_sources(
     finally:
         state.lessons.close()
         state.references.close()
+
+
+def _write_grouping_later(state: _State, progress: Progress | None) -> None:
+    """``_write``; for a batch of ``settings.FACTS_DEFER_LESSONS`` lessons or more, with the piles whose
+    texts are not encoded yet left not grouped (``facts_deferred``: 5-8 ms a text would make a bulk
+    ingest several times slower) and a background regroup queued for each of their hosts once written
+    (``lessons.tasks.regroup_pending``; ``manage.py piles --regroup`` does the same at once)."""
+    if state.report.dry_run or state.lessons.count < settings.FACTS_DEFER_LESSONS:
+        _write(state, progress)
+        return
+    with facts_deferred() as pending:
+        _write(state, progress)
+    if pending and state.report.written:
+        from lessons.tasks import regroup_pending
+
+        for host_id in sorted({host_id for host_id, _ns, _subj in pending}):
+            regroup_pending.enqueue(host_id)
+        state.report.notes.append(FACTS_LATER.format(piles=len(pending)))
 
 
 def _write(state: _State, progress: Progress | None) -> None:
@@ -384,6 +403,10 @@ def _write(state: _State, progress: Progress | None) -> None:
         state.counts.clear()
 
 
+FACTS_LATER = (
+    "{piles} piles are grouped into facts by the background worker (manage.py db_worker); "
+    "until then their pages work the facts out when shown"
+)
 WORKER_RECORDS = 20_000  # from this many reference records on, the refresh may attribute in a worker
 
 

@@ -11,6 +11,7 @@ from lessons.core.facts import FACTS_VERSION, Fact, Mark, pile_facts
 from lessons.core.piles import PileMember
 from lessons.core.text import to_ms
 from lessons.models import EntityCount, Host, Lesson, RestatementMark
+from lessons.selectors.embeddings import vectors_stored
 
 
 def _host_id(host: Host | int) -> int:
@@ -40,8 +41,8 @@ def pile_facts_stored(*, host: Host | int, namespace: str, subject: str) -> tupl
 
 
 def compute_facts(*, host_id: int, namespace: str, subject: str) -> tuple[Fact, ...]:
-    """The facts of the entity's live members computed now (its lessons and the host's marks: two
-    queries), whatever is stored."""
+    """The facts of the entity's live members computed now (its lessons, their stored text vectors and
+    the host's marks: three queries), whatever is stored."""
     rows = Lesson.objects.filter(
         host_id=host_id, namespace=namespace, subject=subject, status=Lesson.Status.LIVE
     ).values_list("hash", "created_at", "latest_verdict", "text")
@@ -53,4 +54,5 @@ def compute_facts(*, host_id: int, namespace: str, subject: str) -> tuple[Fact, 
         texts[digest] = text
     if not members:
         return ()
+    vectors_stored(texts.values())  # encode only what was never stored
     return pile_facts(members=members, texts=texts, marks=host_marks(host=host_id))

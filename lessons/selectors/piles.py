@@ -26,6 +26,7 @@ from lessons.core.recurrence import COUNT_FIELDS
 from lessons.core.text import search_lower
 from lessons.models import ENTITY_FTS_TABLE as FTS_TABLE
 from lessons.models import Draft, EntityCount, Host, Lesson
+from lessons.selectors.embeddings import vectors_stored
 from lessons.selectors.facts import host_marks
 from lessons.serializers import pile_as_json
 
@@ -268,17 +269,16 @@ def _chunk_piles(chunk: list[dict], hosts: dict[int, Host]) -> list[EntityPile]:
 
 def _stored_facts(row: dict, pile: Pile, lessons: list[PileLesson], live: frozenset[str]) -> tuple[Fact, ...]:
     """The facts stored with a queue row, when they are of this ``FACTS_VERSION`` and of exactly these
-    live members; else computed now with the host's marks (one more query: the row changed between the
-    two reads, or the method changed and ``piles --regroup`` has not run)."""
+    live members; else computed now with the members' stored text vectors and the host's marks (two
+    more queries: the row changed between the two reads, the method changed and ``piles --regroup`` has
+    not run, or a bulk ingest left the pile to the background regroup)."""
     if row.get("facts_version") == FACTS_VERSION:
         facts = tuple(Fact.from_dict(f) for f in row.get("fact_groups") or ())
         if {h for f in facts for h in f.members} == live and sum(len(f.members) for f in facts) == len(live):
             return facts
-    return pile_facts(
-        members=pile.members,
-        texts={m.hash: m.text for m in lessons},
-        marks=host_marks(host=row["host_id"]),
-    )
+    texts = {m.hash: m.text for m in lessons}
+    vectors_stored(texts.values())  # encode only what was never stored
+    return pile_facts(members=pile.members, texts=texts, marks=host_marks(host=row["host_id"]))
 
 
 def _chunks(rows: Iterator[dict], size: int) -> Iterator[list[dict]]:

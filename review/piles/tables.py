@@ -14,11 +14,13 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django_tables2.data import TableListData
 
+from lessons.core.facts import FACTS_PENDING
 from review.web.format import age, budget_gauge
 from review.web.links import pile_href, target_link
 from review.web.tables import LeanTable
 
 QUEUE_PER_PAGE = 25
+GROUPING = "grouping\u2026"  # a pile the background worker has not grouped yet
 # What a zero count shows: a muted em dash (built once: most of a page's count cells are zero).
 ZERO = mark_safe('<span class="zero">\u2014</span>')
 _TIE = ("host_name", "namespace", "subject")
@@ -124,9 +126,13 @@ class QueueTable(LeanTable):
         return budget_gauge(record["count"], record["max_active"])
 
     def render_groups(self, record, value):
-        """Issue 12: "N lessons, K groups": live members, their groups (lessons.core.facts)."""
+        """Issue 12: "N lessons, K groups": live members, their groups (lessons.core.facts); "N lessons,
+        grouping…" while a bulk ingest's pile waits for the background regroup (no groups stored yet)."""
         n = record["count"]
-        return f"{n} lesson{'s' if n != 1 else ''}, {value} group{'s' if value != 1 else ''}"
+        lessons = f"{n} lesson{'s' if n != 1 else ''}"
+        if record.get("facts_version") == FACTS_PENDING:
+            return f"{lessons}, {GROUPING}"
+        return f"{lessons}, {value} group{'s' if value != 1 else ''}"
 
     def render_pending_drafts(self, record, value):
         """A count of pending drafts links to the pile's drafts section; zero stays a muted dash."""

@@ -26,10 +26,14 @@ def _entities() -> list[tuple[str, str, str]]:
 
 
 @pytest.fixture
-def many_piles(db, ingest):
+def many_piles(db, ingest, settings):
     """2,000 entities over three hosts with a budget of 1, each with two live lessons (a pile), and on
-    each host one entity within budget whose subject is also a pile's; ingested through the real writer."""
+    each host one entity within budget whose subject is also a pile's; ingested through the real writer,
+    grouped in its transaction (not left to the background regroup, which a bulk ingest of 4,000 lessons
+    would: tests/lessons/ingest/test_facts_later.py)."""
     from lessons.models import Host
+
+    settings.FACTS_DEFER_LESSONS = 10_000
 
     for name in HOSTS:
         Host.objects.create(name=name, max_active=1, budget_enabled=True)
