@@ -79,8 +79,10 @@ def generate(path: Path, lines: int) -> None:
                 )
 
 
-def run(lines: int) -> tuple[float, float, float]:
-    """Ingest ``lines`` generated lines into a fresh SQLite file: (wall seconds, CPU seconds, peak MiB)."""
+def run(lines: int, worker: bool = False) -> tuple[float, float, float, float | None]:
+    """Ingest ``lines`` generated lines into a fresh SQLite file: (wall seconds, CPU seconds, peak MiB,
+    and with ``worker`` the wall seconds of ``manage.py db_worker --batch`` afterwards: the background
+    regroup of the piles the ingest left not grouped yet, docs/piles-and-recurrence.md "Facts")."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "input.jsonl"
         generate(data, lines)
@@ -106,7 +108,19 @@ def run(lines: int) -> tuple[float, float, float]:
         elapsed = time.perf_counter() - start
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = usage.ru_utime + usage.ru_stime - cpu_before
-        return elapsed, cpu, max(usage.ru_maxrss, before) / 1024
+        grouped = None
+        if worker:
+            start = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "manage.py", "db_worker", "--batch", "--no-startup-delay", "--no-reload"],
+                cwd=ROOT,
+                env=env,
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            grouped = time.perf_counter() - start
+        return elapsed, cpu, max(usage.ru_maxrss, before) / 1024, grouped
 
 
 def parse_size(text: str) -> int:
@@ -125,15 +139,24 @@ def main() -> None:
         metavar="LINES",
         help="lines per run: 2500, 100k, 1m (default 250k 500k 1m)",
     )
-    sizes = parser.parse_args().sizes or [250_000, 500_000, 1_000_000]
+    parser.add_argument(
+        "--worker",
+        action="store_true",
+        help="then time the background worker grouping the piles the ingest left (db_worker --batch)",
+    )
+    args = parser.parse_args()
+    sizes = args.sizes or [250_000, 500_000, 1_000_000]
     # The machine is shared: the 1-minute load average at each run's start and end goes with its figure.
     # CPU seconds (user + system of the ingest process) depend far less on the load than wall time.
-    print(f"{'lines':>10} {'seconds':>9} {'CPU s':>7} {'peak MiB':>9} {'load':>10}")
+    worker = f" {'worker s':>9}" if args.worker else ""
+    print(f"{'lines':>10} {'seconds':>9} {'CPU s':>7} {'peak MiB':>9} {'load':>10}{worker}")
     for lines in sizes:
         load = os.getloadavg()[0]
-        elapsed, cpu, peak = run(lines)
+        elapsed, cpu, peak, grouped = run(lines, worker=args.worker)
         end = os.getloadavg()[0]
-        print(f"{lines:>10} {elapsed:>9.1f} {cpu:>7.1f} {peak:>9.1f} {load:>4.1f}-{end:<4.1f}", flush=True)
+        after = f" {grouped:>9.1f}" if grouped is not None else ""
+        figures = f"{lines:>10} {elapsed:>9.1f} {cpu:>7.1f} {peak:>9.1f} {load:>4.1f}-{end:<4.1f}{after}"
+        print(figures, flush=True)
 
 
 if __name__ == "__main__":

@@ -172,6 +172,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # (docs/production.md). An API ingest body of at least INGEST_BACKGROUND_BYTES, or an uploaded zip of at
 # least IMPORT_BACKGROUND_BYTES, becomes an ImportJob answered at once; smaller ones run in the request.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# A retire is "supported" once the host had this many sessions after it with no correction on the
+# retired lesson's topic (docs/decisions.md, "Outcomes").
+OUTCOME_SUPPORT_SESSIONS = env_int("OUTCOME_SUPPORT_SESSIONS", default=20, minimum=1)
 # An ingest of this many lessons or more leaves the piles whose texts are not encoded yet to the
 # background worker (lessons.tasks.regroup_pending), instead of encoding them in its transaction.
 FACTS_DEFER_LESSONS = env_int("FACTS_DEFER_LESSONS", default=2000, minimum=1)

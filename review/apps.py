@@ -20,6 +20,11 @@ class ReviewConfig(AppConfig):
         from review.services.recount import recount_enqueue
 
         status.background_refresh = recount_enqueue
+        # new corrections, exposures or verdicts for a host: its decisions' outcomes are recomputed
+        from lessons.signals import host_evidence_changed
+        from review.services.outcomes import outcomes_after_evidence
+
+        host_evidence_changed.connect(outcomes_after_evidence, dispatch_uid="outcomes_after_evidence")
         # a sign-in's last_login never waits for an import's write lock (review/signin.py)
         from django.contrib.auth.signals import user_logged_in
 

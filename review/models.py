@@ -93,6 +93,41 @@ class Decision(models.Model):
         return f"#{self.seq} {self.action} by {self.actor}"
 
 
+class DecisionOutcome(models.Model):
+    """Did the decision help: its outcome, derived from what arrived after it (corrections, sessions,
+    verdicts) by ``review.outcomes.rules`` and stored by ``review.services.outcomes``. Never part of the
+    hash-chained record; recomputed when new evidence arrives for the host. ``outcome``: supported,
+    contradicted or too_early; ``sessions_after``: the host's sessions with activity after the decision;
+    ``evidence``: the corrections and verdicts it rests on (ids, sessions, epoch ms UTC) and a sentence;
+    ``computed_at`` UTC; ``version``: the rules' version. docs/decisions.md, "Outcomes".
+    """
+
+    class Kind(models.TextChoices):
+        SUPPORTED = "supported", "supported"
+        CONTRADICTED = "contradicted", "contradicted"
+        TOO_EARLY = "too_early", "too early"
+
+    decision = models.OneToOneField(
+        Decision, on_delete=models.CASCADE, primary_key=True, related_name="outcome"
+    )
+    host = models.CharField(max_length=64)
+    outcome = models.CharField(max_length=16, choices=Kind.choices)
+    sessions_after = models.PositiveIntegerField(default=0)
+    evidence = models.JSONField(default=dict)
+    computed_at = models.DateTimeField()
+    version = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [
+            # the log's outcome filter and the revisit queue: newest first within an outcome
+            models.Index(fields=["outcome", "decision"], name="outcome_kind_seq"),
+            models.Index(fields=["host", "outcome"], name="outcome_host"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.decision_id} {self.outcome}"
+
+
 class DecisionWeek(models.Model):
     """How many decisions one host has in one ISO week (``week``: its Monday, UTC) with one reason code
     (``reason_code`` ``""`` for none): the log chart's rollup (issue 10, Build 3).

@@ -52,7 +52,7 @@ class Element:
         return re.sub(r"\s+", " ", "".join(parts)).strip()
 
 
-INLINE = {"a", "abbr", "b", "code", "em", "i", "span", "strong", "time", "wbr"}
+INLINE = {"a", "abbr", "b", "code", "em", "i", "mark", "span", "strong", "time", "wbr"}
 
 
 def inline_text(el: Element) -> str:

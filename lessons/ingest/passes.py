@@ -101,6 +101,7 @@ from lessons.services.entity_counts import (
 from lessons.services.principals import draft_principals
 from lessons.services.status import lesson_status_set_undecided
 from lessons.services.verdicts import lesson_latest_verdict_refresh
+from lessons.signals import host_evidence_changed
 
 CHUNK = 500  # records per chunk: each chunk's lookups stay under SQLite's 999 parameters
 HASH_CONTENT_DIFFERS = (
@@ -342,6 +343,8 @@ def ingest_sources(
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
                 _write_grouping_later(state, progress)
+                if state.report.written:
+                    host_evidence_changed.send(sender=ImportReport, hosts=sorted(state.hosts))
                 break
             except DatabaseError as exc:
                 what = _retryable(exc)

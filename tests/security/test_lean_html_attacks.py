@@ -19,7 +19,7 @@ from review.piles.selectors import QUEUE_SORTS
 from review.services.decisions import lesson_retire
 from review.web.links import draft_url
 from tests import builders
-from tests.html import parse
+from tests.html import inline_text, parse
 
 T0 = 1767225600000
 # Each breaks out of one context: element text, a double- or single-quoted attribute, a textarea, a URL.
@@ -222,7 +222,7 @@ def test_every_hostile_page_is_found(client, admin_user, hostile):
         entity = urlencode({"host": "xss", "namespace": ns, "subject": subject})
         response = client.get(f"/pile/?{entity}")
         assert response.status_code == 200
-        shown = parse(response.content).text
+        shown = inline_text(parse(response.content))  # the shared words are marked: read past the marks
         assert f"{BREAKS[0]} shared words here {BREAKS[3]}" in shown  # the text as sent, once escaped
     hosts = parse(client.get("/hosts/").content).find("tr", data_host="xss")
     assert hosts.find("td", cls="text").text == HOSTILE

@@ -112,8 +112,9 @@ def test_re_ingesting_20_lessons_as_retracted_runs_one_refresh(
     # rebuilt (delete, corrections, exposures, insert), the counts (two sums, upsert, stale rows), the
     # entities of the touched versions; then the one entity-counts refresh (the host's totals locked with
     # its budget, the lessons, the pending drafts, the stored rows, one upsert, the totals moved); two
-    # releases.
-    assert len(queries) == 26
+    # releases; after the write, which of the batch's hosts have decisions to judge (docs/decisions.md,
+    # "Outcomes": none here).
+    assert len(queries) == 27
     stored = stored_counts()
     for i in range(N):
         # The counts moved to the older version, live and now current; the newer text is an earlier one.

@@ -1,0 +1,36 @@
+"""``manage.py outcomes [--host NAME]``: recompute and store the outcomes of the decisions (all hosts, or
+one), then print how many per outcome. docs/decisions.md, "Outcomes"; README.md, "Commands".
+"""
+
+from __future__ import annotations
+
+from django.db.models import Count
+
+from lessons.management.base import Command as BaseCommand
+from lessons.models import Host
+from review.management.lookups import LookupRefused, host_by_name
+from review.models import DecisionOutcome
+from review.services.outcomes import outcomes_refresh
+
+DONE = "{n} outcomes computed: {counts}"
+
+
+class Command(BaseCommand):
+    help = "Recompute the outcomes of the decisions (did the cut help?) and print them by outcome."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", help="only the decisions on this host")
+
+    def handle(self, *args, host, **options):
+        try:
+            host_obj = host_by_name(host)
+        except LookupRefused as exc:
+            self.fail(str(exc))
+        hosts = [host_obj] if host_obj is not None else list(Host.objects.order_by("name"))
+        n = sum(outcomes_refresh(host=h) for h in hosts)
+        rows = DecisionOutcome.objects.all()
+        if host_obj is not None:
+            rows = rows.filter(host=host_obj.name)
+        by = dict(rows.values_list("outcome").annotate(n=Count("pk")).order_by("outcome"))
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(by.items())) or "none"
+        self.stdout.write(DONE.format(n=n, counts=counts))
