@@ -9,6 +9,7 @@ from review.imports import views as imports_views
 from review.jobs import views as jobs
 from review.lessons import views as lessons
 from review.log import views as decisions
+from review.outcomes import views as outcome_views
 from review.piles import fact_views
 from review.piles import views as piles
 from review.written import views as written
@@ -36,6 +37,8 @@ urlpatterns: list = [
     path("jobs/<int:job_id>/", jobs.job, name="job"),
     # the decision log, its exports, host budgets (docs/decisions.md)
     path("decisions/", decisions.decision_log, name="decisions"),
+    path("decisions/revisit/", outcome_views.revisit, name="revisit"),
+    path("decisions/<str:seq>/", outcome_views.decision, name="decision"),
     path("review/decisions/export.jsonl", decisions.decisions_export_jsonl, name="decisions_export_jsonl"),
     path("review/decisions/export.csv", decisions.decisions_export_csv, name="decisions_export_csv"),
     path("hosts/<str:name>/budget/", hosts.host_budget, name="host_budget"),

@@ -2,7 +2,8 @@
 
 URL parameters: ``seq`` (one decision: the target of the "decision #N" links), ``batch`` (the records of
 one submission: the target of the log's batch links), ``host``, ``actor``, ``action``, ``reason_code``,
-``status`` (the host's: ``awaiting``, ``applied``, ``failed``), ``from`` and ``to`` (dates,
+``status`` (the host's: ``awaiting``, ``applied``, ``failed``), ``outcome`` (``supported``,
+``contradicted``, ``too_early``: docs/decisions.md, "Outcomes"), ``from`` and ``to`` (dates,
 ``YYYY-MM-DD``, UTC, both inclusive). ``from``
 and ``to`` are Python keywords, hence they are added to ``base_filters`` after the class body.
 """
@@ -22,7 +23,7 @@ from review.log.selectors import (
     log_actor_names,
     log_host_names,
 )
-from review.models import Action, Decision, ReasonCode
+from review.models import Action, Decision, DecisionOutcome, ReasonCode
 from review.web.widgets import LeanSelect
 
 DATE_RANGE_BACKWARDS = "The date range ends before it starts: 'to' must be on or after 'from'."
@@ -82,6 +83,14 @@ class DecisionFilter(django_filters.FilterSet):
         label="Host status",
         widget=LeanSelect,
         method="filter_status",
+    )
+    # Did the decision help (docs/decisions.md, "Outcomes"): derived, stored beside the record.
+    outcome = django_filters.ChoiceFilter(
+        field_name="outcome__outcome",
+        choices=DecisionOutcome.Kind.choices,
+        empty_label="any outcome",
+        label="Outcome",
+        widget=LeanSelect,
     )
     batch = django_filters.CharFilter(label="Batch", max_length=64)
 

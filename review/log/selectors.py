@@ -25,8 +25,9 @@ STATUS_FAILED = "failed"
 
 
 def decisions_log() -> QuerySet[Decision]:
-    """Every decision with its host acknowledgement joined (``select_related("ack")``), newest first."""
-    return Decision.objects.select_related("ack").order_by("-seq")
+    """Every decision with its host acknowledgement and its outcome joined (``select_related``), newest
+    first."""
+    return Decision.objects.select_related("ack", "outcome").order_by("-seq")
 
 
 def decision_host_status(decision: Decision) -> tuple[str, object | None, str]:

@@ -17,6 +17,7 @@ from lessons.core.piles import pile_target
 from lessons.core.text import format_datetime
 from review.log.selectors import STATUS_APPLIED, STATUS_AWAITING, decision_host_status
 from review.models import Action, Decision
+from review.outcomes.format import decision_cell
 from review.web.format import counted, html_format, reason_label
 from review.web.links import draft_url, host_url, lesson_url, pile_href, route_path
 from review.web.tables import LeanTable
@@ -124,6 +125,11 @@ class DecisionTable(LeanTable):
         attrs = {"class": "data decision-log"}
         row_attrs = {"id": lambda record: f"decision-{record.seq}", "data-seq": lambda record: record.seq}
         empty_text = "No decisions match these filters."
+
+    def render_seq(self, value, record: Decision) -> SafeString:
+        """The number, linked to the decision's page, and under it the decision's outcome when it has
+        one (docs/decisions.md, "Outcomes")."""
+        return decision_cell(record)
 
     def render_at(self, value, record: Decision) -> SafeString:
         """The UTC time, then the first 8 characters of the batch id linked to the log of that batch

@@ -26,7 +26,7 @@ from review.web.paging import BoundedPaginator, PageSizeConfig
 
 PER_PAGE = 50
 EXPORT_FILTERS_INVALID = "These filters are not valid: {errors}"
-FILTER_PARAMS = ("seq", "batch", "host", "actor", "action", "reason_code", "status", "from", "to")
+FILTER_PARAMS = ("seq", "batch", "host", "actor", "action", "reason_code", "status", "outcome", "from", "to")
 # What the table says when it has no row: the log is empty, or the filters leave nothing.
 EMPTY_LOG = "No decisions yet. Every retire, restore, consolidation and budget change will be recorded here."
 EMPTY_FILTERED = "No decisions match these filters."

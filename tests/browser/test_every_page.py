@@ -31,6 +31,8 @@ ADMIN_PAGES = {
     "budget": "hosts/adbuy-desk/budget/",
     "unmatched topics": "hosts/support-triage/unmatched-topics/",
     "decisions": "decisions/",
+    "decision": "decisions/1/",
+    "revisit": "decisions/revisit/",
     "import": "imports/altimate/",
     "draft": "drafts/adbuy-desk/rec-adbuy-consolidate-1/",
     "write a consolidation": "pile/write/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture",
@@ -68,6 +70,9 @@ def world(corpora, reviewer, admin_user, viewer):
         reason="Drifted twice; claims-intake/intake_form style rule.",
         reason_code="drifted",
     )
+    from review.services.outcomes import outcomes_refresh
+
+    outcomes_refresh(host="adbuy-desk")  # its outcome: too early (nothing arrived after it)
     return lesson.hash
 
 
@@ -161,7 +166,9 @@ def test_every_page_fits_390_and_1440_with_no_axe_violation(world, jobs, browser
                 ".mainnav a:not([aria-current])",
                 "els => els.map(a => [a.textContent, getComputedStyle(a).color])",
             )
-            assert colours == [[text, "rgb(31, 35, 40)"] for text in ("Hosts", "Decisions", "Import")]
+            assert colours == [
+                [text, "rgb(31, 35, 40)"] for text in ("Hosts", "Decisions", "Revisit", "Import")
+            ]
         if name == "pile":  # stacked rows name each value by its column (keyboard.js's data-label)
             labels = page.evaluate(
                 "[...document.querySelector('table.members tr[data-row]').children].map(td => td.dataset.label)"

@@ -211,6 +211,8 @@ MATRIX: dict[str, list[Cell]] = {
         Cell("review:import_job_again", ADMIN_POST, method="post", args=lambda w: [_dry_run_job()])
     ],
     "review:decisions": [Cell("review:decisions", READ)],
+    "review:decision": [Cell("review:decision", READ, args=lambda w: ["1"])],
+    "review:revisit": [Cell("review:revisit", READ)],
     "review:decisions_export_jsonl": [Cell("review:decisions_export_jsonl", READ)],
     "review:decisions_export_csv": [Cell("review:decisions_export_csv", READ)],
     "review:host_budget": [

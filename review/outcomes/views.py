@@ -1,0 +1,101 @@
+"""The decision's own page (its record and its outcome, with the evidence) and the revisit queue (the
+contradicted decisions, newest first, each with its way back). docs/decisions.md, "Outcomes".
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import permission_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from lessons.core.text import from_ms
+from review.models import Action, Decision, DecisionOutcome
+from review.outcomes.format import LABELS, outcome_of
+from review.roles import PERM_VIEW_DECISIONS
+from review.web.links import draft_url, lesson_url, pile_href
+
+REVISIT_PER_PAGE = 25
+NO_OUTCOME = {
+    Action.SET_BUDGET: "A budget change gets no outcome: the piles it made or removed are on the host page.",
+    Action.REJECT: "A rejected draft changed no lesson: it gets no outcome.",
+}
+NOT_YET = "Not judged yet: the outcome is computed when the host sends new sessions, corrections or verdicts."
+EMPTY_REVISIT = "No contradicted decision: nothing the agent's later sessions argue against."
+
+
+def _way_back(decision: Decision) -> tuple[str, str | None]:
+    """What undoes the decision, and where (a person still gives a reason there): a retire is undone by
+    restoring the lesson (its page), an approve by rolling the consolidation back (the draft's page)."""
+    if decision.action == Action.RETIRE and decision.lesson_hash:
+        return "Restore the lesson", lesson_url(decision.host, decision.lesson_hash)
+    if decision.action == Action.APPROVE and decision.draft_id:
+        return "Roll the consolidation back", draft_url(decision.host, decision.draft_id)
+    if decision.action == Action.RESTORE and decision.lesson_hash:
+        return "Retire the lesson again", lesson_url(decision.host, decision.lesson_hash)
+    if decision.subject is not None:
+        return "Open the pile", pile_href(decision.host, decision.namespace or "", decision.subject)
+    return "", None
+
+
+def _evidence(outcome: DecisionOutcome | None) -> dict:
+    """The stored evidence with its times as datetimes (UTC) for the template."""
+    if outcome is None:
+        return {}
+    evidence = outcome.evidence or {}
+    return {
+        "why": evidence.get("why", ""),
+        "corrections": [{**c, "at": from_ms(c["at_ms"])} for c in evidence.get("corrections", [])],
+        "verdicts": [{**v, "at": from_ms(v["at_ms"])} for v in evidence.get("verdicts", [])],
+    }
+
+
+@require_GET
+@permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
+def decision(request: HttpRequest, seq: str) -> HttpResponse:
+    """Decision ``seq``: the record's fields, its outcome and the evidence it rests on (two queries)."""
+    if not seq.isdigit():
+        raise Http404("no such decision")
+    found = Decision.objects.select_related("outcome", "ack").filter(seq=int(seq)).first()
+    if found is None:
+        raise Http404("no such decision")
+    outcome = outcome_of(found)
+    way_back, way_back_url = _way_back(found)
+    context = {
+        "decision": found,
+        "outcome": outcome,
+        "label": LABELS.get(outcome.outcome) if outcome else None,
+        "evidence": _evidence(outcome),
+        "no_outcome": NO_OUTCOME.get(found.action, NOT_YET),
+        "way_back": way_back if outcome and outcome.outcome == DecisionOutcome.Kind.CONTRADICTED else "",
+        "way_back_url": way_back_url,
+        "lesson_url": lesson_url(found.host, found.lesson_hash) if found.lesson_hash else None,
+        "pile_url": pile_href(found.host, found.namespace or "", found.subject) if found.subject else None,
+    }
+    return render(request, "review/outcomes/decision.html", context)
+
+
+@require_GET
+@permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
+def revisit(request: HttpRequest) -> HttpResponse:
+    """The contradicted decisions, newest first, ``REVISIT_PER_PAGE`` a page by seq (``?before=SEQ``:
+    the page after the one ending at SEQ); each with its way back. Two queries, whatever the log holds."""
+    before = request.GET.get("before", "")
+    rows = DecisionOutcome.objects.filter(outcome=DecisionOutcome.Kind.CONTRADICTED)
+    rows = rows.select_related("decision")
+    if before.isdigit():
+        rows = rows.filter(decision__seq__lt=int(before))
+    page = list(rows.order_by("-decision__seq")[: REVISIT_PER_PAGE + 1])
+    more = len(page) > REVISIT_PER_PAGE
+    page = page[:REVISIT_PER_PAGE]
+    items = []
+    for row in page:
+        label, url = _way_back(row.decision)
+        items.append({"outcome": row, "decision": row.decision, "way_back": label, "way_back_url": url})
+    context = {
+        "items": items,
+        "next_before": page[-1].decision.seq if more else None,
+        "paged": before.isdigit(),
+        "empty": EMPTY_REVISIT,
+    }
+    return render(request, "review/outcomes/revisit.html", context)

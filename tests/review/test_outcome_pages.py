@@ -1,0 +1,91 @@
+"""Where reviewers see outcomes (issue 24, Build 2): the decision's page with its evidence, the log's
+outcome badge and filter, the revisit queue with the way back; query counts that do not grow with the
+log. docs/decisions.md, "Outcomes"."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.builders import correction
+from tests.html import inline_text, parse
+from tests.review.services.test_outcomes import HOST, OTHER, RETIRED, at, h, host, retire, session  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def contradicted(host, reviewer, ingest):  # noqa: F811
+    decision = retire(host, reviewer)
+    assert ingest(session(1, hours=1, corrected=True) + session(2, hours=2, corrected=True)).ok
+    return decision
+
+
+def test_the_decision_page_shows_the_outcome_its_evidence_and_the_way_back(contradicted, as_viewer):
+    page = parse(as_viewer.get(f"/decisions/{contradicted.seq}/").content)
+    outcome = page.find("p", data_testid="outcome")
+    assert inline_text(outcome).strip() == (
+        "contradicted corrected on its topic again in 2 sessions after the retire."
+    )
+    rows = [[td.text for td in tr.find_all("td")] for tr in page.find("table").find_all("tr")[1:]]
+    assert [r[1:] for r in rows] == [["s1", "2026-02-01 01:01:00"], ["s2", "2026-02-01 02:01:00"]]
+    (link,) = [a for a in page.find_all("a") if a.text == "Restore the lesson"]
+    assert link.attrs["href"] == f"/lessons/{HOST}/{h(RETIRED)}/"
+
+
+def test_a_decision_not_judged_yet_says_so_and_an_unknown_one_is_404(host, reviewer, as_viewer):  # noqa: F811
+    decision = retire(host, reviewer)
+    page = parse(as_viewer.get(f"/decisions/{decision.seq}/").content)
+    assert page.find("p", data_testid="outcome").text.startswith("Not judged yet")
+    assert as_viewer.get("/decisions/999/").status_code == 404
+    assert as_viewer.get("/decisions/x1/").status_code == 404
+
+
+def test_the_log_shows_the_badge_and_filters_by_outcome(contradicted, as_viewer):
+    page = parse(as_viewer.get("/decisions/").content)
+    cell = page.find("tr", id=f"decision-{contradicted.seq}").find("td")
+    assert inline_text(cell) == f"{contradicted.seq}contradicted"
+    assert cell.find("a").attrs["href"] == f"/decisions/{contradicted.seq}/"
+    shown = parse(as_viewer.get("/decisions/?outcome=contradicted").content)
+    assert [tr.attrs["data-seq"] for tr in shown.find_all("tr") if "data-seq" in tr.attrs] == [
+        str(contradicted.seq)
+    ]
+    none = parse(as_viewer.get("/decisions/?outcome=supported").content)
+    assert [tr for tr in none.find_all("tr") if "data-seq" in tr.attrs] == []
+
+
+def test_revisit_lists_the_contradicted_newest_first_with_the_way_back(contradicted, as_viewer):
+    page = parse(as_viewer.get("/decisions/revisit/").content)
+    (row,) = page.find("tbody").find_all("tr")
+    cells = row.find_all("td")
+    assert cells[2].text == "corrected on its topic again in 2 sessions after the retire"
+    assert cells[3].find("a").attrs["href"] == f"/lessons/{HOST}/{h(RETIRED)}/"
+
+
+def test_revisit_is_empty_and_its_queries_do_not_grow(host, reviewer, as_viewer, ingest):  # noqa: F811
+    page = parse(as_viewer.get("/decisions/revisit/").content)
+    assert page.find("p", cls="empty").text.startswith("No contradicted decision")
+    retire(host, reviewer)
+    assert ingest(session(1, hours=1, corrected=True) + session(2, hours=2, corrected=True)).ok
+    with CaptureQueriesContext(connection) as one:
+        as_viewer.get("/decisions/revisit/")
+    # A second contradicted decision: the other lesson retired, its topic corrected in two sessions.
+    retire(host, reviewer, text=OTHER)
+    rows = []
+    for n in (3, 4):
+        rows += session(n, hours=n, corrected=False, shown=RETIRED)
+        rows.append(
+            correction(
+                host=HOST,
+                session=f"s{n}",
+                id=f"g{n}",
+                text="The gross_amount needs two decimals",
+                corrected_at=at(n + 0.1),
+            )
+        )
+    assert ingest(rows).ok
+    with CaptureQueriesContext(connection) as two:
+        page = parse(as_viewer.get("/decisions/revisit/").content)
+    assert len(page.find("tbody").find_all("tr")) == 2
+    assert len(one) == len(two)
