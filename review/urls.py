@@ -30,6 +30,7 @@ urlpatterns: list = [
     path("lessons/<str:host>/<str:lesson_hash>/restore/", lessons.lesson_restore_view, name="lesson_restore"),
     path("lessons/<str:host>/<str:lesson_hash>/retire/", lessons.lesson_retire_view, name="lesson_retire"),
     path("hosts/", hosts.hosts, name="hosts"),
+    path("host-names/", hosts.host_names, name="host_names"),
     path("hosts/<str:name>/", hosts.host, name="host"),
     path("imports/altimate/", imports_views.import_altimate, name="import_altimate"),
     path("imports/jobs/<int:job_id>/", imports_views.import_job, name="import_job"),

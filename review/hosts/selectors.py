@@ -59,3 +59,21 @@ def entity_targets(*, host: Host, targets: list[str]) -> dict[str, tuple[str, st
     wanted = set(targets)
     entities = live_lessons().filter(host=host).values_list("namespace", "subject").distinct()
     return {t: e for e in entities if (t := pile_target(*e)) in wanted}
+
+
+HOST_NAMES_LIMIT = 20
+
+
+def host_names_matching(typed: str, *, limit: int = HOST_NAMES_LIMIT) -> list[str]:
+    """At most ``limit`` host names for a search box: those starting with ``typed`` (case-insensitive)
+    first, then those containing it, each part by name; the first ``limit`` names for an empty
+    ``typed``. Two queries at most, whatever the number of hosts."""
+    names = Host.objects.order_by("name").values_list("name", flat=True)
+    if not typed:
+        return list(names[:limit])
+    first = list(names.filter(name__istartswith=typed)[:limit])
+    if len(first) < limit:
+        first += list(
+            names.filter(name__icontains=typed).exclude(name__istartswith=typed)[: limit - len(first)]
+        )
+    return first

@@ -16,6 +16,7 @@ from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.html import format_html_join
 from django.views.decorators.http import require_GET, require_http_methods
 
 from lessons.models import Host
@@ -64,6 +65,16 @@ def hosts(request: HttpRequest) -> HttpResponse:
         "can_set_budget": can_set_budget,
     }
     return render(request, "review/hosts/hosts.html", context)
+
+
+@require_GET
+@permission_required(PERM_VIEW, raise_exception=True)
+def host_names(request: HttpRequest) -> HttpResponse:
+    """``/host-names/?host=TYPED``: the ``<option>``s of a host search box's ``<datalist>`` (at most
+    ``selectors.HOST_NAMES_LIMIT`` names, prefix matches first; ``review.web.widgets.HostSearch``)."""
+    typed = request.GET.get("host", "").strip().replace("\x00", "")[:64]
+    names = selectors.host_names_matching(typed)
+    return HttpResponse(format_html_join("", '<option value="{}"></option>', ((n,) for n in names)))
 
 
 @require_GET

@@ -42,11 +42,6 @@ def decision_host_status(decision: Decision) -> tuple[str, object | None, str]:
     return ack.status, ack.acked_at, ack.detail
 
 
-def log_host_names() -> list[str]:
-    """Every host name, sorted (the choices of the log's host filter); one query."""
-    return list(Host.objects.order_by("name").values_list("name", flat=True))
-
-
 def log_actor_names() -> list[str]:
     """Every actor who has decided, sorted (the choices of the log's actor filter); one query.
 

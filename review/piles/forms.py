@@ -5,12 +5,12 @@ docs/decisions.md, "The actions" (Reason).
 from __future__ import annotations
 
 from django import forms
-from django.utils.choices import BaseChoiceIterator
 
 from review.web.forms import PILE_VERSION_MISSING, ReasonForm, ReasonTextForm
-from review.web.widgets import LeanSelect
+from review.web.widgets import HostSearch
 
 # Error texts the page tests assert.
+UNKNOWN_HOST = "There is no host named '%(host)s'."
 MEMBERS_REQUIRED = "Select at least one lesson of this pile to retire."
 MEMBER_NOT_ON_ENTITY = "A selected lesson is not on this entity; reload the pile and select again."
 FACT_REQUIRED = "Choose the two facts that are one."
@@ -26,33 +26,24 @@ RESTORE_NOT_RESTORABLE = (
 )
 
 
-class HostChoices(BaseChoiceIterator):
-    """The host filter's choices: ``("", empty_label)`` then ``(name, name)`` for each of ``names``, in
-    order. A ``BaseChoiceIterator``, so Django takes it as it is instead of normalizing every pair on each
-    request (200 hosts at 1M lessons, issue 10); each iteration starts afresh."""
-
-    def __init__(self, names: list[str], empty_label: str):
-        self.names = names
-        self.empty_label = empty_label
-
-    def __iter__(self):
-        yield "", self.empty_label
-        for name in self.names:
-            yield name, name
-
-
 class QueueFilterForm(forms.Form):
-    """The queue's GET filters, all optional: host (select), namespace and text (case-insensitive
-    substrings)."""
+    """The queue's GET filters, all optional: host (a name typed, checked against ``pile_counts``:
+    ``host_pile_counts`` of the typed name), namespace and text (case-insensitive substrings)."""
 
-    host = forms.ChoiceField(required=False, widget=LeanSelect)
+    host = forms.CharField(required=False, max_length=64, strip=True, label="Host", widget=HostSearch)
     namespace = forms.CharField(required=False, max_length=200, strip=True, label="Namespace contains")
     q = forms.CharField(required=False, max_length=200, strip=True, label="Text")
     recurring = forms.BooleanField(required=False, label="Only piles with recurring members")
 
-    def __init__(self, *args, host_names: list[str], **kwargs):
+    def __init__(self, *args, pile_counts: dict[str, int], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["host"].choices = HostChoices(host_names, "All hosts")
+        self.pile_counts = pile_counts
+
+    def clean_host(self) -> str:
+        host = self.cleaned_data.get("host", "")
+        if host and host not in self.pile_counts:
+            raise forms.ValidationError(UNKNOWN_HOST, params={"host": host})
+        return host
 
     def filters(self) -> dict[str, str | bool]:
         """``{"host", "namespace", "text", "recurring"}`` from valid data ("" / False for unset); all

@@ -15,7 +15,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import NamedTuple
 
-from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 from lessons.core.facts import Fact
@@ -36,15 +36,18 @@ from lessons.selectors.piles import (
 from lessons.selectors.verdicts import latest_verdict_order
 from review.models import Action, Decision, PileClaim
 from review.services.common import decision_now
-from review.web.paging import KeysetPage, keyset_page
+from review.web.paging import COUNT_CAP, KeysetPage, keyset_page
 
 
-def host_pile_counts() -> dict[str, int]:
-    """Every host's name (sorted, the queue's host filter) with its over-budget entities (``HostCount
-    .pile_count``, kept with the entity counts; 0 without a row): one query, which also gives the queue
-    its total when no filter but the host is set (``queue_page``'s ``pile_counts``)."""
+def host_pile_counts(host: str = "") -> dict[str, int]:
+    """The over-budget entities (``HostCount.pile_count``, kept with the entity counts; 0 without a row)
+    of ``host``: ``{host: n}``, or ``{}`` when no host has that name; without a host, of every host:
+    ``{"": total}``. One query, whatever the number of hosts: the queue's total when no filter but the
+    host is set (``queue_page``'s ``pile_counts``), and whether a typed host exists."""
     piles = Coalesce(F("counts__pile_count"), Value(0))
-    return dict(Host.objects.order_by("name").values_list("name", piles))
+    if host:
+        return dict(Host.objects.filter(name=host).values_list("name", piles))
+    return {"": Host.objects.aggregate(total=Coalesce(Sum(piles), Value(0)))["total"]}
 
 
 # --- the queue -------------------------------------------------------------------------------------
@@ -120,14 +123,15 @@ def queue_page(
     carries its entity's live claim (``claim_user``, ``claim_at``, ``claim_until``: None when unclaimed
     or expired at ``now``), read in the same query; ``claims_of_rows`` turns them into ``ClaimShown``.
 
-    Two queries whatever the page: the COUNT over the over-budget rows, and the page. One when
+    Two queries whatever the page: the COUNT over the over-budget rows (at most ``COUNT_CAP + 1`` of
+    them: a text filter's total stops growing with its matches), and the page. One when
     ``pile_counts`` (``host_pile_counts``) is given and no filter but the host is set: the total is the
     stored pile count of that host, or of every host."""
     _alias, order = queue_order(sort)
     rows = queue_rows(host=host, namespace=namespace, text=text, recurring=recurring)
     total = None
     if pile_counts is not None and not (namespace or text or recurring):
-        total = pile_counts.get(host, 0) if host else sum(pile_counts.values())
+        total = pile_counts.get(host, 0) if host else pile_counts.get("", 0)
     claims = PileClaim.objects.filter(
         host_id=OuterRef("host_id"),
         namespace=OuterRef("namespace"),
@@ -140,7 +144,14 @@ def queue_page(
         claim_until=Subquery(claims.values("expires_at")[:1]),
     )
     return keyset_page(
-        rows, order=order, per_page=per_page, number=number, after=after, before=before, total=total
+        rows,
+        order=order,
+        per_page=per_page,
+        number=number,
+        after=after,
+        before=before,
+        total=total,
+        cap=COUNT_CAP,
     )
 
 

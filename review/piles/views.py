@@ -78,9 +78,12 @@ def queue(request: HttpRequest) -> HttpResponse:
     """``/``: the queue table (25 a page, read by keyset: "previous" / "next" carry a cursor) with host /
     namespace / text filters; the region ``queue`` is what filter, sort and page links swap.
     """
-    pile_counts = selectors.host_pile_counts()
-    form = QueueFilterForm(request.GET, host_names=list(pile_counts))
+    typed = request.GET.get("host", "").strip()
+    pile_counts = selectors.host_pile_counts(typed if "\x00" not in typed else "")
+    form = QueueFilterForm(request.GET, pile_counts=pile_counts)
     filters = form.filters()
+    if typed and not filters["host"]:  # an unknown host unsets the filters: the total of every host
+        pile_counts = selectors.host_pile_counts()
     sort, _order = selectors.queue_order(request.GET.get("sort"))
     page = selectors.queue_page(
         **filters,

@@ -113,10 +113,21 @@ class KeysetPage:
     per_page: int
     next_cursor: str | None
     previous_cursor: str | None
+    cap: int | None = None  # the count stopped past this many rows (``keyset_page``'s ``cap``)
+
+    @property
+    def capped(self) -> bool:
+        """Whether there are more than ``cap`` rows: ``total`` is then ``cap + 1``, not the count."""
+        return self.cap is not None and self.total > self.cap
 
     @property
     def num_pages(self) -> int:
         return max(1, -(-self.total // self.per_page))
+
+    @property
+    def total_text(self) -> str:
+        """What a page says of its rows: ``"4,776"``, or ``"more than 10,000"`` past the cap."""
+        return f"more than {self.cap:,}" if self.capped else f"{self.total:,}"
 
 
 def _encode(values: Sequence) -> str:
@@ -178,6 +189,7 @@ def keyset_page(
     after: str | None = None,
     before: str | None = None,
     total: int | None = None,
+    cap: int | None = None,
 ) -> KeysetPage:
     """A page of ``rows`` (a ``values()`` queryset of one model whose dicts hold every ``order`` field)
     sorted by ``order``, which must end in a unique key.
@@ -185,12 +197,16 @@ def keyset_page(
     With ``after`` (``before``) a cursor from an earlier page, the rows after (before) it; without one,
     page ``number`` by OFFSET (a typed-in ``?page=``; the pages' own links always carry a cursor).
     ``number`` is only shown. Two queries: the COUNT and the page (``per_page + 1`` rows, to know whether
-    there is more); one when the caller knows ``total`` (``rows.count()``) from a stored total.
+    there is more); one when the caller knows ``total`` (``rows.count()``) from a stored total. With
+    ``cap``, the COUNT reads at most ``cap + 1`` rows (``SELECT COUNT(*) FROM (... LIMIT cap + 1)``), so
+    its cost stops growing with the matches: past the cap the page is ``capped`` and its pages run on by
+    their cursors.
     """
     if total is None:
-        total = rows.count()
+        total = rows.order_by()[: cap + 1].count() if cap is not None else rows.count()
     pages = max(1, -(-total // per_page))
-    number = min(max(1, number), pages)
+    # Past the cap the last page is unknown: the number a link carries is shown as it is.
+    number = max(1, number) if cap is not None and total > cap else min(max(1, number), pages)
     fields = [term.lstrip("-") for term in order]
     model = rows.model
     cursor = _decode(after, model, fields) if after else None
@@ -220,6 +236,7 @@ def keyset_page(
         per_page=per_page,
         next_cursor=_encode([found[-1][f] for f in fields]) if more_after else None,
         previous_cursor=_encode([found[0][f] for f in fields]) if more_before else None,
+        cap=cap,
     )
 
 

@@ -50,3 +50,29 @@ class LeanSelect(forms.Select):
         ]
         head = format_html('<select name="{}"{}>', widget["name"], _attrs(widget["attrs"]))
         return mark_safe(head + "".join(options) + "\n</select>")  # noqa: S308 - every value is escaped
+
+
+class HostSearch(forms.TextInput):
+    """A host name typed, not chosen from every host (200 at 1M lessons, issue 25): ``<input
+    type="search">`` with a ``<datalist>`` the server fills as the reviewer types (htmx asks
+    ``review:host_names`` for at most 20 names, after a 200 ms pause, and once on focus). Without
+    JavaScript it is a plain text box; the form checks the name."""
+
+    input_type = "search"
+    LIST_ID = "host-names"
+
+    def render(self, name, value, attrs=None, renderer=None) -> SafeString:
+        from django.urls import reverse
+
+        attrs = {
+            **(attrs or {}),
+            "list": self.LIST_ID,
+            "autocomplete": "off",
+            "hx-get": reverse("review:host_names"),
+            "hx-trigger": "input changed delay:200ms, focus once",
+            "hx-target": f"#{self.LIST_ID}",
+            "hx-swap": "innerHTML",
+            "hx-sync": "this:replace",
+        }
+        field = super().render(name, value, attrs, renderer)
+        return mark_safe(f'{field}<datalist id="{self.LIST_ID}"></datalist>')  # noqa: S308 - rendered by Django

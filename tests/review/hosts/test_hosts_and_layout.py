@@ -87,6 +87,7 @@ def test_the_nav_links_piles_and_hosts_and_decisions(corpora, client, viewer):
         ("Piles", "/"),
         ("Hosts", "/hosts/"),
         ("Decisions", "/decisions/"),
+        ("Revisit", "/decisions/revisit/"),
     ]
 
 

@@ -1,34 +1,27 @@
-"""The queue's filter form with its host choices as a ``HostChoices`` iterator (issue 10)."""
+"""The queue's filter form: the host typed in a search box and checked against the one host it names
+(issue 25: no page lists every host); an unknown host unsets the filters and says so."""
 
 from __future__ import annotations
 
-from django import forms
-
-from review.piles.forms import HostChoices, QueueFilterForm
-from review.web.widgets import LeanSelect
-
-NAMES = ["alpha", "b<&>\"'", "zeta"]
+from review.piles.forms import UNKNOWN_HOST, QueueFilterForm
 
 
 def test_a_known_host_filters_and_an_unknown_one_unsets_every_filter():
-    form = QueueFilterForm({"host": "zeta", "namespace": " ns ", "q": "x"}, host_names=NAMES)
+    form = QueueFilterForm({"host": " zeta ", "namespace": " ns ", "q": "x"}, pile_counts={"zeta": 2})
     assert form.filters() == {"host": "zeta", "namespace": "ns", "text": "x", "recurring": False}
-    form = QueueFilterForm({"host": "nowhere", "namespace": "ns"}, host_names=NAMES)
+    form = QueueFilterForm({"host": "nowhere", "namespace": "ns"}, pile_counts={})
     assert form.filters() == {"host": "", "namespace": "", "text": "", "recurring": False}
-    assert "host" in form.errors
+    assert form.errors["host"] == [UNKNOWN_HOST % {"host": "nowhere"}]
 
 
-def test_host_choices_render_as_a_list_of_pairs_does_and_iterate_again():
-    choices = HostChoices(NAMES, "All hosts")
-    pairs = [("", "All hosts"), *((n, n) for n in NAMES)]
-    assert list(choices) == pairs and list(choices) == pairs
+def test_the_host_box_is_a_search_field_with_a_list_the_server_fills():
+    from tests.html import parse
 
-    class Listed(forms.Form):
-        host = forms.ChoiceField(required=False, widget=LeanSelect, choices=pairs)
-
-    for value in ("", "b<&>\"'", "nowhere"):
-        lean = QueueFilterForm({"host": value}, host_names=NAMES)
-        assert str(lean["host"]) == str(Listed({"host": value})["host"])
+    html = str(QueueFilterForm({"host": "b<&>\"'"}, pile_counts={})["host"])
+    box = parse(html).find("input")
+    assert (box.attrs["type"], box.attrs["value"], box.attrs["list"]) == ("search", "b<&>\"'", "host-names")
+    assert (box.attrs["hx-get"], box.attrs["hx-target"]) == ("/host-names/", "#host-names")
+    assert parse(html).find("datalist").attrs == {"id": "host-names"}
 
 
 def test_an_unknown_host_in_the_url_says_the_filters_are_not_applied(entity, client, viewer):
@@ -40,7 +33,7 @@ def test_an_unknown_host_in_the_url_says_the_filters_are_not_applied(entity, cli
     box = page.find("div", **{"data-testid": "filter-errors"})
     assert inline_text(box) == (
         "These filters are not valid, so none is applied and every pile is shown: "
-        "host: Select a valid choice. no-such-host is not one of the available choices."
+        "host: There is no host named 'no-such-host'."
     )
     assert len(page.find("table", cls="queue-table").find("tbody").find_all("tr")) == 1
     assert parse(client.get("/?host=qa-host").content).find("div", **{"data-testid": "filter-errors"}) is None

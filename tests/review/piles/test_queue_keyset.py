@@ -165,3 +165,24 @@ def test_a_retired_members_text_and_an_entity_within_budget_match_nothing(entity
     )
     assert subjects(text="courier") == []  # retired, and the pile is within budget now
     assert EntityCount.objects.get(subject="orders").document == ""
+
+
+def test_a_filtered_total_is_counted_up_to_the_cap_then_said_so(many_piles, signed_in, monkeypatch):
+    """Issue 25: the text filter's count reads at most COUNT_CAP + 1 rows; past it the page says "more
+    than N" and the pages still run on by their cursors, numbered as the links carry them."""
+    import review.piles.selectors as selectors
+
+    monkeypatch.setattr(selectors, "COUNT_CAP", 12)
+    url = "/?namespace=qa&per_page=5"  # every pile matches: a filter, so the total is counted
+    with CaptureQueriesContext(connection) as queries:
+        page = parse(signed_in.get(url).content)
+    assert page.find(cls="page-info").text == "Page 1 · more than 12 rows"
+    (count,) = [q["sql"] for q in queries if "COUNT(" in q["sql"].upper()]
+    assert "LIMIT 13" in count
+    rows, hrefs = walk(signed_in, url)
+    assert len(rows) == 30 and len(hrefs) == 5  # six pages, walked to the end past the cap
+    last = parse(signed_in.get(hrefs[-1]).content)
+    assert last.find(cls="page-info").text == "Page 6 · more than 12 rows"
+    monkeypatch.setattr(selectors, "COUNT_CAP", 30)
+    page = parse(signed_in.get(url).content)
+    assert page.find(cls="page-info").text == "Page 1 of 6 · 30 rows"  # at the cap: exact
