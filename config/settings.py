@@ -27,7 +27,7 @@ import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, private_dir
+from config.env import env_bool, env_int, env_list, private_dir
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -44,10 +44,8 @@ if not SECRET_KEY:
 # Kept outside the database: a database writer cannot seal a chain head it moved (issue 21, fault 10).
 DECISION_HEAD_KEY = os.environ.get("DECISION_HEAD_KEY", "")
 
-ALLOWED_HOSTS = [
-    h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h.strip()
-]
-CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", default="127.0.0.1,localhost")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "review.admin_site.ReviewAdminConfig",  # django.contrib.admin, its sign-in answered by our pages

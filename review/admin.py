@@ -15,6 +15,7 @@ from django.contrib import admin, messages
 from lessons.admin import ReadOnlyAdmin
 from review import accounts_admin  # noqa: F401  (registers the user admin of the three roles)
 from review.models import ApiToken, Decision, DecisionAck
+from review.roles import PERM_MANAGE_TOKENS
 from review.services.tokens import (
     TOKEN_NO_SCOPE,
     token_new_secret,
@@ -76,6 +77,24 @@ class ApiTokenAdmin(admin.ModelAdmin):
         "created_by",
     )
     list_filter = ("revoked", "can_ingest", "can_read", "host")
+
+    # Managing tokens takes the role's "manage tokens" permission besides the model's own (admins have
+    # both; review/roles.py).
+    def has_module_permission(self, request) -> bool:
+        return request.user.has_perm(PERM_MANAGE_TOKENS) and super().has_module_permission(request)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return request.user.has_perm(PERM_MANAGE_TOKENS) and super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request) -> bool:
+        return request.user.has_perm(PERM_MANAGE_TOKENS) and super().has_add_permission(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return request.user.has_perm(PERM_MANAGE_TOKENS) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return request.user.has_perm(PERM_MANAGE_TOKENS) and super().has_delete_permission(request, obj)
+
     search_fields = ("name", "prefix")
     list_select_related = ("host", "created_by", "revoked_by")
     actions = ["revoke_tokens"]

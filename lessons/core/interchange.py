@@ -23,7 +23,6 @@ LESSON_STATUSES = ("live", "retracted", "superseded")
 LESSON_KINDS = ("lesson", "consolidation")
 ORIGINS = ("builtin", "llm", "human", "command")
 GATE_RESULTS = ("pass", "fail")
-KNOWN_VERDICTS = ("held", "regressed", "drifted", "held_costlier", "unmeasured")
 RECORD_TYPES = ("host", "lesson", "verdict", "exposure", "correction", "draft")
 DEFAULT_MAX_ACTIVE = 8
 MAX_ACTIVE_MIN, MAX_ACTIVE_MAX = 1, 10_000

@@ -147,11 +147,6 @@ def from_ms(ms: int) -> datetime:
     return _EPOCH + timedelta(milliseconds=ms)
 
 
-def format_ms(ms: int) -> str:
-    """UTC ISO 8601 with milliseconds and ``Z``, e.g. ``2026-01-15T00:00:00.000Z``."""
-    return format_datetime(from_ms(ms))
-
-
 def format_datetime(moment: datetime) -> str:
     """UTC ISO 8601 with milliseconds and ``Z`` for an aware datetime. docs/interchange.md, "Framing"."""
     moment = moment.astimezone(UTC)

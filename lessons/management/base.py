@@ -64,10 +64,6 @@ def write_stream(command: BaseCommand, lines) -> None:
         lines.close()
 
 
-def stderr_is_tty() -> bool:
-    return sys.stderr.isatty()
-
-
 def write_result(command: BaseCommand, result) -> None:
     """An importer's ``ImportResult`` (lessons.importers.run): notes and errors on stderr, the report and
     the importer's counts on stdout."""

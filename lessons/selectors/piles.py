@@ -30,7 +30,6 @@ from lessons.selectors.embeddings import vectors_stored
 from lessons.selectors.facts import host_marks
 from lessons.serializers import pile_as_json
 
-KNOWN_MIX = ("held", "regressed", "drifted")
 _NO_COUNTS = (0,) * len(COUNT_FIELDS)
 
 

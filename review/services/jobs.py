@@ -75,7 +75,6 @@ E_INCOMPLETE = (
 RERUN_NOTE = (
     "attempt {n}: an earlier attempt of this job stopped part-way; what it had written counts as unchanged"
 )
-E_STORE = "{message}"
 
 
 def payload_lines(payload: bytes) -> int:

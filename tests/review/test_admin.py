@@ -161,3 +161,24 @@ def make_token_admin(db):
         return token_create(name="x", host=None, can_ingest=False, can_read=True)[1]
 
     return make
+
+
+def test_the_token_admin_takes_the_manage_tokens_permission_besides_the_models(client, django_user_model):
+    """Issue 23, item 7: ``review.manage_tokens`` is checked, not only granted."""
+    from django.contrib.auth.models import Permission
+
+    user = django_user_model.objects.create_user("tok", password="tok-pass", is_staff=True)
+    model_perms = Permission.objects.filter(
+        content_type__app_label="review", codename__in=["view_apitoken", "add_apitoken", "change_apitoken"]
+    )
+    user.user_permissions.add(*model_perms)
+    client.force_login(user)
+    assert client.get("/admin/review/apitoken/").status_code == 403
+    assert client.get("/admin/review/apitoken/add/").status_code == 403
+    user.user_permissions.add(
+        Permission.objects.get(content_type__app_label="review", codename="manage_tokens")
+    )
+    user = django_user_model.objects.get(pk=user.pk)  # the permission cache afresh
+    client.force_login(user)
+    assert client.get("/admin/review/apitoken/").status_code == 200
+    assert client.get("/admin/review/apitoken/add/").status_code == 200

@@ -6,7 +6,8 @@ import pytest
 
 from lessons.core.text import (
     TimestampError,
-    format_ms,
+    format_datetime,
+    from_ms,
     lesson_hash,
     normalize,
     parse_timestamp,
@@ -67,8 +68,8 @@ def test_invalid_timestamps_are_refused_with_a_reason(value, message):
 
 
 def test_output_is_utc_iso_with_milliseconds_and_z():
-    assert format_ms(1791218290004) == "2026-10-05T16:38:10.004Z"
-    assert format_ms(1768435200000) == "2026-01-15T00:00:00.000Z"
+    assert format_datetime(from_ms(1791218290004)) == "2026-10-05T16:38:10.004Z"
+    assert format_datetime(from_ms(1768435200000)) == "2026-01-15T00:00:00.000Z"
 
 
 def test_search_lower_lowers_one_character_as_postgresql_does():
