@@ -39,6 +39,7 @@ urlpatterns: list = [
     # the decision log, its exports, host budgets (docs/decisions.md)
     path("decisions/", decisions.decision_log, name="decisions"),
     path("decisions/revisit/", outcome_views.revisit, name="revisit"),
+    path("decisions/calibration/", outcome_views.calibration, name="calibration"),
     path("decisions/<str:seq>/", outcome_views.decision, name="decision"),
     path("review/decisions/export.jsonl", decisions.decisions_export_jsonl, name="decisions_export_jsonl"),
     path("review/decisions/export.csv", decisions.decisions_export_csv, name="decisions_export_csv"),

@@ -11,8 +11,9 @@ from django.views.decorators.http import require_GET
 
 from lessons.core.text import from_ms
 from review.models import Action, Decision, DecisionOutcome
+from review.outcomes.calibration import calibration_lines
 from review.outcomes.format import LABELS, outcome_of
-from review.roles import PERM_VIEW_DECISIONS
+from review.roles import ADMIN, PERM_VIEW_DECISIONS, user_role
 from review.web.links import draft_url, lesson_url, pile_href
 
 REVISIT_PER_PAGE = 25
@@ -21,6 +22,7 @@ NO_OUTCOME = {
     Action.REJECT: "A rejected draft changed no lesson: it gets no outcome.",
 }
 NOT_YET = "Not judged yet: the outcome is computed when the host sends new sessions, corrections or verdicts."
+EMPTY_CALIBRATION = "No decision of yours has an outcome yet."
 EMPTY_REVISIT = "No contradicted decision: nothing the agent's later sessions argue against."
 
 
@@ -99,3 +101,15 @@ def revisit(request: HttpRequest) -> HttpResponse:
         "empty": EMPTY_REVISIT,
     }
     return render(request, "review/outcomes/revisit.html", context)
+
+
+@require_GET
+@permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
+def calibration(request: HttpRequest) -> HttpResponse:
+    """How decisions turned out by month, host and reason code: the signed-in user's own; an admin's
+    view adds the team's totals and each reviewer's lines (by name, never ranked). One query."""
+    admin = user_role(request.user) == ADMIN
+    mine, _ = calibration_lines(actor=request.user.get_username())
+    team, by_actor = calibration_lines(actor=None) if admin else ([], {})
+    context = {"mine": mine, "team": team, "by_actor": by_actor, "admin": admin, "empty": EMPTY_CALIBRATION}
+    return render(request, "review/outcomes/calibration.html", context)

@@ -33,6 +33,7 @@ ADMIN_PAGES = {
     "decisions": "decisions/",
     "decision": "decisions/1/",
     "revisit": "decisions/revisit/",
+    "calibration": "decisions/calibration/",
     "import": "imports/altimate/",
     "draft": "drafts/adbuy-desk/rec-adbuy-consolidate-1/",
     "write a consolidation": "pile/write/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture",

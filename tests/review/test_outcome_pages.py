@@ -89,3 +89,46 @@ def test_revisit_is_empty_and_its_queries_do_not_grow(host, reviewer, as_viewer,
         page = parse(as_viewer.get("/decisions/revisit/").content)
     assert len(page.find("tbody").find_all("tr")) == 2
     assert len(one) == len(two)
+
+
+def test_calibration_shows_a_reviewer_their_own_and_an_admin_the_team(
+    contradicted, host, reviewer, admin_user, client, ingest
+):  # noqa: F811
+    """Rita's contradicted retire (February, no reason code); Ada's later retire of the other lesson,
+    quiet afterwards: too early. Rita sees hers only; Ada (admin) sees the team's and each reviewer's."""
+    from datetime import UTC, datetime
+
+    from review.services.decisions import lesson_retire
+
+    lesson_retire(
+        host=host,
+        hashes=[h(OTHER)],
+        actor=admin_user,
+        reason="obsolete",
+        reason_code="obsolete",
+        now=datetime(2026, 3, 2, tzinfo=UTC),
+    )
+    from review.services.outcomes import outcomes_refresh
+
+    outcomes_refresh(host=host)
+
+    def tables(user):
+        client.force_login(user)
+        page = parse(client.get("/decisions/calibration/").content)
+        return [
+            (
+                t.attrs["aria-label"],
+                [[td.text for td in tr.find_all("td")][:7] for tr in t.find("tbody").find_all("tr")],
+            )
+            for t in page.find_all("table")
+        ]
+
+    rita = ["2026-02", HOST, "—", "1", "0%", "100%", "0"]
+    ada = ["2026-03", HOST, "obsolete", "0", "—", "—", "1"]
+    assert tables(reviewer) == [("Your decisions", [rita])]
+    assert tables(admin_user) == [
+        ("Your decisions", [ada]),
+        ("The team", [ada, rita]),
+        (admin_user.username, [ada]),
+        ("rita", [rita]),
+    ]

@@ -213,6 +213,7 @@ MATRIX: dict[str, list[Cell]] = {
     "review:decisions": [Cell("review:decisions", READ)],
     "review:decision": [Cell("review:decision", READ, args=lambda w: ["1"])],
     "review:revisit": [Cell("review:revisit", READ)],
+    "review:calibration": [Cell("review:calibration", READ)],
     "review:host_names": [Cell("review:host_names", READ)],
     "review:decisions_export_jsonl": [Cell("review:decisions_export_jsonl", READ)],
     "review:decisions_export_csv": [Cell("review:decisions_export_csv", READ)],
