@@ -38,6 +38,7 @@ pytest_plugins = [
     "tests.fixtures.drafts",
     "tests.fixtures.importers",
     "tests.fixtures.log",
+    "tests.fixtures.outcomes",
     "tests.fixtures.pages",
 ]
 

@@ -30,6 +30,7 @@ from review.hosts.tables import (
     hosts_rows,
     unmatched_topics_links,
 )
+from review.outcomes.host_weeks import host_weeks, weeks_svg
 from review.roles import PERM_SET_BUDGET, PERM_VIEW
 from review.services.budget import budget_preview, host_set_budget
 from review.services.common import (
@@ -84,13 +85,16 @@ def host(request: HttpRequest, name: str) -> HttpResponse:
     """``/hosts/<name>/``: the host's budget and counts, and every entity with a lesson, most live first,
     each against the budget (over, within, or budget off) and linked to its pile page. The region
     ``entities`` is what sort and page links swap. Below it, the reviewers' newest restatement marks
-    (issue 22, Build 2), each linked to its pile."""
+    (issue 22, Build 2), each linked to its pile; then the host over time: user corrections per 100
+    sessions by week, with the weeks that had decisions marked, as a chart and a table (issue 24)."""
     found = get_host_or_404(name, overview=True)
     table = HostEntityTable(selectors.host_entities(host=found), host=found)
     PageSizeConfig(request, paginate={"per_page": HOST_ENTITIES_PER_PAGE}).configure(table)
     context = {"host": found, "table": table, "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}
     if not wants_region(request):
         context["marks"], context["more_marks"] = host_marks_shown(host=found)
+        weeks = host_weeks(found)
+        context["weeks"], context["weeks_svg"] = weeks, weeks_svg(weeks)
     return render_region(request, "review/hosts/host.html", "entities", context)
 
 

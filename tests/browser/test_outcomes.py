@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures.browser import artifacts, browser, sign_in  # noqa: F401 - fixtures
-from tests.review.services.test_outcomes import HOST, RETIRED, h, retire, session
+from tests.fixtures.outcomes import HOST, RETIRED, h, retire, session
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -15,7 +14,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def contradicted(ingest, reviewer, settings):
     from lessons.models import Host
     from tests.builders import lesson
-    from tests.review.services.test_outcomes import NS, OTHER, SUBJECT
+    from tests.fixtures.outcomes import NS, OTHER, SUBJECT
 
     settings.OUTCOME_SUPPORT_SESSIONS = 3
     records = [{"type": "host", "name": HOST, "max_active": 8, "budget_enabled": True}]
@@ -30,7 +29,7 @@ def contradicted(ingest, reviewer, settings):
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_outcome_pages_in_a_browser(contradicted, sign_in, live_server, artifacts, width):  # noqa: F811
+def test_outcome_pages_in_a_browser(contradicted, sign_in, live_server, artifacts, width):
     from axe_playwright_python.sync_playwright import Axe
 
     page = sign_in("rita", "rita-pass", width=width)

@@ -9,15 +9,15 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from tests.builders import correction
+from tests.fixtures.outcomes import HOST, OTHER, RETIRED, at, h, retire, session
 from tests.html import inline_text, parse
-from tests.review.services.test_outcomes import HOST, OTHER, RETIRED, at, h, host, retire, session  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def contradicted(host, reviewer, ingest):  # noqa: F811
-    decision = retire(host, reviewer)
+def contradicted(outcome_host, reviewer, ingest):
+    decision = retire(outcome_host, reviewer)
     assert ingest(session(1, hours=1, corrected=True) + session(2, hours=2, corrected=True)).ok
     return decision
 
@@ -34,8 +34,8 @@ def test_the_decision_page_shows_the_outcome_its_evidence_and_the_way_back(contr
     assert link.attrs["href"] == f"/lessons/{HOST}/{h(RETIRED)}/"
 
 
-def test_a_decision_not_judged_yet_says_so_and_an_unknown_one_is_404(host, reviewer, as_viewer):  # noqa: F811
-    decision = retire(host, reviewer)
+def test_a_decision_not_judged_yet_says_so_and_an_unknown_one_is_404(outcome_host, reviewer, as_viewer):
+    decision = retire(outcome_host, reviewer)
     page = parse(as_viewer.get(f"/decisions/{decision.seq}/").content)
     assert page.find("p", data_testid="outcome").text.startswith("Not judged yet")
     assert as_viewer.get("/decisions/999/").status_code == 404
@@ -63,15 +63,15 @@ def test_revisit_lists_the_contradicted_newest_first_with_the_way_back(contradic
     assert cells[3].find("a").attrs["href"] == f"/lessons/{HOST}/{h(RETIRED)}/"
 
 
-def test_revisit_is_empty_and_its_queries_do_not_grow(host, reviewer, as_viewer, ingest):  # noqa: F811
+def test_revisit_is_empty_and_its_queries_do_not_grow(outcome_host, reviewer, as_viewer, ingest):
     page = parse(as_viewer.get("/decisions/revisit/").content)
     assert page.find("p", cls="empty").text.startswith("No contradicted decision")
-    retire(host, reviewer)
+    retire(outcome_host, reviewer)
     assert ingest(session(1, hours=1, corrected=True) + session(2, hours=2, corrected=True)).ok
     with CaptureQueriesContext(connection) as one:
         as_viewer.get("/decisions/revisit/")
     # A second contradicted decision: the other lesson retired, its topic corrected in two sessions.
-    retire(host, reviewer, text=OTHER)
+    retire(outcome_host, reviewer, text=OTHER)
     rows = []
     for n in (3, 4):
         rows += session(n, hours=n, corrected=False, shown=RETIRED)
@@ -92,8 +92,8 @@ def test_revisit_is_empty_and_its_queries_do_not_grow(host, reviewer, as_viewer,
 
 
 def test_calibration_shows_a_reviewer_their_own_and_an_admin_the_team(
-    contradicted, host, reviewer, admin_user, client, ingest
-):  # noqa: F811
+    contradicted, outcome_host, reviewer, admin_user, client, ingest
+):
     """Rita's contradicted retire (February, no reason code); Ada's later retire of the other lesson,
     quiet afterwards: too early. Rita sees hers only; Ada (admin) sees the team's and each reviewer's."""
     from datetime import UTC, datetime
@@ -101,7 +101,7 @@ def test_calibration_shows_a_reviewer_their_own_and_an_admin_the_team(
     from review.services.decisions import lesson_retire
 
     lesson_retire(
-        host=host,
+        host=outcome_host,
         hashes=[h(OTHER)],
         actor=admin_user,
         reason="obsolete",
@@ -110,7 +110,7 @@ def test_calibration_shows_a_reviewer_their_own_and_an_admin_the_team(
     )
     from review.services.outcomes import outcomes_refresh
 
-    outcomes_refresh(host=host)
+    outcomes_refresh(host=outcome_host)
 
     def tables(user):
         client.force_login(user)

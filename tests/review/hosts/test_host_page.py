@@ -9,8 +9,10 @@ from django.urls import reverse
 from review.piles.views import EMPTY_HOST_NO_BUDGET, EMPTY_HOST_NO_BUDGET_HINT
 from tests.html import parse, table_rows
 
-# session, user, permissions (2), the host with its counts, the row count, the page of rows
-HOST_PAGE_MAX_QUERIES = 7  # and the newest restatement marks
+# session, user, permissions (2), the host with its counts, the row count, the page of rows, the newest
+# restatement marks; the host over time (issue 24): its newest exposure and correction, then (with
+# sessions) the weeks' sessions, corrections and decisions
+HOST_PAGE_MAX_QUERIES = 12
 
 
 def host_page(client, user, name: str, query: str = ""):

@@ -8,79 +8,27 @@ import json
 from datetime import UTC, datetime
 from io import StringIO
 
-import pytest
 from django.core.management import call_command
 
-from lessons.core.text import lesson_hash
-from lessons.models import Host, Lesson
+from lessons.models import Lesson
 from review.models import DecisionOutcome
 from review.outcomes.rules import OUTCOMES_VERSION
-from review.services.decisions import lesson_restore, lesson_retire
+from review.services.decisions import lesson_restore
 from review.services.outcomes import outcomes_refresh
-from tests.builders import correction, exposure, lesson
-
-HOST, NS, SUBJECT = "out", "desk.out", "invoice_capture"
-RETIRED = "Copy the `contract_number` character for character; never drop leading zeros."
-OTHER = "Write the `gross_amount` as a bare number with two decimals."
-KEEPER = "Keep the leading zeros of the `contract_number` exactly as printed."
-T = datetime(2026, 2, 1, tzinfo=UTC)  # the retire
-AGAIN = "You dropped the leading zeros of the contract_number again"
-
-
-def at(hours: float) -> str:
-    """The ISO time ``hours`` after T."""
-    return datetime.fromtimestamp(T.timestamp() + hours * 3600, tz=UTC).isoformat().replace("+00:00", "Z")
-
-
-def h(text: str) -> str:
-    return lesson_hash(NS, SUBJECT, text)
-
-
-@pytest.fixture
-def host(ingest, settings):
-    settings.OUTCOME_SUPPORT_SESSIONS = 3
-    records = [{"type": "host", "name": HOST, "max_active": 8, "budget_enabled": True}]
-    for i, text in enumerate((RETIRED, OTHER)):
-        records.append(
-            lesson(host=HOST, namespace=NS, subject=SUBJECT, text=text, created_at=1767225600000 + i)
-        )
-    assert ingest(records).ok
-    return Host.objects.get(name=HOST)
-
-
-def retire(host, reviewer, text=RETIRED):
-    (decision,) = lesson_retire(host=host, hashes=[h(text)], actor=reviewer, reason="restates another", now=T)
-    return decision
-
-
-def session(n: int, *, hours: float, corrected: bool, shown: str = OTHER, turn: bool = False) -> list[dict]:
-    """Session ``s{n}``: shown ``shown`` at ``hours`` after T, then (``corrected``) corrected on the
-    retired lesson's topic a minute later (the turn starting after the exposure when ``turn``)."""
-    rows = [exposure(host=HOST, session=f"s{n}", shown_at=at(hours), lesson=h(shown))]
-    if corrected:
-        rows.append(
-            correction(
-                host=HOST,
-                session=f"s{n}",
-                id=f"c{n}",
-                text=AGAIN,
-                corrected_at=at(hours + 1 / 60),
-                turn_started_at=at(hours + 0.5 / 60) if turn else None,
-            )
-        )
-    return rows
+from tests.builders import lesson
+from tests.fixtures.outcomes import HOST, KEEPER, NS, RETIRED, SUBJECT, T, h, retire, session
 
 
 def stored(decision) -> DecisionOutcome:
     return DecisionOutcome.objects.get(decision=decision)
 
 
-def test_a_retire_corrected_again_in_two_sessions_is_contradicted(host, reviewer, ingest):
-    decision = retire(host, reviewer)
+def test_a_retire_corrected_again_in_two_sessions_is_contradicted(outcome_host, reviewer, ingest):
+    decision = retire(outcome_host, reviewer)
     assert ingest(session(1, hours=1, corrected=True) + session(2, hours=2, corrected=True)).ok
     row = stored(decision)  # the ingest's signal recomputed the host's outcomes
     assert (row.outcome, row.sessions_after, row.version) == ("contradicted", 2, OUTCOMES_VERSION)
-    ids = {c.ext_id: c.id for c in host.corrections.all()}
+    ids = {c.ext_id: c.id for c in outcome_host.corrections.all()}
     assert row.evidence == {
         "corrections": [
             {"id": ids["c1"], "session": "s1", "at_ms": int(T.timestamp() * 1000) + 3_660_000},
@@ -91,8 +39,10 @@ def test_a_retire_corrected_again_in_two_sessions_is_contradicted(host, reviewer
     }
 
 
-def test_a_retire_with_enough_quiet_sessions_is_supported_and_one_too_few_too_early(host, reviewer, ingest):
-    decision = retire(host, reviewer)
+def test_a_retire_with_enough_quiet_sessions_is_supported_and_one_too_few_too_early(
+    outcome_host, reviewer, ingest
+):
+    decision = retire(outcome_host, reviewer)
     assert ingest(session(1, hours=1, corrected=False) + session(2, hours=2, corrected=False)).ok
     assert (stored(decision).outcome, stored(decision).sessions_after) == ("too_early", 2)
     assert stored(decision).evidence["why"] == (
@@ -104,14 +54,14 @@ def test_a_retire_with_enough_quiet_sessions_is_supported_and_one_too_few_too_ea
     assert row.evidence["why"] == "no correction on its topic in the 3 sessions after the retire"
 
 
-def test_sessions_before_the_retire_do_not_count(host, reviewer, ingest):
-    decision = retire(host, reviewer)
+def test_sessions_before_the_retire_do_not_count(outcome_host, reviewer, ingest):
+    decision = retire(outcome_host, reviewer)
     assert ingest(session(1, hours=-5, corrected=True) + session(2, hours=-4, corrected=True)).ok
     assert (stored(decision).outcome, stored(decision).sessions_after) == ("too_early", 0)
 
 
-def test_one_session_corrected_among_many_is_not_yet_a_verdict(host, reviewer, ingest):
-    decision = retire(host, reviewer)
+def test_one_session_corrected_among_many_is_not_yet_a_verdict(outcome_host, reviewer, ingest):
+    decision = retire(outcome_host, reviewer)
     rows = session(1, hours=1, corrected=True)
     for n in range(2, 6):
         rows += session(n, hours=n, corrected=False)
@@ -119,10 +69,10 @@ def test_one_session_corrected_among_many_is_not_yet_a_verdict(host, reviewer, i
     assert (stored(decision).outcome, stored(decision).sessions_after) == ("too_early", 5)
 
 
-def test_a_retire_whose_fact_a_live_lesson_keeps_looks_at_the_kept_lesson(host, reviewer, ingest):
+def test_a_retire_whose_fact_a_live_lesson_keeps_looks_at_the_kept_lesson(outcome_host, reviewer, ingest):
     keeper = lesson(host=HOST, namespace=NS, subject=SUBJECT, text=KEEPER, created_at=1767225600005)
     assert ingest([keeper]).ok
-    decision = retire(host, reviewer)
+    decision = retire(outcome_host, reviewer)
     # The kept lesson is shown, then the agent is corrected on the topic anyway: charged to the keeper.
     rows = session(1, hours=1, corrected=True, shown=KEEPER, turn=True)
     rows += session(2, hours=2, corrected=True, shown=KEEPER, turn=True)
@@ -135,15 +85,15 @@ def test_a_retire_whose_fact_a_live_lesson_keeps_looks_at_the_kept_lesson(host, 
     )
 
 
-def test_a_restore_held_then_regressed(host, reviewer, ingest):
-    retire(host, reviewer)
+def test_a_restore_held_then_regressed(outcome_host, reviewer, ingest):
+    retire(outcome_host, reviewer)
     back = lesson_restore(
         lesson=Lesson.objects.get(hash=h(RETIRED)),
         actor=reviewer,
         reason="needed after all",
         now=datetime(2026, 2, 2, tzinfo=UTC),
     )
-    outcomes_refresh(host=host)
+    outcomes_refresh(host=outcome_host)
     assert stored(back).outcome == "too_early"
     verdict = {"type": "verdict", "host": HOST, "lesson": h(RETIRED), "metric": "field_accuracy"}
     assert ingest([{**verdict, "verdict": "held", "measured_at": "2026-02-03T00:00:00Z"}]).ok
@@ -158,8 +108,8 @@ def test_a_restore_held_then_regressed(host, reviewer, ingest):
     )
 
 
-def test_the_command_computes_every_host_and_the_export_streams_them(host, reviewer, ingest):
-    decision = retire(host, reviewer)
+def test_the_command_computes_every_host_and_the_export_streams_them(outcome_host, reviewer, ingest):
+    decision = retire(outcome_host, reviewer)
     DecisionOutcome.objects.all().delete()
     out = StringIO()
     call_command("outcomes", stdout=out)

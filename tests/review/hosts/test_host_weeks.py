@@ -1,0 +1,74 @@
+"""The host over time (issue 24, Build 2): user corrections per 100 sessions by ISO week, the weeks with
+decisions marked, as a chart and a table on the host page; three queries whatever the weeks."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from lessons.models import Host
+from review.outcomes.host_weeks import Week, host_weeks
+from review.services.decisions import lesson_retire
+from tests.builders import correction, exposure
+from tests.fixtures.outcomes import HOST, OTHER, RETIRED, h
+from tests.html import parse
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def weeks(outcome_host, ingest, reviewer):
+    """Week of 2026-02-02: 2 sessions, 1 correction, the retire; week of 2026-02-09: 1 session, 0."""
+    rows = [
+        exposure(host=HOST, session="a", shown_at="2026-02-03T10:00:00Z", lesson=h(OTHER)),
+        exposure(host=HOST, session="b", shown_at="2026-02-04T10:00:00Z", lesson=h(OTHER)),
+        exposure(host=HOST, session="b", shown_at="2026-02-04T11:00:00Z", lesson=h(RETIRED)),
+        correction(
+            host=HOST,
+            session="b",
+            id="c1",
+            text="wrong gross_amount decimals",
+            corrected_at="2026-02-04T12:00:00Z",
+        ),
+        exposure(host=HOST, session="c", shown_at="2026-02-10T10:00:00Z", lesson=h(OTHER)),
+    ]
+    assert ingest(rows).ok
+    lesson_retire(
+        host=outcome_host,
+        hashes=[h(RETIRED)],
+        actor=reviewer,
+        reason="dup",
+        now=datetime(2026, 2, 5, tzinfo=UTC),
+    )
+    return outcome_host
+
+
+def test_the_weeks_count_sessions_corrections_and_decisions(weeks):
+    found = host_weeks(weeks, weeks=3)
+    assert found == [
+        Week(date(2026, 1, 26), 0, 0, 0),
+        Week(date(2026, 2, 2), 2, 1, 1),
+        Week(date(2026, 2, 9), 1, 0, 0),
+    ]
+    assert [w.per_100 for w in found] == [None, 50.0, 0.0]
+
+
+def test_the_host_page_shows_the_chart_and_the_numbers(weeks, as_viewer):
+    with CaptureQueriesContext(connection) as queries:
+        page = parse(as_viewer.get(f"/hosts/{HOST}/").content)
+    section = page.find("section", id="host-weeks")
+    assert section.find("svg") is not None and len(section.find("svg").find_all("rect", cls="decided")) == 1
+    rows = [[td.text for td in tr.find_all("td")] for tr in section.find("tbody").find_all("tr")]
+    assert rows[-2:] == [["2026-02-02", "2", "1", "50.0", "1"], ["2026-02-09", "1", "0", "0.0", "0"]]
+    assert len(rows) == 26
+    week_queries = [q for q in queries if "lessons_exposure" in q["sql"] or "lessons_correction" in q["sql"]]
+    assert len(week_queries) == 4  # the newest of each, then the weeks of each
+
+
+def test_a_host_without_sessions_says_so(outcome_host, as_viewer):
+    section = parse(as_viewer.get(f"/hosts/{HOST}/").content).find("section", id="host-weeks")
+    assert section.find("p", cls="empty").text.startswith("No session of this host yet")
+    assert Host.objects.filter(name=HOST).exists()
