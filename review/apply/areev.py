@@ -27,6 +27,11 @@ What each decision becomes in areev 1.13.2:
 - ``restore``: the kept fields added again (the same content address, live), then ``forget`` of the
   marker.
 - ``set_budget``: not applied (a budget is the dashboard's); skipped, never acknowledged.
+- after the decisions, the engine's own pending ``loop.lesson_pile/1`` finding on an entity whose pile a
+  retire or an approve of this run resolved (the engine's live lessons there now within the finding's
+  ``max_active``) is dismissed through the binding, its reason naming the reviewers' decisions; a dry
+  run says it would (judging by the dashboard's live count, as nothing was applied). Only pile findings
+  of those entities are touched.
 - any decision on a consolidation a reviewer wrote (``areev_written``): there is no recommendation, so
   the approval is written as areev's loop writes a consolidation (the lesson, then a marker superseding
   each member), a roll back forgets them, a reject changes nothing.
@@ -40,7 +45,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lessons.importers.areev_engine import EngineError, Memory, cal_value, check_memory
+from lessons.core.piles import pile_target
+from lessons.importers.areev_engine import PILE_ANALYZER, EngineError, Memory, cal_value, check_memory
+from lessons.models import Lesson
 from review.models import Action, Decision
 from review.services.acks import AckAlreadyApplied, decision_ack
 
@@ -50,6 +57,13 @@ from .host_lock import host_apply_lock
 ACK_TOKEN = "apply_decisions --areev"
 RETIRED_RELATION = "lesson_retired"
 APPLIED, REFUSED, SKIPPED = "applied", "refused", "skipped"
+DISMISSED = "dismissed"  # an engine's pile finding a run's decisions resolved (not a decision: not counted)
+PILE_RESOLVED = (
+    "pile resolved by the reviewers' decisions {seqs} in Lesson Pile Review "
+    "({live} live, max_active {max_active})"
+)
+FINDING_DISMISSED = "pile finding {short}… on {target} {verb} as {actor}: {reason}"
+SHRINKS = (Action.RETIRE, Action.APPROVE)
 NOT_APPLIED_BUDGET = "a budget is the dashboard's; nothing to apply to the engine"
 MEMBER_NOT_LIVE = "member {short}… is no longer a live lesson in the engine; not applied"
 REC_STATUS = "recommendation {short}… is {status} in the engine, not {wanted}"
@@ -128,7 +142,56 @@ def _apply_pending(
             except AckAlreadyApplied:
                 detail, status = KEPT_APPLIED.format(detail=detail), SKIPPED
         out.append(Applied(decision.seq, decision.action, status, detail))
+    resolving = [a for a in out if a.status == APPLIED and a.action in SHRINKS]
+    if resolving:
+        out += _dismiss_resolved_piles(
+            path, [d for d in decisions if d.seq in {a.seq for a in resolving}], dry_run
+        )
     return out
+
+
+def _dismiss_resolved_piles(path: Path, decisions: list[Decision], dry_run: bool) -> list[Applied]:
+    """Dismiss the engine's pending pile findings on the entities of ``decisions`` (retires and approves
+    this run applied) whose pile they resolved; one ``Applied`` (``DISMISSED``) each."""
+    by_entity: dict[tuple[str, str], list[Decision]] = {}
+    for d in decisions:
+        by_entity.setdefault((d.namespace or "", d.subject or ""), []).append(d)
+    out = []
+    with Memory(Path(path), actor=f"user:{decisions[-1].actor}", read_only=dry_run) as mem:
+        pending = mem.call("recommendations", json.dumps({"status": "pending"}))
+        findings = [r for r in pending if r.get("analyzer") == PILE_ANALYZER]
+        for (namespace, subject), mine in by_entity.items():
+            target = pile_target(namespace, subject)
+            for rec in (r for r in findings if r.get("target_ref") == target):
+                data = rec.get("data") or mem.call("recommendation", rec["hash"]).get("data") or {}
+                max_active = data.get("max_active")
+                live = (
+                    _dashboard_live(mine[0].host, namespace, subject)
+                    if dry_run
+                    else len(_live_heads(mem, namespace, subject))
+                )
+                if not isinstance(max_active, int) or live > max_active:
+                    continue
+                seqs = ", ".join(f"#{d.seq}" for d in mine)
+                reason = PILE_RESOLVED.format(seqs=seqs, live=live, max_active=max_active)
+                if not dry_run:
+                    mem.call("dismiss_recommendation", rec["hash"], reason)
+                detail = FINDING_DISMISSED.format(
+                    short=rec["hash"][:12],
+                    target=target,
+                    verb="would be dismissed" if dry_run else "dismissed",
+                    actor=mem.actor,
+                    reason=reason,
+                )
+                out.append(Applied(mine[-1].seq, "lesson_pile finding", DISMISSED, detail))
+    return out
+
+
+def _dashboard_live(host: str, namespace: str, subject: str) -> int:
+    """The entity's live lessons in the dashboard (a dry run's stand-in for the engine after it)."""
+    return Lesson.objects.filter(
+        host__name=host, namespace=namespace, subject=subject, status=Lesson.Status.LIVE
+    ).count()
 
 
 def _apply(mem: Memory, decision: Decision, *, dry_run: bool) -> str:

@@ -40,15 +40,18 @@ def decide(client, draft: Draft, which: str, reason: str) -> Decision:
     return Decision.objects.order_by("-seq").first()
 
 
-def applied_once(path, decision: Decision, done: str) -> None:
-    """``apply_decisions`` applies ``decision`` (and nothing else) and acknowledges it applied."""
+def applied_once(path, decision: Decision, done: str, *, dismissed: int = 0) -> None:
+    """``apply_decisions`` applies ``decision`` (and nothing else) and acknowledges it applied; an
+    approval that resolves the pile also dismisses the engine's pile finding (``dismissed`` lines)."""
     code, out, err = apply(path)
     assert code == 0, err
     line = f"recommendation {decision.draft_id[:12]}… {done} as user:rita"
-    assert out.splitlines() == [
+    lines = out.splitlines()
+    assert [lines[0], lines[-1]] == [
         f"applied: #{decision.seq} {decision.action}: {line}",
         "1 applied, 0 refused, 0 skipped",
     ]
+    assert [x.split(":")[0] for x in lines[1:-1]] == ["dismissed"] * dismissed
     decision.refresh_from_db()
     assert (decision.ack.status, decision.ack.detail, decision.actor) == ("applied", line, "rita")
 
@@ -93,7 +96,7 @@ def test_a_draft_approved_in_the_dashboard_is_applied_by_areev_and_a_rollback_un
 
     approval = decide(client, draft, "approve", "Five rules say three things; keep one.")
     assert approval.action == "approve_consolidation"
-    applied_once(path, approval, "applied")
+    applied_once(path, approval, "applied", dismissed=1)  # and the pile finding (issue 24, Build 3)
     (live,) = recalled(path)
     assert (live["fields"]["object"], sorted(live["fields"]["consolidates"])) == (draft.text, sorted(hashes))
     assert loop_live(path) == [live["hash"]]

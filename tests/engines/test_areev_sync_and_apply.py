@@ -233,3 +233,48 @@ def test_outcome_rows_are_read_and_those_of_a_recommendation_that_created_no_les
     assert [(o["rec_hash"], o["horizon_ms"]) for o in outcomes] == [(fix["hash"], 86_400_000)]
     code, out, _err = sync(path)
     assert code == 0 and "1 outcome rows, 1 unmapped outcome rows" in out
+
+
+def test_an_approval_that_resolves_the_pile_dismisses_the_engines_pile_finding(memory, reviewer):
+    """Issue 24, Build 3: after apply_decisions applied the consolidation, the engine's pending
+    ``loop.lesson_pile/1`` finding on the entity is dismissed, naming the decision; a dry run says it
+    would; nothing else is dismissed."""
+    path, hashes = memory
+    assert sync(path)[0] == 0
+    draft = Draft.objects.get()
+    approval = draft_approve(draft=draft, actor=reviewer, reason="Five rules say three things; keep one.")
+
+    def pile_findings(status: str) -> list[dict]:
+        db = open_memory(path, "user:reader")
+        rows = json.loads(db.recommendations(json.dumps({"status": status})))
+        del db
+        release()
+        return [r for r in rows if r.get("analyzer") == "loop.lesson_pile/1"]
+
+    (finding,) = pile_findings("pending")
+    code, out, _err = apply(path, "--dry-run")
+    lines = out.splitlines()
+    assert lines[1].startswith(
+        f"dismissed: #{approval.seq} lesson_pile finding: pile finding {finding['hash'][:12]}… "
+    )
+    assert "would be dismissed as user:rita: pile resolved by the reviewers' decisions" in lines[1]
+    assert pile_findings("pending") == [finding]  # the dry run changed nothing
+    code, out, _err = apply(path)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(f"applied: #{approval.seq} approve_consolidation")
+    assert lines[1].startswith(
+        f"dismissed: #{approval.seq} lesson_pile finding: pile finding {finding['hash'][:12]}… "
+    )
+    assert f"decisions #{approval.seq} in Lesson Pile Review" in lines[1]
+    assert lines[-1] == "1 applied, 0 refused, 0 skipped"
+    assert pile_findings("pending") == []
+    assert engine_status(path, finding["hash"]) in ("dismissed", "rejected")
+
+
+def test_a_retire_that_leaves_the_entity_over_budget_dismisses_nothing(memory, reviewer):
+    path, hashes = memory
+    assert sync(path)[0] == 0
+    lesson = Lesson.objects.get(hash=hashes[0])
+    lesson_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason=REASON)
+    code, out, _err = apply(path)
+    assert [line.split(":")[0] for line in out.splitlines()] == ["applied", "1 applied, 0 refused, 0 skipped"]
