@@ -75,7 +75,7 @@ from review.api.schemas import (
     JobOut,
     PilesOut,
 )
-from review.api.selectors import lesson_decisions, lessons_by_hash
+from review.api.selectors import decisions_outcomes, lesson_decisions, lessons_by_hash
 from review.log.selectors import decisions_since
 from review.models import Decision, ImportJob
 from review.request_body import E_EMPTY_BATCH, request_body_read
@@ -322,7 +322,9 @@ def decisions(
     """``{"decisions": [...], "next_since": n, "has_more": bool, "head": {"seq", "hash"}}``: each record
     with its seq, time, actor, action, entity, lesson or draft, reason, evidence and its place in the hash
     chain; ``head`` is the chain head when the page was read, a receipt the host keeps (``{"seq", "hash",
-    "at", "mac"}``, also in the X-Chain-Head-* headers; checked with ``verify_decisions --receipt``)."""
+    "at", "mac"}``, also in the X-Chain-Head-* headers; checked with ``verify_decisions --receipt``);
+    ``outcomes``: the derived outcome of each decision of the page that has one, by seq, outside the
+    hashed records."""
     token = token_for(request, "read")
     hosts = hosts_for(token, host)
     receipt = chain_receipt()  # read before the rows (docs/decisions-verify.md)
@@ -334,6 +336,7 @@ def decisions(
         "next_since": page[-1].seq if page else since,
         "has_more": len(rows) > limit,
         "head": receipt,
+        "outcomes": decisions_outcomes(page),
     }
 
 

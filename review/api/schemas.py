@@ -28,11 +28,25 @@ class ChainHeadOut(Schema):
     mac: str = Field(..., description="the server's seal of seq, hash and at (HMAC-SHA256 hex): a receipt")
 
 
+class OutcomeOut(Schema):
+    outcome: str = Field(..., description='"supported", "contradicted" or "too_early"')
+    sessions_after: int = Field(..., description="the host's sessions with activity after the decision")
+    evidence: dict[str, Any] = Field(..., description="the corrections and verdicts it rests on, and why")
+    computed_at: str = Field(..., description="when it was computed (UTC)")
+
+
 class DecisionsOut(Schema):
     decisions: list[dict[str, Any]]
     next_since: int
     has_more: bool
     head: ChainHeadOut
+    outcomes: dict[str, OutcomeOut] = Field(
+        default_factory=dict,
+        description=(
+            "DERIVED, not part of any hashed record: the outcome of each decision of this page that has "
+            'one, by its seq (docs/decisions.md, "Outcomes"); it changes as new sessions arrive'
+        ),
+    )
 
 
 class PilesOut(Schema):

@@ -8,8 +8,9 @@ from collections.abc import Iterable
 
 from django.db.models import QuerySet
 
+from lessons.core.text import format_datetime
 from lessons.models import Lesson
-from review.models import Decision
+from review.models import Decision, DecisionOutcome
 
 
 def lessons_by_hash(*, lesson_hash: str, hosts: Iterable[str] | None) -> list[Lesson]:
@@ -28,3 +29,19 @@ def lesson_decisions(*, lesson: Lesson) -> QuerySet[Decision]:
         .order_by("seq")
         .only("seq", "at", "action", "actor")
     )
+
+
+def decisions_outcomes(decisions: list[Decision]) -> dict[str, dict]:
+    """The stored outcomes of ``decisions`` (docs/decisions.md, "Outcomes") as the API gives them, by
+    seq (a string key): ``{"outcome", "sessions_after", "evidence", "computed_at"}``. One query."""
+    by_id = {d.id: d.seq for d in decisions}
+    rows = DecisionOutcome.objects.filter(decision_id__in=list(by_id)).order_by("decision_id")
+    return {
+        str(by_id[row.decision_id]): {
+            "outcome": row.outcome,
+            "sessions_after": row.sessions_after,
+            "evidence": row.evidence,
+            "computed_at": format_datetime(row.computed_at),
+        }
+        for row in rows
+    }

@@ -132,3 +132,21 @@ def test_calibration_shows_a_reviewer_their_own_and_an_admin_the_team(
         (admin_user.username, [ada]),
         ("rita", [rita]),
     ]
+
+
+def test_the_api_gives_outcomes_beside_the_hashed_records(contradicted, call, make_token):
+    """Issue 24: ``GET /api/v1/decisions`` carries each decision's outcome in ``outcomes`` by seq,
+    outside the records (whose hash covers only the record); the schema says it is derived."""
+    body = call("get", "/decisions", token=make_token()).json()
+    (record,) = body["decisions"]
+    assert "outcome" not in record
+    got = body["outcomes"][str(contradicted.seq)]
+    assert (got["outcome"], got["sessions_after"]) == ("contradicted", 2)
+    assert got["evidence"]["why"] == "corrected on its topic again in 2 sessions after the retire"
+    assert got["computed_at"].endswith("Z")
+
+
+def test_the_openapi_schema_says_outcomes_are_derived(client, db):
+    schema = client.get("/api/v1/openapi.json").json()
+    described = schema["components"]["schemas"]["DecisionsOut"]["properties"]["outcomes"]["description"]
+    assert described.startswith("DERIVED, not part of any hashed record")
