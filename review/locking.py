@@ -28,6 +28,8 @@ from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
 
+from review.web.paths import API_PREFIX
+
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 RETRY_AFTER_SECONDS = 5
 # PostgreSQL SQLSTATEs: lock_not_available (lock_timeout), deadlock_detected, serialization_failure
@@ -59,7 +61,7 @@ def is_lock_timeout(exc: BaseException | None) -> bool:
 
 def busy_response(request: HttpRequest) -> HttpResponse:
     """The 503 answer (with ``Retry-After``) to ``request`` that gave up waiting for a lock."""
-    if request.path.startswith("/api/"):
+    if request.path.startswith(API_PREFIX):
         body = {"error": E_BUSY, "details": [E_BUSY_DETAIL.format(seconds=RETRY_AFTER_SECONDS)]}
         response: HttpResponse = JsonResponse(body, status=503)
     elif request.headers.get("HX-Request"):

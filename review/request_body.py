@@ -26,8 +26,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from lessons.importers.zipped import MAX_ZIP_BYTES
-
-API_PREFIX = "/api/"
+from review.web.paths import API_PREFIX
 
 E_EMPTY_BATCH = "empty batch: the body holds no records; nothing was written"
 E_LENGTH_REQUIRED = "Content-Length required"

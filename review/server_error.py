@@ -19,8 +19,8 @@ from django.views import defaults
 
 from lessons.services.disk import disk_full
 from review.locking import busy_response, is_lock_timeout
+from review.web.paths import API_PREFIX
 
-API_PREFIX = "/api/"
 E_SERVER = "internal error"
 E_SERVER_DETAIL = "the server failed; nothing was written"
 E_DISK_FULL = "disk full"

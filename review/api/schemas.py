@@ -44,7 +44,8 @@ class DecisionsOut(Schema):
         default_factory=dict,
         description=(
             "DERIVED, not part of any hashed record: the outcome of each decision of this page that has "
-            'one, by its seq (docs/decisions.md, "Outcomes"); it changes as new sessions arrive'
+            "one, by its seq (did the decision help: supported, contradicted or too early); it changes as "
+            "new sessions arrive"
         ),
     )
 

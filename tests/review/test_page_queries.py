@@ -20,9 +20,10 @@ WEEK = timedelta(weeks=1)
 # query (review.backends.RoleBackend).
 PILE_QUERIES = 10  # with the pile's claim (review.services.claims), its stored facts and its marks
 LESSON_QUERIES = 13  # with the undo of the latest retire; the key's versions read once (review/lessons)
-HOST_QUERIES = 7  # with the newest restatement marks (review.hosts.marks)
+HOST_QUERIES = 9  # with the newest restatement marks (review.hosts.marks) and, over time, the newest
+# exposure and correction (no session here: no weeks to read; review.outcomes.host_weeks)
 HOSTS_QUERIES = 4
-LOG_QUERIES = 10  # host and actor choices, the page, the bounded count, three for the chart
+LOG_QUERIES = 9  # actor choices (the host is typed: issue 25), the page, the bounded count, the chart
 PILE = "/pile/?host=qa-host&namespace=qa&subject=orders"
 
 

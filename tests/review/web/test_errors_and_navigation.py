@@ -71,12 +71,12 @@ def nav_links(client, user) -> list[str]:
 def test_admins_see_import_and_admin_in_the_navigation(client, admin_user):
     admin_user.is_staff = True  # as manage.py demo creates the admin role
     admin_user.save(update_fields=["is_staff"])
-    assert nav_links(client, admin_user) == ["Piles", "Hosts", "Decisions", "Import", "Admin"]
+    assert nav_links(client, admin_user) == ["Piles", "Hosts", "Decisions", "Revisit", "Import", "Admin"]
 
 
 @pytest.mark.parametrize("persona", ["viewer", "reviewer"])
 def test_viewers_and_reviewers_see_the_three_pages(client, persona, request):
-    assert nav_links(client, request.getfixturevalue(persona)) == ["Piles", "Hosts", "Decisions"]
+    assert nav_links(client, request.getfixturevalue(persona)) == ["Piles", "Hosts", "Decisions", "Revisit"]
 
 
 def test_everyone_signed_in_finds_the_api_in_the_footer(client, viewer):
