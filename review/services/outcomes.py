@@ -37,11 +37,13 @@ JUDGED = (Action.RETIRE, Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
 WRITE_BATCH = 500
 
 
-def _session_ends(host: Host) -> list[int]:
-    """The epoch ms of each session's last activity (exposure or correction) on ``host``, sorted."""
+def _session_ends(host: Host, since_ms: int) -> list[int]:
+    """The epoch ms of the last activity (exposure or correction) of each session of ``host`` active
+    after ``since_ms``, sorted: only the host's activity after its oldest judged decision is read."""
     last: dict[str, int] = {}
     for model, field in ((Exposure, "shown_at"), (Correction, "corrected_at")):
-        rows = model.objects.filter(host=host).values("session").annotate(last=Max(field))
+        after = model.objects.filter(host=host, **{f"{field}__gt": from_ms(since_ms)})
+        rows = after.values("session").annotate(last=Max(field))
         for row in rows.values_list("session", "last"):
             ms = to_ms(row[1])
             if ms > last.get(row[0], -1):
@@ -87,7 +89,7 @@ def host_outcomes(*, host: Host, decisions: Iterable[Decision]) -> dict[int, Out
     if not decisions:
         return {}
     since = min(to_ms(d.at) for d in decisions)
-    ends = _session_ends(host)
+    ends = _session_ends(host, since)
     corrections = _corrections_after(host, since)
     hashes = {h for d in decisions for h in (d.lesson_hash, d.created_hash) if h}
     draft_ids = {d.draft_id for d in decisions if d.action == Action.ROLLBACK and d.draft_id}
