@@ -86,13 +86,22 @@ def test_a_reviewer_writes_a_consolidation_with_a_live_matrix_and_another_approv
     page.set_viewport_size({"width": 1280, "height": 800})
     page.screenshot(path=str(artifacts / "write_1280.png"), full_page=True)
 
-    # Submitting without the waiver is refused, the text kept; with it, a draft written by rita.
-    page.click("[data-testid=write-submit]")
+    # Submitting without the waiver is refused, the text kept; with it, a draft written by rita. The
+    # matrix's last refresh is let finish first: a swap landing on the click could swallow the submit.
+    page.wait_for_load_state("networkidle")
+    page.fill("#waive-at", "")  # again: a late matrix swap may bring back the reason typed earlier
+    page.wait_for_load_state("networkidle")
+    member = page.locator(f"[data-testid=choose-{pile[1][:8]}]")
+    assert member.is_checked() and page.input_value("#waive-at") == ""
+    with page.expect_response(lambda r: r.request.method == "POST" and "/pile/write/?" in r.url) as posted:
+        page.click("[data-testid=write-submit]")
+    assert "members=" + pile[1] in (posted.value.request.post_data or ""), posted.value.request.post_data
     page.wait_for_selector("[data-testid=write-errors]")
     assert "The text drops the anchor `at`" in page.inner_text("[data-testid=write-errors]")
     assert page.input_value("#id_text") == TEXT
     assert not Draft.objects.exists()
     page.fill("#waive-at", "The alias suffix is in the style guide now.")
+    page.wait_for_load_state("networkidle")
     page.press("#waive-at", "Control+Enter")  # submits, as on every form (docs/reviewing.md, "Keyboard")
     page.wait_for_url("**/drafts/wh/written-*/")
     assert page.inner_text("[data-testid=draft-origin]") == ORIGIN_REVIEWER
