@@ -160,7 +160,12 @@
       toggleAll(form, groupBoxes(form, row));
       return true;
     },
-    o: function (form, row) { return clickIn(form, row && headOf(form, row), "[data-keep-one]"); },
+    o: function (form, row) {
+      if (clickIn(form, row && headOf(form, row), "[data-keep-one]")) return true;
+      if (!form || !row) return false;
+      say(ALONE); // a rule alone in its fact: nothing to keep one of, and the reader is told so
+      return true;
+    },
     m: function (form, row) { return clickIn(form, row && headOf(form, row), "[data-merge]"); },
     s: function (form, row) { return clickIn(form, row, "[data-split]"); },
     f: function (form) { return clickIn(form, form, "[data-resolve]"); },
@@ -260,6 +265,19 @@
     if (!el) el = region;
     if (!el.matches("a[href], input, select, textarea, button")) el.setAttribute("tabindex", "-1");
     el.focus();
+  }
+
+  // What `o` says on a member that states its fact alone (issue 23, newcomer item 8).
+  var ALONE = "This rule is the only one of its fact: there is nothing to keep one of.";
+
+  // One sentence read out through the live region (and shown under the selection count).
+  function say(text) {
+    var out = document.getElementById("announcer");
+    var shown = document.querySelector("[data-keyboard-said]");
+    if (shown) shown.textContent = text;
+    if (!out) return;
+    out.textContent = "";
+    setTimeout(function () { out.textContent = text; }, 50);
   }
 
   // Only the notice is read out, through one live region outside every swapped region (base.html).

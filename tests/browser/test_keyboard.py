@@ -289,3 +289,19 @@ def test_a_restore_with_nothing_selected_focuses_its_error_in_view(group_pile, r
     assert settled(page, "el => el.innerText", RESTORE_REQUIRED) == RESTORE_REQUIRED
     assert focus_in_view(page)
     assert list(Decision.objects.values_list("action", flat=True)) == ["retire"]
+
+
+def test_keep_one_on_a_rule_alone_in_its_fact_says_so(group_pile, reviewer, sign_in):  # noqa: F811
+    """Issue 23, newcomer item 8: ``o`` on a member that states its fact alone selected nothing,
+    silently; it now says why, read out and shown under the selection count."""
+    first, second, kept, other = group_pile
+    page = sign_in("rita", "rita-pass")
+    page.goto(page.url + f"pile/?host={HOST}&namespace=kb&subject=intake")
+    alone = "This rule is the only one of its fact: there is nothing to keep one of."
+    for _ in range(4):
+        page.keyboard.press("j")
+    assert settled(page, "el => el.value", other) == other  # the date-of-loss rule, a fact of its own
+    page.keyboard.press("o")
+    page.wait_for_function("t => document.getElementById('announcer').textContent === t", arg=alone)
+    assert page.inner_text("[data-keyboard-said]") == alone
+    assert page.eval_on_selector_all("input[name=members]:checked", "els => els.length") == 0
