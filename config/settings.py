@@ -16,6 +16,24 @@ SIGNIN_FAILURES_PER_ADDRESS  failed sign-ins from one client address (any userna
 TRUSTED_PROXY_COUNT  how many proxies in front append to X-Forwarded-For (default 0: the client address is
               REMOTE_ADDR); with N, the N-th address from the right is the client's
 HSTS_INCLUDE_SUBDOMAINS  1 to extend HSTS to every subdomain (default 0: only when you own them all)
+CSRF_TRUSTED_ORIGINS  comma-separated origins (scheme and host) trusted for signed forms behind a proxy
+              (default none)
+CONN_MAX_AGE  seconds a server process keeps its database connection (default 60 on PostgreSQL, 0 on SQLite)
+SESSION_FILE_PATH  folder of the sign-in sessions on SQLite (default: "sessions" beside the database file)
+LOG_LEVEL     the root logger's level (default WARNING)
+WEB_LOCK_TIMEOUT_SECONDS  how long a web write waits for another writer before 503 + Retry-After (default 3)
+INGEST_BACKGROUND_BYTES  an API ingest body at least this large becomes a background job (default 1 MiB)
+IMPORT_BACKGROUND_BYTES  an uploaded import at least this large becomes a background job (default 1 MiB)
+INGEST_SLICE_MS  on SQLite, a background ingest commits in slices of about this many ms (default 1000)
+RECURRENCE_BACKGROUND_KEYS  a web decision whose recurrence refresh touches more lesson keys than this is
+              recounted by a background job (default 100)
+FACTS_DEFER_LESSONS  an ingest of this many lessons or more leaves the facts' encoding to the worker
+              (default 2000; docs/piles-and-recurrence.md, "Facts")
+OUTCOME_SUPPORT_SESSIONS  sessions after a retire with no correction on its topic that make it
+              "supported" (default 20; docs/decisions.md, "Outcomes")
+JOBS_STALE_SECONDS  a running job silent this long is queued again by a worker (default 300)
+JOBS_KEEP_DAYS  days a finished job's row is kept (default 30)
+IMPORT_DRY_RUN_KEEP_SECONDS  seconds an upload's dry-run zip is kept for "Import this zip now" (default 3600)
 """
 
 import os

@@ -349,3 +349,15 @@ def test_the_keyboard_table_of_reviewing_md_lists_the_keys_of_the_shortcuts_dial
     ]
     assert documented == shown
     assert shown[0] == ["j", "k"] and shown[-1] == ["?"]
+
+
+def test_the_settings_docstring_names_every_environment_variable_the_settings_read():
+    """config/settings.py's docstring is the list of what an operator can set (issue 23, item 8)."""
+    import config.settings as settings_module
+
+    source = Path(settings_module.__file__).read_text()
+    read = set(re.findall(r'(?:env_(?:bool|int|list)|os\.environ\.get)\("([A-Z_]+)"', source))
+    documented = set(re.findall(r"^([A-Z_]+) ", settings_module.__doc__, re.M))
+    assert read - documented == set()
+    assert documented - read == set()
+    assert len(read) == 25
