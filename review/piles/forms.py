@@ -7,7 +7,7 @@ from __future__ import annotations
 from django import forms
 
 from review.web.forms import PILE_VERSION_MISSING, ReasonForm, ReasonTextForm
-from review.web.widgets import HostSearch
+from review.web.widgets import HostSearch, LeanSelect
 
 # Error texts the page tests assert.
 UNKNOWN_HOST = "There is no host named '%(host)s'."
@@ -106,10 +106,12 @@ class MergeForm(ReasonTextForm):
 
     fact = forms.ChoiceField(
         label="This fact",
+        widget=LeanSelect,
         error_messages={"required": FACT_REQUIRED, "invalid_choice": FACT_GONE},
     )
     other = forms.ChoiceField(
         label="is the same fact as",
+        widget=LeanSelect,
         error_messages={"required": FACT_REQUIRED, "invalid_choice": FACT_GONE},
     )
 
@@ -136,6 +138,7 @@ class SplitForm(ReasonTextForm):
 
     member = forms.ChoiceField(
         label="Rule to take out",
+        widget=LeanSelect,
         error_messages={"required": MEMBER_TO_TAKE_OUT_REQUIRED, "invalid_choice": MEMBER_NOT_IN_A_GROUP},
     )
 

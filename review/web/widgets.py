@@ -24,30 +24,30 @@ def _attrs(attrs: dict) -> SafeString:
     )
 
 
-def _option_attrs(attrs: dict) -> str:
-    # An option's attributes are almost always none or ``selected`` alone: those without format_html.
-    if not attrs:
-        return ""
-    if attrs == {"selected": True}:
-        return " selected"
-    return _attrs(attrs)
-
-
 class LeanSelect(forms.Select):
     """``forms.Select`` giving byte for byte the HTML of Django's ``select.html`` and ``select_option.html``
     (an option a line, each followed by an empty line), built in one pass. Grouped choices fall back to
     the templates."""
 
     def render(self, name, value, attrs=None, renderer=None) -> SafeString:
-        widget = self.get_context(name, value, attrs)["widget"]
-        if any(group_name for group_name, _options, _index in widget["optgroups"]):
+        choices = [(("" if v is None else v), label) for v, label in self.choices]
+        if self.option_inherits_attrs or any(isinstance(label, list | tuple) for _v, label in choices):
             return super().render(name, value, attrs, renderer)
-        options = [
-            f'\n  <option value="{escape(str(option["value"]))}"{_option_attrs(option["attrs"])}>'
-            f"{conditional_escape(option['label'])}</option>\n"
-            for _group, group_options, _index in widget["optgroups"]
-            for option in group_options
-        ]
+        # Django's optgroups() builds a dict per option (1.7 ms for 200 options): the same choice of
+        # "selected" here, read straight from the choices.
+        widget = forms.Widget.get_context(self, name, value, attrs)["widget"]
+        if self.allow_multiple_selected:
+            widget["attrs"]["multiple"] = True
+        chosen = widget["value"]
+        options = []
+        has_selected = False
+        for option_value, label in choices:
+            selected = (not has_selected or self.allow_multiple_selected) and str(option_value) in chosen
+            has_selected |= selected
+            options.append(
+                f'\n  <option value="{escape(str(option_value))}"{" selected" if selected else ""}>'
+                f"{conditional_escape(label)}</option>\n"
+            )
         head = format_html('<select name="{}"{}>', widget["name"], _attrs(widget["attrs"]))
         return mark_safe(head + "".join(options) + "\n</select>")  # noqa: S308 - every value is escaped
 

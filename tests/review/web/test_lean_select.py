@@ -29,3 +29,13 @@ def test_lean_select_marks_the_chosen_option_and_escapes_the_labels():
 def test_grouped_choices_render_through_the_templates():
     grouped = [("G<", [("a", "A")]), ("b", "B")]
     assert LeanSelect(choices=grouped).render("h", "a") == forms.Select(choices=grouped).render("h", "a")
+
+
+@pytest.mark.parametrize("value", ["", "a", None])
+def test_a_none_choice_and_a_repeated_value_render_as_django_renders_them(value):
+    """A ``None`` choice is the empty value; of two options with the chosen value only the first is
+    selected (Django's rule for a single select)."""
+    choices = [(None, "none"), ("a", "first a"), ("a", "second a")]
+    lean = LeanSelect(choices=choices).render("f", value, {"id": "id_f"})
+    assert lean == forms.Select(choices=choices).render("f", value, {"id": "id_f"})
+    assert lean.count(" selected") == 1
