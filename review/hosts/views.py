@@ -146,8 +146,7 @@ def host_budget(request: HttpRequest, name: str) -> HttpResponse:
         context["preview_links"] = _preview_links(host, context["preview"])
         context["reason_written"] = bool(form.cleaned_data["reason"].strip())
     if "save" not in request.POST:
-        template = f"{BUDGET_TEMPLATE}#preview" if request.htmx else BUDGET_TEMPLATE
-        return render(request, template, context)
+        return render_region(request, BUDGET_TEMPLATE, "preview", context)
     if valid:
         try:
             decision = host_set_budget(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
@@ -22,6 +21,7 @@ from review.log.selectors import decisions_log, reason_codes_by_week, reason_cod
 from review.log.tables import DecisionTable
 from review.roles import PERM_VIEW_DECISIONS
 from review.services.chain_head import chain_head_stamp, chain_receipt
+from review.web.htmx import render_region
 from review.web.paging import BoundedPaginator, PageSizeConfig
 
 PER_PAGE = 50
@@ -65,8 +65,7 @@ def decision_log(request: HttpRequest) -> HttpResponse:
         "chart": _chart(log_filter, decisions),
         "export_query": _filter_query(request),
     }
-    template = "review/log/decisions.html#log" if request.htmx else "review/log/decisions.html"
-    return render(request, template, context)
+    return render_region(request, "review/log/decisions.html", "log", context)
 
 
 def _chart(log_filter, decisions):

@@ -127,6 +127,7 @@ def test_an_htmx_preview_returns_only_the_preview_region(client, admin_user, cor
     assert html.lstrip().startswith('<section id="budget-preview"')
     assert "<html" not in html
     assert '<dd data-testid="over-after">1</dd>' in html
+    assert "HX-Request" in response["Vary"]
 
 
 @pytest.mark.parametrize(

@@ -126,6 +126,19 @@ def test_an_htmx_request_gets_only_the_log_region(client, viewer, log):
     assert "<html" not in html
     assert html.lstrip().startswith('<section id="decision-log" data-region')
     assert row_seqs(html) == [2, 1]
+    assert "HX-Request" in response["Vary"]
+
+
+def test_a_history_restore_gets_the_whole_log_page(client, viewer, log):
+    """The back button after the browser's cache lost the page asks with HX-History-Restore-Request:
+    it gets the whole page (review/web/htmx.py), not the region alone."""
+    client.force_login(viewer)
+    headers = {"HX-Request": "true", "HX-History-Restore-Request": "true"}
+    response = client.get("/decisions/?host=beta", headers=headers)
+    html = response.content.decode()
+    assert html.lstrip().startswith("<!doctype html>")
+    assert row_seqs(html) == [2, 1]
+    assert "HX-Request" in response["Vary"]
 
 
 def test_rows_link_to_the_lesson_and_the_pile(client, viewer, log):
