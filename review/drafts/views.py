@@ -24,14 +24,16 @@ from lessons.services.principals import draft_names_user
 from review.drafts.forms import ApproveForm, RejectForm, RollbackForm
 from review.drafts.selectors import GATE_NOT_RUN_LABEL, DraftDetail
 from review.roles import PERM_DECIDE, PERM_VIEW_DRAFT
-from review.services.common import DecisionRefused, NotAllowed, StalePile
+from review.services.common import DecisionRefused, StalePile
 from review.services.consolidation import (
     CONSOLIDATION_EXISTS,
     consolidation_rollback,
     draft_approve,
     draft_reject,
 )
-from review.web.htmx import render_problem, render_region, wants_region
+from review.web.decide import decide
+from review.web.format import hash8
+from review.web.htmx import render_region, wants_region
 from review.web.lookups import get_draft_or_404, shows_not_found
 
 TEMPLATE = "review/drafts/draft.html"
@@ -149,8 +151,6 @@ def draft(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
 
 def _refused(request, host, draft_id, exc: DecisionRefused, *, which: str, form, fresh_form_class):
     """Re-render after a refusal: the fresh state (nothing was written), the typed reason kept."""
-    if isinstance(exc, NotAllowed):
-        return render_problem(request, title="Not allowed", message=str(exc), status=403)
     fresh = get_draft_or_404(host, draft_id)
     kept = {k: form.cleaned_data.get(k) or "" for k in ("reason", "reason_code")}
     initial = {**kept, "pile_version": fresh.version} if fresh_form_class is not RejectForm else kept
@@ -183,13 +183,16 @@ def _decide(
     """
     detail = get_draft_or_404(host, draft_id)
     form = form_class(request.POST)
-    if not form.is_valid():
-        return _invalid(request, detail, which=which, form=form)
-    try:
-        decision = act(detail, form.cleaned_data)
-    except DecisionRefused as exc:
-        return _refused(request, host, draft_id, exc, which=which, form=form, fresh_form_class=form_class)
-    return _done(request, host, draft_id, notice(detail, decision))
+    return decide(
+        request,
+        form,
+        act=lambda data: act(detail, data),
+        invalid=lambda form: _invalid(request, detail, which=which, form=form),
+        refused=lambda exc: _refused(
+            request, host, draft_id, exc, which=which, form=form, fresh_form_class=form_class
+        ),
+        done=lambda decision: _done(request, host, draft_id, notice(detail, decision)),
+    )
 
 
 @require_POST
@@ -212,7 +215,7 @@ def draft_approve_view(request: HttpRequest, host: str, draft_id: str) -> HttpRe
     def notice(detail, decision):
         n = len(detail.draft.supersedes)
         return APPROVED_NOTICE.format(
-            draft=draft_id, short=decision.created_hash[:8], n=n, s="" if n == 1 else "s", seq=decision.seq
+            draft=draft_id, short=hash8(decision.created_hash), n=n, s="" if n == 1 else "s", seq=decision.seq
         )
 
     return _decide(request, host, draft_id, which="approve", form_class=ApproveForm, act=act, notice=notice)
@@ -252,9 +255,7 @@ def draft_rollback_view(request: HttpRequest, host: str, draft_id: str) -> HttpR
         )
 
     def notice(detail, decision):
-        return ROLLED_BACK_NOTICE.format(
-            draft=draft_id, short=(decision.lesson_hash or "")[:8], seq=decision.seq
-        )
+        return ROLLED_BACK_NOTICE.format(draft=draft_id, short=hash8(decision.lesson_hash), seq=decision.seq)
 
     return _decide(request, host, draft_id, which="rollback", form_class=RollbackForm, act=act, notice=notice)
 

@@ -19,10 +19,12 @@ from review.lessons import selectors
 from review.lessons.forms import RestoreForm, RetireLessonForm
 from review.models import Action
 from review.roles import PERM_DECIDE, PERM_VIEW
-from review.services.common import DecisionRefused, NotAllowed, StalePile
+from review.services.common import DecisionRefused, StalePile
 from review.services.decisions import lesson_restore, lesson_retire
+from review.web.decide import decide
+from review.web.format import hash8
 from review.web.forms import undo_offer
-from review.web.htmx import render_problem, render_region
+from review.web.htmx import render_region
 from review.web.lookups import get_lesson_or_404, shows_not_found
 
 TEMPLATE = "review/lessons/lesson.html"
@@ -71,7 +73,7 @@ def _retired_notice(request: HttpRequest, detail: selectors.LessonDetail, can_re
         reason=latest.reason,
         version=detail.version,
     )
-    return {"notice": RETIRED_NOTICE.format(short=lesson.hash[:8], seq=latest.seq), "undo": undo}
+    return {"notice": RETIRED_NOTICE.format(short=hash8(lesson.hash), seq=latest.seq), "undo": undo}
 
 
 @require_GET
@@ -93,23 +95,31 @@ def lesson_restore_view(request: HttpRequest, host: str, lesson_hash: str) -> Ht
     when the entity changed since the page was loaded), nothing written.
     """
     detail = get_lesson_or_404(host, lesson_hash)
-    form = RestoreForm(request.POST)
-    if not form.is_valid():
-        return render_region(request, TEMPLATE, "lesson", _context(request, detail, form), status=422)
-    try:
-        decision = lesson_restore(
+
+    def act(data: dict):
+        return lesson_restore(
             lesson=detail.lesson,
             actor=request.user,
-            reason=form.cleaned_data["reason"],
-            reason_code=form.cleaned_data["reason_code"],
-            pile_version=form.cleaned_data["pile_version"],
+            reason=data["reason"],
+            reason_code=data["reason_code"],
+            pile_version=data["pile_version"],
         )
-    except NotAllowed as exc:
-        return render_problem(request, title="Not allowed", message=str(exc), status=403)
-    except DecisionRefused as exc:
-        return _refused(request, host, lesson_hash, exc, form, retire=False)
-    messages.success(request, RESTORED_NOTICE.format(short=lesson_hash[:8], seq=decision.seq))
-    return redirect("review:lesson", host=host, lesson_hash=lesson_hash)
+
+    def done(decision) -> HttpResponse:
+        messages.success(request, RESTORED_NOTICE.format(short=hash8(lesson_hash), seq=decision.seq))
+        return redirect("review:lesson", host=host, lesson_hash=lesson_hash)
+
+    form = RestoreForm(request.POST)
+    return decide(
+        request,
+        form,
+        act=act,
+        invalid=lambda form: render_region(
+            request, TEMPLATE, "lesson", _context(request, detail, form), status=422
+        ),
+        refused=lambda exc: _refused(request, host, lesson_hash, exc, form, retire=False),
+        done=done,
+    )
 
 
 @require_POST
@@ -123,28 +133,38 @@ def lesson_retire_view(request: HttpRequest, host: str, lesson_hash: str) -> Htt
     Issue 12, finding 7; docs/decisions.md, "The actions" (``retire``).
     """
     detail = get_lesson_or_404(host, lesson_hash)
-    form = RetireLessonForm(request.POST)
-    if not form.is_valid():
-        context = _context(request, detail, None, retire_form=form)
-        return render_region(request, TEMPLATE, "lesson", context, status=422)
     lesson = detail.lesson
-    try:
+
+    def act(data: dict):
         (decision,) = lesson_retire(
             host=lesson.host,
             namespace=lesson.namespace,
             subject=lesson.subject,
             hashes=[lesson.hash],
             actor=request.user,
-            reason=form.cleaned_data["reason"],
-            reason_code=form.cleaned_data["reason_code"],
-            pile_version=form.cleaned_data["pile_version"],
+            reason=data["reason"],
+            reason_code=data["reason_code"],
+            pile_version=data["pile_version"],
         )
-    except NotAllowed as exc:
-        return render_problem(request, title="Not allowed", message=str(exc), status=403)
-    except DecisionRefused as exc:
-        return _refused(request, host, lesson_hash, exc, form, retire=True)
-    url = reverse("review:lesson", args=[host, lesson_hash])
-    return redirect(f"{url}?retired={decision.seq}")
+        return decision
+
+    def invalid(form) -> HttpResponse:
+        context = _context(request, detail, None, retire_form=form)
+        return render_region(request, TEMPLATE, "lesson", context, status=422)
+
+    def done(decision) -> HttpResponse:
+        url = reverse("review:lesson", args=[host, lesson_hash])
+        return redirect(f"{url}?retired={decision.seq}")
+
+    form = RetireLessonForm(request.POST)
+    return decide(
+        request,
+        form,
+        act=act,
+        invalid=invalid,
+        refused=lambda exc: _refused(request, host, lesson_hash, exc, form, retire=True),
+        done=done,
+    )
 
 
 def _refused(request: HttpRequest, host: str, lesson_hash: str, exc: DecisionRefused, form, *, retire: bool):

@@ -14,10 +14,11 @@ from review.models import ReasonCode
 from review.piles.facts import mark_forms, resolve_context
 from review.piles.views import PILE_TEMPLATE, SHOW_PILE_TOP, pile_context, pile_done, retire_form
 from review.roles import PERM_DECIDE
-from review.services.common import DecisionRefused, NotAllowed
+from review.services.common import DecisionRefused
 from review.services.restatements import fact_split, facts_merge
+from review.web.decide import decide
 from review.web.format import hash8
-from review.web.htmx import render_problem, render_region
+from review.web.htmx import render_region
 from review.web.lookups import get_entity_or_404, shows_not_found
 
 # Restatement marks (issue 22, Build 2): not decisions, so the notices say nothing was decided.
@@ -77,22 +78,29 @@ def pile_mark(request: HttpRequest) -> HttpResponse:
     # Only the submitted form shows its errors; the other starts fresh.
     other = "split" if action == "merge" else "merge"
     forms[f"{other}_form"] = mark_forms(detail)[f"{other}_form"]
-    if not form.is_valid():
-        context = pile_context(request, detail, retire_form(detail), **forms)
-        return render_region(request, PILE_TEMPLATE, "pile", context, status=422)
-    data = form.cleaned_data
-    try:
+
+    def act(data: dict) -> str:
         if action == "merge":
             fact, with_fact = detail.fact_named(data["fact"]), detail.fact_named(data["other"])
             facts_merge(host=host, fact=fact, other=with_fact, actor=request.user, reason=data["reason"])
-            notice = MERGED_NOTICE.format(a=detail.label_of(fact.name), b=detail.label_of(with_fact.name))
-        else:
-            fact = detail.fact_of(data["member"])
-            fact_split(host=host, fact=fact, member=data["member"], actor=request.user, reason=data["reason"])
-            notice = SPLIT_NOTICE.format(member=hash8(data["member"]), label=detail.label_of(fact.name))
-    except NotAllowed as exc:
-        return render_problem(request, title="Not allowed", message=str(exc), status=403)
-    except DecisionRefused as exc:
+            return MERGED_NOTICE.format(a=detail.label_of(fact.name), b=detail.label_of(with_fact.name))
+        fact = detail.fact_of(data["member"])
+        fact_split(host=host, fact=fact, member=data["member"], actor=request.user, reason=data["reason"])
+        return SPLIT_NOTICE.format(member=hash8(data["member"]), label=detail.label_of(fact.name))
+
+    def invalid(_form) -> HttpResponse:
+        context = pile_context(request, detail, retire_form(detail), **forms)
+        return render_region(request, PILE_TEMPLATE, "pile", context, status=422)
+
+    def refused(exc: DecisionRefused) -> HttpResponse:
         context = pile_context(request, detail, retire_form(detail), refusal=str(exc), **forms)
         return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=422), SHOW_PILE_TOP)
-    return pile_done(request, detail, notice)
+
+    return decide(
+        request,
+        form,
+        act=act,
+        invalid=invalid,
+        refused=refused,
+        done=lambda notice: pile_done(request, detail, notice),
+    )

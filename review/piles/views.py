@@ -30,8 +30,9 @@ from review.roles import PERM_CLAIM, PERM_DECIDE, PERM_VIEW
 from review.services.claims import CLAIM_MINUTES, pile_claim, pile_claim_release, pile_claim_renew
 from review.services.common import DecisionRefused, NotAllowed, StalePile
 from review.services.decisions import lesson_retire, lessons_restore
+from review.web.decide import decide, not_allowed
 from review.web.forms import undo_offer
-from review.web.htmx import render_problem, render_region, wants_region
+from review.web.htmx import render_region, wants_region
 from review.web.links import pile_href
 from review.web.lookups import get_entity_or_404, shows_not_found
 from review.web.paging import keyset_links, page_number, page_size
@@ -238,12 +239,9 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
     service says the user may not decide. The htmx config in base.html swaps 400/409/422 responses.
     """
     host, detail = get_entity_or_404(request.GET)
-    form = RetireForm(request.POST, hashes=_all_hashes(detail))
-    if not form.is_valid():
-        return render_region(request, PILE_TEMPLATE, "pile", pile_context(request, detail, form), status=422)
-    data = form.cleaned_data
-    try:
-        decisions = lesson_retire(
+
+    def act(data: dict):
+        return lesson_retire(
             host=host,
             namespace=detail.namespace,
             subject=detail.subject,
@@ -253,27 +251,35 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
             reason_code=data["reason_code"],
             pile_version=data["pile_version"],
         )
-    except StalePile as exc:
-        return _refused_fresh(request, data, exc, restoring=False)
-    except NotAllowed as exc:
-        return render_problem(request, title="Not allowed", message=str(exc), status=403)
-    except DecisionRefused as exc:
+
+    def invalid(form) -> HttpResponse:
+        return render_region(request, PILE_TEMPLATE, "pile", pile_context(request, detail, form), status=422)
+
+    def refused(exc: DecisionRefused) -> HttpResponse:
+        if isinstance(exc, StalePile):
+            return _refused_fresh(request, form.cleaned_data, exc, restoring=False)
         context = pile_context(request, detail, form, refusal=str(exc))
         return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=422), SHOW_PILE_TOP)
-    notice = _seqs_notice(RETIRED_NOTICE, decisions) + _stale_notice(detail.made_stale(data["members"]))
-    if not wants_region(request):
-        messages.success(request, notice)
-        return redirect(pile_href(host.name, detail.namespace, detail.subject))
-    _host, fresh = get_entity_or_404(request.GET)
-    undo = undo_offer(
-        action=reverse("review:pile_restore") + "?" + _entity_qs(fresh),
-        hashes=[d.lesson_hash for d in decisions],
-        reason=data["reason"],
-        version=fresh.version,
-        htmx_target="#pile",
-    )
-    context = pile_context(request, fresh, retire_form(fresh), notice=notice, undo=undo)
-    return reswap(render_region(request, PILE_TEMPLATE, "pile", context), SHOW_PILE_TOP)
+
+    def done(decisions) -> HttpResponse:
+        data = form.cleaned_data
+        notice = _seqs_notice(RETIRED_NOTICE, decisions) + _stale_notice(detail.made_stale(data["members"]))
+        if not wants_region(request):
+            messages.success(request, notice)
+            return redirect(pile_href(host.name, detail.namespace, detail.subject))
+        _host, fresh = get_entity_or_404(request.GET)
+        undo = undo_offer(
+            action=reverse("review:pile_restore") + "?" + _entity_qs(fresh),
+            hashes=[d.lesson_hash for d in decisions],
+            reason=data["reason"],
+            version=fresh.version,
+            htmx_target="#pile",
+        )
+        context = pile_context(request, fresh, retire_form(fresh), notice=notice, undo=undo)
+        return reswap(render_region(request, PILE_TEMPLATE, "pile", context), SHOW_PILE_TOP)
+
+    form = RetireForm(request.POST, hashes=_all_hashes(detail))
+    return decide(request, form, act=act, invalid=invalid, refused=refused, done=done)
 
 
 def _refused_fresh(
@@ -314,13 +320,9 @@ def pile_restore(request: HttpRequest) -> HttpResponse:
     service's refusal, 409 with the fresh pile when it changed (nothing written), 403 not allowed.
     """
     host, detail = get_entity_or_404(request.GET)
-    form = _restore_form(detail, request.POST)
-    if not form.is_valid():
-        context = pile_context(request, detail, retire_form(detail), restore_form=form)
-        return render_region(request, PILE_TEMPLATE, "pile", context, status=422)
-    data = form.cleaned_data
-    try:
-        decisions = lessons_restore(
+
+    def act(data: dict):
+        return lessons_restore(
             host=host,
             namespace=detail.namespace,
             subject=detail.subject,
@@ -330,11 +332,20 @@ def pile_restore(request: HttpRequest) -> HttpResponse:
             reason_code=data["reason_code"],
             pile_version=data["pile_version"],
         )
-    except NotAllowed as exc:
-        return render_problem(request, title="Not allowed", message=str(exc), status=403)
-    except DecisionRefused as exc:
-        return _refused_fresh(request, data, exc, restoring=True)
-    return pile_done(request, detail, _seqs_notice(RESTORED_NOTICE, decisions))
+
+    def invalid(form) -> HttpResponse:
+        context = pile_context(request, detail, retire_form(detail), restore_form=form)
+        return render_region(request, PILE_TEMPLATE, "pile", context, status=422)
+
+    form = _restore_form(detail, request.POST)
+    return decide(
+        request,
+        form,
+        act=act,
+        invalid=invalid,
+        refused=lambda exc: _refused_fresh(request, form.cleaned_data, exc, restoring=True),
+        done=lambda decisions: pile_done(request, detail, _seqs_notice(RESTORED_NOTICE, decisions)),
+    )
 
 
 def pile_done(request: HttpRequest, detail: selectors.PileDetail, notice: str) -> HttpResponse:
@@ -370,7 +381,7 @@ def pile_claim_view(request: HttpRequest) -> HttpResponse:
             services[action](host=host, namespace=detail.namespace, subject=detail.subject, user=request.user)
             notice = CLAIM_NOTICES[action]
         except NotAllowed as exc:
-            return render_problem(request, title="Not allowed", message=str(exc), status=403)
+            return not_allowed(request, exc)
         except DecisionRefused as exc:
             status, refusal = 422, str(exc)
     if not wants_region(request):

@@ -23,7 +23,8 @@ from lessons.core.written import prefill
 from review.roles import PERM_DECIDE
 from review.services.common import DecisionRefused, NotAllowed, StalePile
 from review.services.written import WrittenRefused, consolidation_write
-from review.web.htmx import render_problem, render_region
+from review.web.decide import not_allowed
+from review.web.htmx import render_region
 from review.web.links import pile_href
 from review.web.lookups import get_write_or_404, shows_not_found
 from review.written.forms import WAIVE_PREFIX, WriteForm
@@ -90,7 +91,7 @@ def pile_write(request: HttpRequest) -> HttpResponse:
             pile_version=data["pile_version"],
         )
     except NotAllowed as exc:
-        return render_problem(request, title="Not allowed", message=str(exc), status=403)
+        return not_allowed(request, exc)
     except WrittenRefused as exc:
         context = _context(detail, form, errors=tuple(exc.errors))
         return render_region(request, TEMPLATE, "write", context, status=422)
