@@ -12,6 +12,7 @@ from django.contrib import admin
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
+from lessons.core.text import hash8
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, RecurrenceCount, Verdict
 
 BUDGET_HELP = "Change the budget on the budget page: it records a set_budget decision with your reason."
@@ -73,7 +74,7 @@ class LessonAdmin(ReadOnlyAdmin):
 
     @admin.display(description="hash")
     def short_hash(self, obj: Lesson) -> str:
-        return f"{obj.hash[:12]}…"
+        return f"{hash8(obj.hash)}…"
 
 
 @admin.register(Verdict)

@@ -12,7 +12,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from lessons.core import recurrence as recurrence_rules
 from lessons.core.interchange import DEFAULT_MAX_ACTIVE, MAX_ACTIVE_MAX, MAX_ACTIVE_MIN
+from lessons.core.text import hash8
 
 
 class Host(models.Model):
@@ -106,7 +108,7 @@ class Lesson(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.hash[:8]}… {self.text[:60]}"
+        return f"{hash8(self.hash)}… {self.text[:60]}"
 
     @property
     def is_live(self) -> bool:
@@ -328,13 +330,10 @@ class CorrectionAttribution(models.Model):
     docs/piles-and-recurrence.md, "Attributing one correction".
     """
 
-    class Outcome(models.TextChoices):
-        RECURRED = "recurred"
-        DURING = "during"
-        UNKNOWN = "unknown"
-        EARLIER_VERSION = "earlier_version"
-        AMBIGUOUS = "ambiguous"
-        UNMATCHED = "unmatched"
+    # The names' one home is lessons/core/recurrence.py (the attribution rules).
+    Outcome = models.TextChoices(
+        "Outcome", [(name.upper(), name) for name in recurrence_rules.STORED_OUTCOMES]
+    )
 
     # No single-column indexes: host leads attribution_session, correction the unique constraint, lesson
     # attribution_lesson (each would only be one more index to keep up per row).
@@ -352,14 +351,12 @@ class CorrectionAttribution(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["correction", "lesson"], name="attribution_unique_lesson"),
             models.CheckConstraint(
-                condition=Q(
-                    outcome__in=["recurred", "during", "unknown", "earlier_version", "ambiguous", "unmatched"]
-                ),
+                condition=Q(outcome__in=list(recurrence_rules.STORED_OUTCOMES)),
                 name="attribution_outcome_valid",
             ),
             models.CheckConstraint(
-                condition=(Q(outcome="unmatched") & Q(lesson__isnull=True))
-                | (~Q(outcome="unmatched") & Q(lesson__isnull=False)),
+                condition=(Q(outcome=recurrence_rules.UNMATCHED) & Q(lesson__isnull=True))
+                | (~Q(outcome=recurrence_rules.UNMATCHED) & Q(lesson__isnull=False)),
                 name="attribution_lesson_iff_matched",
             ),
         ]
@@ -544,7 +541,7 @@ class RestatementMark(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.host_id} {self.a[:8]} {'=' if self.same else '≠'} {self.b[:8]}"
+        return f"{self.host_id} {hash8(self.a)} {'=' if self.same else '≠'} {hash8(self.b)}"
 
 
 class TextEmbedding(models.Model):
@@ -561,4 +558,4 @@ class TextEmbedding(models.Model):
     vector = models.BinaryField()
 
     def __str__(self) -> str:
-        return f"{self.key[:8]} {self.model}"
+        return f"{hash8(self.key)} {self.model}"

@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lessons.core.tokens import anchors, content_tokens, runs
-
-HELD = "held"
+from lessons.core.verdicts import HELD
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 from lessons.core.piles import PileMember, member_order_key
 from lessons.core.tokens import _RUN, anchors, content_tokens  # _RUN: marked words are token runs
+from lessons.core.verdicts import HELD
 
 # Jaccard >= 3/5, compared in integers so exactly 0.6 counts.
 JACCARD_NUMERATOR = 3
 JACCARD_DENOMINATOR = 5
 # n / (|A| + |B| - n) >= 3/5 is 8n >= 3 (|A| + |B|)
 _JACCARD_SUM = JACCARD_NUMERATOR + JACCARD_DENOMINATOR
-HELD = "held"
 # docs/interchange.md's "unmeasured" verdict says the gate did not measure it: ranked with no verdict at all.
 UNMEASURED = "unmeasured"
 

@@ -26,6 +26,8 @@ GATE_RESULTS = ("pass", "fail")
 RECORD_TYPES = ("host", "lesson", "verdict", "exposure", "correction", "draft")
 DEFAULT_MAX_ACTIVE = 8
 MAX_ACTIVE_MIN, MAX_ACTIVE_MAX = 1, 10_000
+# What every place that takes a max_active (the budget page, the service, the command) says it must be.
+MAX_ACTIVE_WANTED = f"max_active must be a whole number from {MAX_ACTIVE_MIN} to {MAX_ACTIVE_MAX}"
 MAX_TEXT = 1000
 # A correction is what a person typed, kept whole up to 2000 characters (altimate's signal cap); a
 # lesson is a rule shown in every prompt and stays at 1000. docs/interchange.md, "correction: a user corrected
@@ -175,6 +177,21 @@ class DraftRecord(NamedTuple):
 
 Record = HostRecord | LessonRecord | VerdictRecord | ExposureRecord | CorrectionRecord | DraftRecord
 
+# A lesson record's optional fields that are stored as given (lists for the arrays): one home for the
+# reader here and the ingest's writer (lessons/ingest/passes.py).
+LESSON_GIVEN_FIELDS = (
+    "kind",
+    "lesson_id",
+    "store",
+    "origin",
+    "superseded_by",
+    "consolidates",
+    "confidence",
+    "helpful",
+    "harmful",
+    "applied",
+    "tags",
+)
 _ALLOWED = {
     "host": {"type", "name", "max_active", "budget_enabled", "description"},
     "lesson": {
@@ -186,17 +203,7 @@ _ALLOWED = {
         "created_at",
         "hash",
         "status",
-        "kind",
-        "lesson_id",
-        "store",
-        "origin",
-        "superseded_by",
-        "consolidates",
-        "confidence",
-        "helpful",
-        "harmful",
-        "applied",
-        "tags",
+        *LESSON_GIVEN_FIELDS,
     },
     "verdict": {
         "type",

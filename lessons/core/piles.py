@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from lessons.core.text import hash8
+
 NOT_APPLIED = "not applied by the loop"
 SEVERITY = "medium"
 LIVE = "live"
@@ -85,7 +87,7 @@ def pile_summary(subject: str, max_active: int, members: Sequence[PileMember]) -
 
     ``{count} live lessons on "{subject}" exceed the budget of {max_active}: {members}``.
     """
-    rendered = ", ".join(f"{m.hash[:8]}\u2026 ({verdict_label(m.verdict)})" for m in members)
+    rendered = ", ".join(f"{hash8(m.hash)}\u2026 ({verdict_label(m.verdict)})" for m in members)
     return f'{len(members)} live lessons on "{subject}" exceed the budget of {max_active}: {rendered}'
 
 

@@ -71,6 +71,8 @@ AMBIGUOUS = "ambiguous"
 UNMATCHED = "unmatched"
 NOT_ATTRIBUTED = "not_attributed"
 OUTCOMES = (RECURRED, DURING, UNKNOWN, EARLIER_VERSION, AMBIGUOUS, UNMATCHED, NOT_ATTRIBUTED)
+# The outcomes an attribution row stores (a correction not attributed has no row).
+STORED_OUTCOMES = tuple(o for o in OUTCOMES if o != NOT_ATTRIBUTED)
 # Outcomes that charge exactly one lesson's current version.
 SINGLE_OUTCOMES = (RECURRED, DURING, UNKNOWN, EARLIER_VERSION)
 
@@ -153,10 +155,21 @@ class Counts:
 COUNT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Counts))
 
 
-def is_recurring(counts: Mapping[str, int]) -> bool:
+def is_recurring(counts: Mapping[str, int] | None) -> bool:
     """Recurring: ``recurred_sessions >= RECURRING_MIN_SESSIONS`` in counts as ``Counts.as_dict`` gives
-    them. docs/piles-and-recurrence.md, "The seven counts"."""
-    return counts.get("recurred_sessions", 0) >= RECURRING_MIN_SESSIONS
+    them (``None``: no counts, not recurring). docs/piles-and-recurrence.md, "The seven counts"."""
+    return bool(counts) and counts.get("recurred_sessions", 0) >= RECURRING_MIN_SESSIONS
+
+
+# The counts of corrections attributed to a lesson (its evidence); sessions_shown and recurred_sessions are
+# not corrections.
+EVIDENCE_FIELDS = ("recurred", "during", "unknown", "ambiguous", "earlier_version")
+
+
+def has_evidence(counts: Mapping[str, int] | None) -> bool:
+    """Whether any correction was attributed to the lesson (else it has "no observed correction").
+    docs/piles-and-recurrence.md, "The seven counts"."""
+    return bool(counts) and any(counts.get(f, 0) for f in EVIDENCE_FIELDS)
 
 
 class Attribution(NamedTuple):

@@ -74,6 +74,13 @@ def text_hash(text: str) -> str:
     return sha256_hex(normalize(text))
 
 
+def hash8(value: str | None) -> str:
+    """A hash's short form, its first 8 characters, wherever one is shown: pages, command lines, reports
+    and refusals (docs/piles-and-recurrence.md, "Piles" rule 8 shows members this way). Eight is also the
+    shortest prefix the commands accept for a lesson (``review``), so a short form can be pasted back."""
+    return (value or "")[:8]
+
+
 def lesson_hash(namespace: str, subject: str, text: str) -> str:
     """A lesson's content address when the source gives none.
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lessons.core.text import lesson_hash, normalize
+from lessons.core.text import hash8, lesson_hash, normalize
 
 from .altimate_history import TextHistory
 from .altimate_lesson import LESSON_ID, AltimateFileError, is_counter, lesson_file, loads
@@ -376,7 +376,7 @@ def _earlier_versions(
     for version in sorted(known, key=lambda v: (v.lesson_id, v.created_at_ms, v.hash)):
         if version.status != "live" or version.hash in emitted or not version.lesson_id:
             continue
-        origin = f"{store}: {version.lesson_id} ({version.hash[:12]})"
+        origin = f"{store}: {version.lesson_id} ({hash8(version.hash)})"
         if version.lesson_id in approved_ids:
             status, successor = "superseded", approved_ids[version.lesson_id]
         elif version.lesson_id in retired_status:

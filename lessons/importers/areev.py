@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from lessons.core.piles import NOT_APPLIED
-from lessons.core.text import parse_timestamp
+from lessons.core.text import hash8, parse_timestamp
 
 from .areev_engine import SQLITE_MAGIC
 from .common import (
@@ -354,7 +354,7 @@ def _finding(origin: str, obj: dict, translation: Translation, untimed: list[Unt
         record = {"type": "verdict", "lesson": digest, "verdict": verdict, "metric": PILE_METRIC}
         record["measured_at"] = measured
         records.append(record)
-        translation.add(f"{origin}: verdicts[{digest[:12]}]", record)
+        translation.add(f"{origin}: verdicts[{hash8(digest)}]", record)
     if measured is None and records:
         pile = data.get("pile") if isinstance(data.get("pile"), list) else list(verdicts)
         untimed.append(Untimed(origin, records, "measured_at", [h for h in pile if is_hash(h)]))
@@ -376,7 +376,7 @@ def _outcome(origin: str, obj: dict, translation: Translation, mapping: dict[str
             record[name] = obj[name]
     for digest in hashes:
         translation.count(VERDICTS)
-        translation.add(f"{origin}: {digest[:12]}", {**record, "lesson": digest})
+        translation.add(f"{origin}: {hash8(digest)}", {**record, "lesson": digest})
 
 
 def _entity(target: Any) -> tuple[str, str] | None:

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lessons.core.text import hash8
+
 BINDING = "areev==1.13.2"
 ENGINE_MISSING = "the areev package is not installed: pip install -e '.[areev]' ({binding})"
 NO_MEMORY = "{path}: no such areev memory file"
@@ -256,7 +258,9 @@ def _lesson_objects(name: str, grains: list[dict[str, Any]]) -> list[tuple[str, 
             continue
         if fields.get("superseded_by") not in present:
             fields.pop("superseded_by", None)  # live as the loop sees it (areev 1.13.2 rollback)
-        out.append((f"{name}: grain {g['hash'][:12]}", {"hash": g["hash"], "type": "fact", "fields": fields}))
+        out.append(
+            (f"{name}: grain {hash8(g['hash'])}", {"hash": g["hash"], "type": "fact", "fields": fields})
+        )
     return out
 
 
@@ -282,7 +286,7 @@ def _read_loop(mem: Memory, read: MemoryRead, *, triggered_by: str | None) -> No
         if rec.get("analyzer") == LLM_ANALYZER and triggered_by:
             rec["triggered_by"] = triggered_by
         recs[rec["hash"]] = rec
-        read.objects.append((f"{name}: recommendation {rec['hash'][:12]}", rec))
+        read.objects.append((f"{name}: recommendation {hash8(rec['hash'])}", rec))
     for number, row in enumerate(mem.call("loop_outcomes")):
         created = _created_lesson(mem, recs.get(row.get("rec_hash")))
         if created:

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from lessons.core.text import normalize
+from lessons.core.text import hash8, normalize
 from lessons.models import AreevCursor, Draft, Host, Lesson
 
 from . import areev
@@ -75,7 +75,7 @@ def _forgotten(host: str, translation, entities: set[tuple[str, str]]) -> None:
         for lesson in rows.order_by("id"):
             gone += 1
             record = stored_lesson_record(lesson, status=Lesson.Status.RETRACTED)
-            translation.add(f"{namespace}/{subject}: lesson {lesson.hash[:12]}", record)
+            translation.add(f"{namespace}/{subject}: lesson {hash8(lesson.hash)}", record)
     translation.count(FORGOTTEN, gone)
 
 

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from lessons.core.recurrence import lesson_key
-from lessons.core.text import to_ms
+from lessons.core.text import hash8, to_ms
 from lessons.ingest.passes import Progress, ingest_sources
 from lessons.ingest.reading import Source, lines_source
 from lessons.ingest.report import ImportReport
@@ -251,7 +251,7 @@ def areev_finish(host: str, translation: Translation, *, name: str) -> Prepared:
             record = stored_lesson_record(
                 lesson, status=Lesson.Status.SUPERSEDED, superseded_by=wanted[lesson.hash]
             )
-            translation.add(f"{name}: member {lesson.hash[:12]} of {wanted[lesson.hash][:12]}", record)
+            translation.add(f"{name}: member {hash8(lesson.hash)} of {hash8(wanted[lesson.hash])}", record)
     return _prepare(host, translation, name=name)
 
 

@@ -67,6 +67,7 @@ from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, transaction
 
 from lessons.core.interchange import (
+    LESSON_GIVEN_FIELDS,
     CorrectionRecord,
     DraftRecord,
     ExposureRecord,
@@ -80,7 +81,7 @@ from lessons.core.interchange import (
 )
 from lessons.core.piles import entity_label
 from lessons.core.recurrence import current_version, lesson_key
-from lessons.core.text import from_ms, sha256_hex, text_hash
+from lessons.core.text import from_ms, hash8, sha256_hex, text_hash
 from lessons.ingest.forked import Forked, ForkedFailed, can_fork
 from lessons.ingest.memory import collector_paused, releasing
 from lessons.ingest.reading import Source, iter_lines, iter_lines_from, iter_lines_until, line_start_after
@@ -993,19 +994,9 @@ def _apply_host(state: _State, record: HostRecord) -> None:
 
 
 def _lesson_values(record: LessonRecord) -> dict:
-    return {
-        "kind": record.kind,
-        "lesson_id": record.lesson_id,
-        "store": record.store,
-        "origin": record.origin,
-        "superseded_by": record.superseded_by,
-        "consolidates": list(record.consolidates),
-        "confidence": record.confidence,
-        "helpful": record.helpful,
-        "harmful": record.harmful,
-        "applied": record.applied,
-        "tags": list(record.tags),
-    }
+    """The record's fields stored as given (``LESSON_GIVEN_FIELDS``), arrays as lists."""
+    values = {name: getattr(record, name) for name in LESSON_GIVEN_FIELDS}
+    return {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
 
 
 def _content(x: Lesson | LessonRecord) -> tuple[str, str, str]:
@@ -1026,7 +1017,7 @@ def _refuse_other_content(
         number,
         "lesson",
         "lesson.hash",
-        HASH_CONTENT_DIFFERS.format(short=record.hash[:12], host=record.host, entity=entity),
+        HASH_CONTENT_DIFFERS.format(short=hash8(record.hash), host=record.host, entity=entity),
     )
 
 
@@ -1041,23 +1032,14 @@ LESSON_ROWS = Table(
         "text_hash",
         "created_at",
         "status",
-        "kind",
-        "lesson_id",
-        "store",
-        "origin",
-        "superseded_by",
-        "consolidates",
-        "confidence",
-        "helpful",
-        "harmful",
-        "applied",
-        "tags",
+        *LESSON_GIVEN_FIELDS,
     ),
 )
 
 
 def _lesson_row(host_id: int, record: LessonRecord) -> tuple:
-    """A new lesson's row in ``LESSON_ROWS.fields`` order."""
+    """A new lesson's row in ``LESSON_ROWS.fields`` order (written out, not looped: it runs per lesson of
+    a bulk ingest; a test holds it to the fields)."""
     return (
         host_id,
         record.hash,
@@ -1169,7 +1151,7 @@ def _held_after_all(state: _State, pairs: list[tuple[Lesson, str]], status: str)
 
 def _held_text(lesson: Lesson, host_name: str, status: str) -> str:
     return (
-        f"lesson {lesson.hash[:12]} on {host_name}: stays {lesson.status} "
+        f"lesson {hash8(lesson.hash)} on {host_name}: stays {lesson.status} "
         f"(the source says {status}; a reviewer's decision is newer)"
     )
 
@@ -1503,7 +1485,7 @@ def _supersedes_problem(
             problem = f"no lesson {h} on host {record.host} in this batch or the database"
         elif (found.namespace, found.subject) != (record.namespace, record.subject):
             problem = (
-                f"lesson {h[:12]} is on entity {found.namespace}/{found.subject}, "
+                f"lesson {hash8(h)} is on entity {found.namespace}/{found.subject}, "
                 f"not the draft's {record.namespace}/{record.subject}"
             )
         else:

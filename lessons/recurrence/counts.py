@@ -27,13 +27,7 @@ from lessons.models import Correction, CorrectionAttribution, Exposure, Host, Le
 from lessons.serializers import lesson_counts_json
 
 # Counts that are evidence of a correction; a lesson with none of them has "no observed correction".
-EVIDENCE_FIELDS = ("recurred", "during", "unknown", "ambiguous", "earlier_version")
 NO_OBSERVED_CORRECTION = "no observed correction"
-
-
-def has_evidence(counts: dict[str, int]) -> bool:
-    """Whether any correction was attributed (else the lesson has "no observed correction")."""
-    return any(counts.get(f, 0) for f in EVIDENCE_FIELDS)
 
 
 def recurrence_counts(*, host: Host | None = None) -> QuerySet[RecurrenceCount]:
@@ -208,7 +202,6 @@ __all__ = [
     "TopicExample",
     "UnmatchedTopic",
     "format_counts",
-    "has_evidence",
     "host_unmatched_topics",
     "recurrence_counts",
     "recurrence_coverage",

@@ -14,7 +14,13 @@ from datetime import datetime
 
 from django.db.models import Case, Count, Min, Q, Value, When
 
-from lessons.core.recurrence import USER_CORRECTION, content_tokens, is_recurring
+from lessons.core.recurrence import (
+    EVIDENCE_FIELDS,
+    USER_CORRECTION,
+    content_tokens,
+    has_evidence,
+    is_recurring,
+)
 from lessons.core.text import from_ms, to_ms
 from lessons.core.tokens import (
     RULE_B_MIN_SHARE_DENOMINATOR,
@@ -32,7 +38,6 @@ from lessons.models import (
     ShownText,
     Verdict,
 )
-from lessons.recurrence.counts import has_evidence
 from lessons.recurrence.versions import EpochMs, Version, current_versions, key_of, key_versions
 from lessons.serializers import recurrence_dict
 
@@ -157,7 +162,7 @@ class LessonRecurrence:
 
     @property
     def charged_total(self) -> int:
-        return sum(self.counts[f] for f in ("recurred", "during", "unknown", "ambiguous", "earlier_version"))
+        return sum(self.counts[f] for f in EVIDENCE_FIELDS)
 
     @property
     def first_current(self) -> datetime | None:

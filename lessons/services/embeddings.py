@@ -28,8 +28,8 @@ WRITE_BATCH = 500
 def facts_deferred() -> Iterator[set[tuple[int, str, str]]]:
     """Within it, the counts' writers group only the piles whose texts are all encoded already (held
     by the process or stored): the others are stored as not grouped yet (``facts_version`` 0) and their
-    ``(host id, namespace, subject)`` added to the set it yields, for ``lessons.tasks.regroup_pending`` to group
-    in the background. For bulk writers (ingest): encoding costs 5-8 ms a text."""
+    ``(host id, namespace, subject)`` added to the set it yields, for ``lessons.tasks.regroup_pending``
+    to group in the background. For bulk writers (ingest): encoding costs 5-8 ms a text."""
     pending: set[tuple[int, str, str]] = set()
     token = _deferred.set(pending)
     try:

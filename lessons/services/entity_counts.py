@@ -31,6 +31,7 @@ from lessons.core.facts import FACTS_PENDING, FACTS_VERSION, Mark, fact_counts, 
 from lessons.core.piles import PileMember, is_over_budget
 from lessons.core.recurrence import RECURRING_MIN_SESSIONS
 from lessons.core.text import search_lower, to_ms
+from lessons.core.verdicts import VERDICT_MIX
 from lessons.models import Draft, EntityCount, Host, HostCount, Lesson, RecurrenceCount
 from lessons.selectors.embeddings import vectors_stored
 from lessons.selectors.facts import host_marks
@@ -39,7 +40,7 @@ from lessons.services.embeddings import defer_pile, deferring, embeddings_load
 ENTITY_CHUNK = 400  # subjects per IN (...): well under SQLite's 999 parameters with the other terms
 WRITE_BATCH = 500
 EntityKey = tuple[str, str]  # (namespace, subject)
-MIX = ("held", "regressed", "drifted")
+MIX = VERDICT_MIX
 # The stored fields besides the entity's key, in the model's order (the recount's SELECT gives them so).
 COUNT_FIELDS = tuple(
     f.name

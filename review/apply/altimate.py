@@ -21,7 +21,7 @@ from pathlib import Path
 
 from django.utils import timezone
 
-from lessons.core.text import format_datetime
+from lessons.core.text import format_datetime, hash8
 from lessons.importers.altimate import find_learn_dir
 from lessons.models import Draft, Lesson
 from review.models import Action, Decision, DecisionAck
@@ -112,7 +112,7 @@ def _apply_one(decision: Decision, stores: _Stores) -> tuple[str, str]:
     """
     if decision.action in (Action.RETIRE, Action.RESTORE):
         if not (decision.lesson_id and decision.store):
-            raise StoreRefused(E_NO_LESSON.format(short=(decision.lesson_hash or "")[:8]))
+            raise StoreRefused(E_NO_LESSON.format(short=hash8(decision.lesson_hash)))
         store = stores.get(decision.store)
         if decision.action == Action.RETIRE:
             if store.find(decision.lesson_id) is None and store.find_retired(decision.lesson_id):
@@ -144,7 +144,7 @@ def _apply_one(decision: Decision, stores: _Stores) -> tuple[str, str]:
     if lesson is None:
         return (
             "already",
-            f"the consolidation {decision.lesson_hash[:8]}… is not in {store.name}/approved.json",
+            f"the consolidation {hash8(decision.lesson_hash)}… is not in {store.name}/approved.json",
         )
     store.unconsolidate(lesson=lesson, member_ids=[m.lesson_id for m in members], reason=_tag(decision))
     store.decisions.append(decision.seq)

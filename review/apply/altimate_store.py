@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lessons.core.text import lesson_hash
+from lessons.core.text import hash8, lesson_hash
 from lessons.importers.altimate_lesson import AltimateFileError, canonical, lesson_file, loads
 
 SUBJECT = "project"  # the importer's subject for every altimate lesson
@@ -178,7 +178,7 @@ class StoreState:
             if candidate not in self.taken:
                 self.taken.add(candidate)
                 return candidate
-        raise StoreRefused(f"no free lesson id for {digest[:12]}")  # 61 ids taken by one hash's prefixes
+        raise StoreRefused(f"no free lesson id for {hash8(digest)}")  # 61 ids taken by one hash's prefixes
 
     # --- changes --------------------------------------------------------------------------------
 

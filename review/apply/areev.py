@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from lessons.core.piles import pile_target
+from lessons.core.text import hash8
 from lessons.importers.areev_engine import PILE_ANALYZER, EngineError, Memory, cal_value, check_memory
 from lessons.models import Lesson
 from review.models import Action, Decision
@@ -177,7 +178,7 @@ def _dismiss_resolved_piles(path: Path, decisions: list[Decision], dry_run: bool
                 if not dry_run:
                     mem.call("dismiss_recommendation", rec["hash"], reason)
                 detail = FINDING_DISMISSED.format(
-                    short=rec["hash"][:12],
+                    short=hash8(rec["hash"]),
                     target=target,
                     verb="would be dismissed" if dry_run else "dismissed",
                     actor=mem.actor,
@@ -203,17 +204,17 @@ def _apply(mem: Memory, decision: Decision, *, dry_run: bool) -> str:
         _check_members(mem, decision, rec)
         if not dry_run:
             mem.call("apply_recommendation", rec["hash"], reason)
-        return f"recommendation {rec['hash'][:12]}… applied as {mem.actor}"
+        return f"recommendation {hash8(rec['hash'])}… applied as {mem.actor}"
     if decision.action == Action.REJECT:
         rec = _recommendation(mem, decision.draft_id, wanted="pending")
         if not dry_run:
             mem.call("dismiss_recommendation", rec["hash"], reason)
-        return f"recommendation {rec['hash'][:12]}… dismissed as {mem.actor}"
+        return f"recommendation {hash8(rec['hash'])}… dismissed as {mem.actor}"
     if decision.action == Action.ROLLBACK:
         rec = _recommendation(mem, decision.draft_id, wanted="applied")
         if not dry_run:
             mem.call("rollback_recommendation", rec["hash"], reason)
-        return f"recommendation {rec['hash'][:12]}… rolled back as {mem.actor}"
+        return f"recommendation {hash8(rec['hash'])}… rolled back as {mem.actor}"
     if decision.action == Action.RETIRE:
         return _retire(mem, decision, dry_run=dry_run)
     return _restore(mem, decision, dry_run=dry_run)
@@ -224,7 +225,7 @@ def _recommendation(mem: Memory, rec_hash: str | None, *, wanted: str) -> dict[s
     if rec.get("hash") != rec_hash:  # the binding accepts a prefix here; a decision names the full hash
         raise _Refused(f"no recommendation {rec_hash} in the engine")
     if rec.get("status") != wanted:
-        raise _Refused(REC_STATUS.format(short=rec_hash[:12], status=rec.get("status"), wanted=wanted))
+        raise _Refused(REC_STATUS.format(short=hash8(rec_hash), status=rec.get("status"), wanted=wanted))
     return rec
 
 
@@ -241,7 +242,7 @@ def _check_members(mem: Memory, decision: Decision, rec: dict[str, Any]) -> None
     live = _live_heads(mem, decision.namespace or "", decision.subject or "")
     for target in targets:
         if target not in live:
-            raise _Refused(MEMBER_NOT_LIVE.format(short=target[:12]))
+            raise _Refused(MEMBER_NOT_LIVE.format(short=hash8(target)))
 
 
 def _entity_grains(mem: Memory, decision: Decision) -> list[dict[str, Any]]:
@@ -262,7 +263,7 @@ def _retire(mem: Memory, decision: Decision, *, dry_run: bool) -> str:
         None,
     )
     if grain is None or grain["fields"].get("relation") != "lesson":
-        raise _Refused(LESSON_NOT_LIVE.format(short=digest[:12]))
+        raise _Refused(LESSON_NOT_LIVE.format(short=hash8(digest)))
     if not dry_run:
         fields = grain["fields"]
         marker = {
@@ -277,7 +278,7 @@ def _retire(mem: Memory, decision: Decision, *, dry_run: bool) -> str:
         # The marker first: should the forget fail, the lesson stays live and nothing is lost.
         mem.call("add", "fact", json.dumps(marker, ensure_ascii=False), ns=decision.namespace or "")
         mem.call("forget", digest)
-    return f"lesson {digest[:12]}… forgotten as {mem.actor}; its fields kept in a {RETIRED_RELATION} marker"
+    return f"lesson {hash8(digest)}… forgotten as {mem.actor}; its fields kept in a {RETIRED_RELATION} marker"
 
 
 def _restore(mem: Memory, decision: Decision, *, dry_run: bool) -> str:
@@ -290,12 +291,12 @@ def _restore(mem: Memory, decision: Decision, *, dry_run: bool) -> str:
         and "superseded_by" not in g["fields"]
     ]
     if not markers:
-        raise _Refused(NO_MARKER.format(short=digest[:12]))
+        raise _Refused(NO_MARKER.format(short=hash8(digest)))
     marker = markers[-1]
     if not dry_run:
         fields = json.loads(marker["fields"]["retired_fields"])
         added = mem.call("add", "fact", json.dumps(fields, ensure_ascii=False), ns=decision.namespace or "")
         if added != digest:
-            raise _Refused(RESTORED_ELSEWHERE.format(other=str(added)[:12], short=digest[:12]))
+            raise _Refused(RESTORED_ELSEWHERE.format(other=hash8(str(added)), short=hash8(digest)))
         mem.call("forget", marker["hash"])
-    return f"lesson {digest[:12]}… added again as {mem.actor}; its {RETIRED_RELATION} marker forgotten"
+    return f"lesson {hash8(digest)}… added again as {mem.actor}; its {RETIRED_RELATION} marker forgotten"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from lessons.core.text import hash8
 from lessons.importers.areev_engine import Memory, cal_value
 from review.models import Action, Decision
 
@@ -86,10 +87,10 @@ def apply_written(mem: Memory, decision: Decision, *, dry_run: bool) -> str:
     ours = _ours(live, text, members)
     if decision.action == Action.APPROVE:
         if ours is not None:
-            return W_ALREADY.format(short=ours["hash"][:12])
+            return W_ALREADY.format(short=hash8(ours["hash"]))
         for member in members:
             if member not in live:
-                raise WrittenRefused(W_MEMBER_NOT_LIVE.format(short=member[:12]))
+                raise WrittenRefused(W_MEMBER_NOT_LIVE.format(short=hash8(member)))
         created = "0" * 64
         if not dry_run:
             fields = {
@@ -104,9 +105,9 @@ def apply_written(mem: Memory, decision: Decision, *, dry_run: bool) -> str:
             for member in members:
                 mem.call("supersede", member, "fact", marker, ns=namespace)
         n = len(members)
-        return W_APPLIED.format(short=str(created)[:12], actor=mem.actor, n=n, s="" if n == 1 else "s")
+        return W_APPLIED.format(short=hash8(str(created)), actor=mem.actor, n=n, s="" if n == 1 else "s")
     if ours is None:
-        raise WrittenRefused(W_NOT_THERE.format(short=(decision.lesson_hash or "")[:12]))
+        raise WrittenRefused(W_NOT_THERE.format(short=hash8(decision.lesson_hash)))
     by_hash = {g["hash"]: g for g in grains}
     markers = [
         by_hash[m]["fields"]["superseded_by"]
@@ -120,4 +121,4 @@ def apply_written(mem: Memory, decision: Decision, *, dry_run: bool) -> str:
             mem.call("forget", marker)
         mem.call("forget", ours["hash"])
     n = len(markers)
-    return W_ROLLED_BACK.format(short=ours["hash"][:12], n=n, s="" if n == 1 else "s", actor=mem.actor)
+    return W_ROLLED_BACK.format(short=hash8(ours["hash"]), n=n, s="" if n == 1 else "s", actor=mem.actor)

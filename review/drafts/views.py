@@ -19,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
+from lessons.core.text import hash8
 from lessons.models import Draft
 from lessons.services.principals import draft_names_user
 from review.drafts.forms import ApproveForm, RejectForm, RollbackForm
@@ -32,7 +33,6 @@ from review.services.consolidation import (
     draft_reject,
 )
 from review.web.decide import decide
-from review.web.format import hash8
 from review.web.htmx import render_region, wants_region
 from review.web.lookups import get_draft_or_404, shows_not_found
 
@@ -79,7 +79,7 @@ def approve_blocked(detail: DraftDetail, user) -> str:
     if detail.failed_gates:
         return BLOCKED_GATE.format(gates=gate_words(detail.failed_gates))
     if detail.not_live:
-        lessons = ", ".join(f"{h[:8]}…" for h in detail.not_live)
+        lessons = ", ".join(f"{hash8(h)}…" for h in detail.not_live)
         many = len(detail.not_live) > 1
         return BLOCKED_STALE.format(
             lessons=f"lessons {lessons}" if many else f"lesson {lessons}", verb="are" if many else "is"
@@ -89,7 +89,7 @@ def approve_blocked(detail: DraftDetail, user) -> str:
     if draft_names_user(draft=draft, user=user, role="triggered"):
         return BLOCKED_TRIGGER
     if detail.duplicate is not None:
-        return CONSOLIDATION_EXISTS.format(short=detail.duplicate.hash[:8], status=detail.duplicate.status)
+        return CONSOLIDATION_EXISTS.format(short=hash8(detail.duplicate.hash), status=detail.duplicate.status)
     return ""
 
 
@@ -98,7 +98,7 @@ def rollback_blocked(detail: DraftDetail, user) -> str:
         return BLOCKED_VIEWER
     created = detail.consolidation
     if created is not None and not detail.consolidation_live:
-        return BLOCKED_ROLLBACK.format(short=created.hash[:8], status=created.status)
+        return BLOCKED_ROLLBACK.format(short=hash8(created.hash), status=created.status)
     return ""
 
 

@@ -8,11 +8,8 @@ from __future__ import annotations
 
 from django import forms
 
-from lessons.core.interchange import MAX_ACTIVE_MAX, MAX_ACTIVE_MIN
+from lessons.core.interchange import MAX_ACTIVE_MAX, MAX_ACTIVE_MIN, MAX_ACTIVE_WANTED
 from review.services.common import REASON_MAX
-
-MAX_ACTIVE_RANGE = f"max_active must be between {MAX_ACTIVE_MIN} and {MAX_ACTIVE_MAX}"
-MAX_ACTIVE_NOT_A_NUMBER = "max_active must be a whole number between 1 and 10000"
 
 
 class BudgetPreviewForm(forms.Form):
@@ -20,12 +17,14 @@ class BudgetPreviewForm(forms.Form):
 
     max_active = forms.IntegerField(
         label="max_active",
-        help_text="Live lessons an entity may carry before it is a pile (1 to 10000).",
+        help_text=(
+            f"Live lessons an entity may carry before it is a pile ({MAX_ACTIVE_MIN} to {MAX_ACTIVE_MAX})."
+        ),
         error_messages={
-            "required": MAX_ACTIVE_RANGE,
-            "invalid": MAX_ACTIVE_NOT_A_NUMBER,
-            "min_value": MAX_ACTIVE_RANGE,
-            "max_value": MAX_ACTIVE_RANGE,
+            "required": MAX_ACTIVE_WANTED,
+            "invalid": MAX_ACTIVE_WANTED,
+            "min_value": MAX_ACTIVE_WANTED,
+            "max_value": MAX_ACTIVE_WANTED,
         },
         min_value=MAX_ACTIVE_MIN,
         max_value=MAX_ACTIVE_MAX,

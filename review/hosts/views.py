@@ -34,10 +34,6 @@ from review.outcomes.host_weeks import host_weeks, weeks_svg
 from review.roles import PERM_SET_BUDGET, PERM_VIEW
 from review.services.budget import budget_preview, host_set_budget
 from review.services.common import (
-    REASON_CODE_UNKNOWN,
-    REASON_HAS_NUL,
-    REASON_REQUIRED,
-    REASON_TOO_LONG,
     DecisionRefused,
     NotAllowed,
 )
@@ -111,15 +107,6 @@ def _preview_links(host: Host, preview: dict) -> dict[str, list[str]]:
     }
 
 
-def _refused_field(message: str) -> str | None:
-    """The form field a refusal is about (shown next to it), or None for the whole form."""
-    if message in (REASON_REQUIRED, REASON_HAS_NUL) or message.startswith(REASON_TOO_LONG.split("{")[0]):
-        return "reason"
-    if message.startswith(REASON_CODE_UNKNOWN.split("{")[0]):
-        return "reason_code"
-    return None
-
-
 @require_http_methods(["GET", "POST"])
 @permission_required(PERM_SET_BUDGET, raise_exception=True)
 def host_budget(request: HttpRequest, name: str) -> HttpResponse:
@@ -160,7 +147,7 @@ def host_budget(request: HttpRequest, name: str) -> HttpResponse:
         except NotAllowed as exc:
             raise PermissionDenied(str(exc)) from None
         except DecisionRefused as exc:
-            form.add_error(_refused_field(str(exc)), str(exc))
+            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
         else:
             messages.success(
                 request,

@@ -14,6 +14,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from lessons.core.text import hash8
 from lessons.recurrence.lesson import lesson_recurrence
 from review.lessons import selectors
 from review.lessons.forms import RestoreForm, RetireLessonForm
@@ -22,7 +23,6 @@ from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services.common import DecisionRefused, StalePile
 from review.services.decisions import lesson_restore, lesson_retire
 from review.web.decide import decide
-from review.web.format import hash8
 from review.web.forms import undo_offer
 from review.web.htmx import render_region
 from review.web.lookups import get_lesson_or_404, shows_not_found

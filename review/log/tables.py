@@ -14,7 +14,7 @@ import django_tables2 as tables
 from django.utils.safestring import SafeString
 
 from lessons.core.piles import pile_target
-from lessons.core.text import format_datetime
+from lessons.core.text import format_datetime, hash8
 from review.log.selectors import STATUS_APPLIED, STATUS_AWAITING, decision_host_status
 from review.models import Action, Decision
 from review.outcomes.format import decision_cell
@@ -135,7 +135,9 @@ class DecisionTable(LeanTable):
         """The UTC time, then the first 8 characters of the batch id linked to the log of that batch
         alone (issue 12, finding 10)."""
         href = route_path("review:decisions") + "?" + urlencode({"batch": record.batch})
-        return html_format(BATCH, stamp=_stamp(value), href=href, batch=record.batch, short=record.batch[:8])
+        return html_format(
+            BATCH, stamp=_stamp(value), href=href, batch=record.batch, short=hash8(record.batch)
+        )
 
     def render_action(self, value, record) -> SafeString:
         return _break_after(record.action, "_")
@@ -152,14 +154,14 @@ class DecisionTable(LeanTable):
                 )
             )
         if record.action in LESSON_ACTIONS and record.lesson_hash:
-            link = _link(lesson_url(record.host, record.lesson_hash), f"{record.lesson_hash[:8]}…")
+            link = _link(lesson_url(record.host, record.lesson_hash), f"{hash8(record.lesson_hash)}…")
             parts.append(f"lesson {link}")
         if record.action in DRAFT_ACTIONS and record.draft_id:
             # A draft id is a host's name for it: it may break anywhere (class "id"), after its hyphens first.
             link = _link(draft_url(record.host, record.draft_id), record.draft_id)
             parts.append(f'draft <span class="id">{link}</span>')
         if record.created_hash:
-            link = _link(lesson_url(record.host, record.created_hash), f"{record.created_hash[:8]}…")
+            link = _link(lesson_url(record.host, record.created_hash), f"{hash8(record.created_hash)}…")
             parts.append(f"created {link}")
         # each part is built of escaped values
         return SafeString("".join(f'<span class="target-part">{part}</span>' for part in parts))

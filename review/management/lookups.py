@@ -56,7 +56,8 @@ def _where(host: Host | None) -> str:
 def lesson_by_prefix(value: str, *, host: Host | None = None) -> Lesson:
     """The one lesson whose hash starts with ``value`` (at least 8 hex characters, any case).
 
-    Ambiguous prefixes list up to five matches as ``host:hash12``; ``host`` narrows the search.
+    Ambiguous prefixes list up to five matches as ``host:hash`` (the whole hash, so each can be told
+    apart); ``host`` narrows the search.
     """
     prefix = value.strip().lower()
     if len(prefix) < HASH_PREFIX_MIN or len(prefix) > 64 or not _HEX.match(prefix):
@@ -69,7 +70,7 @@ def lesson_by_prefix(value: str, *, host: Host | None = None) -> Lesson:
         raise LookupRefused(HASH_UNKNOWN.format(prefix=prefix, where=_where(host)))
     if len(found) > 1:
         count = qs.count()
-        matches = ", ".join(f"{x.host.name}:{x.hash[:12]}" for x in found[:AMBIGUOUS_SHOWN])
+        matches = ", ".join(f"{x.host.name}:{x.hash}" for x in found[:AMBIGUOUS_SHOWN])
         if count > AMBIGUOUS_SHOWN:
             matches += ", …"
         several_hosts = len({x.host_id for x in found}) > 1

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from lessons.core import verdicts
 from lessons.core.recurrence import RECURRED, UNMATCHED, lesson_profile
 from lessons.core.tokens import correction_tokens, tokens_match
 
@@ -32,8 +33,8 @@ TOO_EARLY = "too_early"
 OUTCOMES = (SUPPORTED, CONTRADICTED, TOO_EARLY)
 LABELS = {SUPPORTED: "supported", CONTRADICTED: "contradicted", TOO_EARLY: "too early"}
 CONTRADICTED_SESSIONS = 2  # as a lesson is "recurring" (docs/piles-and-recurrence.md)
-HELD = frozenset({"held"})
-WORSE = frozenset({"regressed", "drifted"})
+HELD_VERDICTS = frozenset({verdicts.HELD})
+WORSE = frozenset({verdicts.REGRESSED, verdicts.DRIFTED})
 OUTCOMES_VERSION = 1  # bumped when a rule changes: stored outcomes of another version are recomputed
 
 
@@ -155,7 +156,7 @@ def live_again_outcome(
         if len(sessions) >= CONTRADICTED_SESSIONS:
             parts.append(f"shown, then corrected on its topic in {len(sessions)} sessions")
         return Outcome(CONTRADICTED, sessions_after, listed, shown, f"{what}: " + "; ".join(parts))
-    if any(v.verdict in HELD for v in latest.values()):
+    if any(v.verdict in HELD_VERDICTS for v in latest.values()):
         return Outcome(SUPPORTED, sessions_after, listed, shown, f"{what}: held when re-measured")
     why = f"{what}: no verdict since the decision, corrected on its topic in {len(sessions)} sessions"
     return Outcome(TOO_EARLY, sessions_after, listed, shown, why)

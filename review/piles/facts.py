@@ -5,10 +5,11 @@ shows. No query: everything is read from the ``PileDetail`` the page already has
 
 from __future__ import annotations
 
+from lessons.core.text import hash8
 from review.piles.forms import MergeForm, SplitForm
 from review.piles.rows import fact_size
 from review.piles.selectors import PileDetail
-from review.web.format import hash8, retire_preview
+from review.web.format import retire_preview
 
 # The pile page's first line about its facts (issue 22, Build 3): "10 rules, 4 facts, 2 rules cover several".
 FACTS_LINE = "{rules} rule{rs}, {facts} fact{fs}, {umbrellas} rule{us} cover{uv} several"

@@ -27,15 +27,14 @@ from django.utils.formats import localize
 from django.utils.safestring import SafeString
 
 from lessons.core.facts import Fact
+from lessons.core.recurrence import has_evidence, is_recurring
+from lessons.core.text import hash8
 from review.piles.selectors import EntityLesson, FactRows, HistoryVerdict, PileDetail
 from review.web.format import (
-    corrected,
     dash,
-    hash8,
     horizon_days,
     html_format,
     iso,
-    recurring,
     relative_age,
     shown_in,
     verdict_badge,
@@ -164,8 +163,8 @@ def recurrence_block(counts: dict[str, int]) -> SafeString:
     shown. Every value escaped. docs/piles-and-recurrence.md, "The seven counts"."""
     shown = shown_in(counts["sessions_shown"])
     sessions = counts["recurred_sessions"]
-    badge = html_format(RECURRING, sessions=localize(sessions)) if recurring(counts) else ""
-    if not corrected(counts):
+    badge = html_format(RECURRING, sessions=localize(sessions)) if is_recurring(counts) else ""
+    if not has_evidence(counts):
         return html_format(RECURRENCE, badge=badge, body=html_format(NO_CORRECTION, shown=shown))
     recurred_in = ""
     if counts["recurred"]:

@@ -23,6 +23,7 @@ from lessons.core.groups import marked_pieces
 from lessons.core.piles import PENDING, SEVERITY, is_over_budget, pile_summary, pile_target
 from lessons.core.recurrence import COUNT_FIELDS
 from lessons.core.resolve import Resolution, resolve_by_facts
+from lessons.core.text import hash8
 from lessons.core.tokens import content_tokens
 from lessons.models import Draft, Host, Lesson, RestatementMark, Verdict
 from lessons.selectors.facts import pile_facts_stored
@@ -533,7 +534,7 @@ def _fact_rows(
                 fact=fact,
                 lessons=tuple(by_hash[h] for h in fact.members),
                 label=labels[fact.name],
-                covers=tuple((name, labels.get(name, name[:8])) for name in fact.covers),
+                covers=tuple((name, labels.get(name, hash8(name))) for name in fact.covers),
                 marks=tuple(m for m in marks if m.a in members or m.b in members),
             )
         )

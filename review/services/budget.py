@@ -12,7 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count
 
-from lessons.core.interchange import MAX_ACTIVE_MAX, MAX_ACTIVE_MIN
+from lessons.core.interchange import MAX_ACTIVE_MAX, MAX_ACTIVE_MIN, MAX_ACTIVE_WANTED
 from lessons.core.piles import pile_target
 from lessons.models import Host, Lesson
 from lessons.services.entity_counts import entity_counts_budget_changed
@@ -27,7 +27,7 @@ from review.services.common import (
     new_batch,
 )
 
-BUDGET_OUT_OF_RANGE = "max_active must be a whole number from 1 to 10000; got {value!r}."
+BUDGET_OUT_OF_RANGE = MAX_ACTIVE_WANTED + "; got {value!r}."
 BUDGET_NOTHING_GIVEN = "Nothing to change: give a new max_active, or enable or disable the budget."
 BUDGET_UNCHANGED = (
     "Host {host} already has max_active {max_active} with the budget {state}; nothing was written."
@@ -39,10 +39,11 @@ def _state(enabled: bool) -> str:
 
 
 def check_max_active(value: object) -> int:
-    """``value`` when it is an integer in 1..10000; ``DecisionRefused`` otherwise.
+    """``value`` when it is an integer in MAX_ACTIVE_MIN..MAX_ACTIVE_MAX (1..10000); ``DecisionRefused``
+    (its field ``max_active``) otherwise.
     docs/piles-and-recurrence.md, "Piles" rule 3."""
     if isinstance(value, bool) or not isinstance(value, int) or not MAX_ACTIVE_MIN <= value <= MAX_ACTIVE_MAX:
-        raise DecisionRefused(BUDGET_OUT_OF_RANGE.format(value=value))
+        raise DecisionRefused(BUDGET_OUT_OF_RANGE.format(value=value), field="max_active")
     return value
 
 
@@ -53,7 +54,7 @@ def budget_preview(*, host: Host, max_active: int, budget_enabled: bool) -> dict
     Returns ``{"over_budget_now": int, "over_budget_after": int, "appear": [target, ...],
     "disappear": [target, ...]}``; targets as docs/piles-and-recurrence.md, "Piles" rule 7, sorted by
     namespace then subject.
-    Raises ``DecisionRefused`` when ``max_active`` is outside 1..10000.
+    Raises ``DecisionRefused`` when ``max_active`` is outside MAX_ACTIVE_MIN..MAX_ACTIVE_MAX.
     """
     check_max_active(max_active)
     now_limit = host.max_active if host.budget_enabled else None

@@ -22,13 +22,13 @@ from django.conf import settings
 from django.db.models import Max, Min
 from django.http import HttpResponseBase
 
+from lessons.core.text import hash8
 from review.models import ChainHead, Decision
 
 TAIL_MISSING_ONE = "chain broken: row {first} is missing at the tail (the chain head is at seq {head})"
 TAIL_MISSING = "chain broken: rows {first}..{last} are missing at the tail (the chain head is at seq {head})"
 TAIL_REWRITTEN = "chain broken: the tail was rewritten: seq {seq} has hash {row}…, the chain head {head}…"
 PAST_HEAD = "chain broken: rows {first}..{last} are past the chain head (seq {head})"
-SHORT = 12
 SEAL_BROKEN = (
     "chain broken: the chain head (seq {seq}) does not carry this server's seal: it was set outside the "
     "app (or DECISION_HEAD_KEY changed)"
@@ -85,7 +85,7 @@ def receipt_problem(receipt: dict) -> str | None:
         last = Decision.objects.aggregate(last=Max("seq"))["last"] or 0
         return RECEIPT_BEYOND.format(seq=seq, last=last)
     if row != digest:
-        return RECEIPT_REWRITTEN.format(seq=seq, row=row[:SHORT], receipt=digest[:SHORT])
+        return RECEIPT_REWRITTEN.format(seq=seq, row=hash8(row), receipt=hash8(digest))
     return None
 
 
@@ -109,7 +109,7 @@ def chain_tail_problem(*, head: tuple[int, str]) -> str | None:
         template = TAIL_MISSING_ONE if last_seq + 1 == head_seq else TAIL_MISSING
         return template.format(first=last_seq + 1, last=head_seq, head=head_seq)
     if last is not None and last[1] != head_hash:
-        return TAIL_REWRITTEN.format(seq=last_seq, row=last[1][:SHORT], head=head_hash[:SHORT])
+        return TAIL_REWRITTEN.format(seq=last_seq, row=hash8(last[1]), head=hash8(head_hash))
     beyond = Decision.objects.filter(seq__gt=head_seq).aggregate(first=Min("seq"), last=Max("seq"))
     if beyond["first"] is not None and chain_head()[0] < beyond["last"]:
         return PAST_HEAD.format(first=beyond["first"], last=beyond["last"], head=head_seq)

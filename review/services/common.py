@@ -42,11 +42,14 @@ STALE_PILE = (
 
 
 class DecisionRefused(Exception):
-    """A refusal the user caused (a precondition, a stale view, bad input); ``str(exc)`` is the message."""
+    """A refusal the user caused (a precondition, a stale view, bad input); ``str(exc)`` is the message.
+    ``field``: the input it is about ("reason", "reason_code", "max_active"), so a page shows it beside that
+    field; ``None`` when it is about the action as a whole."""
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, *, field: str | None = None):
         super().__init__(message)
         self.message = message
+        self.field = field
 
 
 class NotAllowed(DecisionRefused):
@@ -70,11 +73,11 @@ def clean_reason(reason: str | None) -> str:
     """The reason trimmed; refused unless 1..500 characters. docs/decisions.md, "The record"."""
     text = (reason or "").strip()
     if not text or all(unicodedata.category(c) in _INVISIBLE for c in text):
-        raise DecisionRefused(REASON_REQUIRED)
+        raise DecisionRefused(REASON_REQUIRED, field="reason")
     if len(text) > REASON_MAX:
-        raise DecisionRefused(REASON_TOO_LONG.format(length=len(text)))
+        raise DecisionRefused(REASON_TOO_LONG.format(length=len(text)), field="reason")
     if "\x00" in text:  # PostgreSQL text cannot hold it; refuse rather than fail on write
-        raise DecisionRefused(REASON_HAS_NUL)
+        raise DecisionRefused(REASON_HAS_NUL, field="reason")
     return text
 
 
@@ -83,7 +86,9 @@ def clean_reason_code(code: str | None) -> str | None:
     if code is None or code == "":
         return None
     if code not in ReasonCode.values:
-        raise DecisionRefused(REASON_CODE_UNKNOWN.format(code=code, codes=", ".join(ReasonCode.values)))
+        raise DecisionRefused(
+            REASON_CODE_UNKNOWN.format(code=code, codes=", ".join(ReasonCode.values)), field="reason_code"
+        )
     return code
 
 

@@ -12,7 +12,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from lessons.core.coverage import draft_coverage, requires_confirmation
-from lessons.core.text import lesson_hash, text_hash
+from lessons.core.text import hash8, lesson_hash, text_hash
 from lessons.models import Draft, Host, Lesson
 from lessons.selectors.piles import entity_lessons
 from lessons.serializers import recurrence_dict
@@ -183,12 +183,12 @@ def draft_approve(
         for h in locked.supersedes:
             member = by_hash.get(h)
             if member is None or member.status != Lesson.Status.LIVE:
-                raise DecisionRefused(DRAFT_STALE.format(draft=locked.ext_id, short=h[:8]))
+                raise DecisionRefused(DRAFT_STALE.format(draft=locked.ext_id, short=hash8(h)))
             members.append(member)
         new_hash = lesson_hash(locked.namespace, locked.subject, locked.text)
         existing = Lesson.objects.filter(host=host, hash=new_hash).only("hash", "status").first()
         if existing is not None:
-            raise DecisionRefused(CONSOLIDATION_EXISTS.format(short=new_hash[:8], status=existing.status))
+            raise DecisionRefused(CONSOLIDATION_EXISTS.format(short=hash8(new_hash), status=existing.status))
         coverage = draft_coverage(
             draft_text=locked.text, members=[(m.hash, m.text, m.latest_verdict) for m in members]
         )
@@ -302,7 +302,7 @@ def consolidation_rollback(
         created = next((x for x in lessons if x.pk == locked.created_lesson_id), None)
         if created is None or created.status != Lesson.Status.LIVE:
             status = created.status if created is not None else "gone"
-            short = created.hash[:8] if created is not None else "?"
+            short = hash8(created.hash) if created is not None else "?"
             raise DecisionRefused(ROLLBACK_NOT_LIVE.format(short=short, draft=locked.ext_id, status=status))
         evidence = draft_evidence(draft=locked, lessons=lessons, host=host)
         evidence["verdict"] = verdict_shown(created)

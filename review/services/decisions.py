@@ -19,6 +19,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from lessons.core.piles import entity_label
+from lessons.core.text import hash8
 from lessons.models import Host, Lesson
 from lessons.services.status import lesson_status_set
 from review.models import Action, Decision
@@ -89,7 +90,7 @@ def lesson_retire(
         chosen = [lesson for lesson in lessons if lesson.hash in set(wanted)]
         for lesson in chosen:
             if lesson.status != Lesson.Status.LIVE:
-                raise DecisionRefused(LESSON_NOT_LIVE.format(short=lesson.hash[:8], status=lesson.status))
+                raise DecisionRefused(LESSON_NOT_LIVE.format(short=hash8(lesson.hash), status=lesson.status))
         decisions = _status_decisions(
             action=Action.RETIRE,
             status=Lesson.Status.RETRACTED,
@@ -161,7 +162,7 @@ def lessons_restore(
         for lesson in chosen:
             if lesson.status != Lesson.Status.RETRACTED:
                 raise DecisionRefused(
-                    RESTORE_NOT_RETRACTED.format(short=lesson.hash[:8], status=lesson.status)
+                    RESTORE_NOT_RETRACTED.format(short=hash8(lesson.hash), status=lesson.status)
                 )
         latest: dict[str, str] = {}
         naming = Decision.objects.filter(host=host.name, lesson_hash__in=sorted(wanted)).order_by("-seq")
@@ -169,7 +170,7 @@ def lessons_restore(
             latest.setdefault(lesson_hash, action)
         for lesson in chosen:
             if latest.get(lesson.hash) != Action.RETIRE:
-                raise DecisionRefused(RESTORE_NOT_BY_RETIRE.format(short=lesson.hash[:8]))
+                raise DecisionRefused(RESTORE_NOT_BY_RETIRE.format(short=hash8(lesson.hash)))
         decisions = _status_decisions(
             action=Action.RESTORE,
             status=Lesson.Status.LIVE,

@@ -18,6 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from lessons.core.facts import Fact
+from lessons.core.text import hash8
 from lessons.models import Host, Lesson, RestatementMark
 from lessons.services.facts import facts_refresh
 from review.roles import PERM_DECIDE
@@ -64,7 +65,7 @@ def restatement_mark(
         entities = {h: (ns, subject) for h, ns, subject in rows.values_list("hash", "namespace", "subject")}
         for h in wanted:
             if h not in entities:
-                raise DecisionRefused(MARK_NOT_LIVE.format(short=h[:8], host=host.name))
+                raise DecisionRefused(MARK_NOT_LIVE.format(short=hash8(h), host=host.name))
         marks = [
             RestatementMark(host=host, a=a, b=b, same=same, reason=reason, made_by=actor, made_at=at)
             for a, b in ordered
@@ -92,6 +93,6 @@ def fact_split(*, host: Host, fact: Fact, member: str, actor: AbstractBaseUser, 
     ``member`` is the fact's only member."""
     others = [h for h in fact.members if h != member]
     if not others:
-        raise DecisionRefused(SPLIT_ALONE.format(short=member[:8]))
+        raise DecisionRefused(SPLIT_ALONE.format(short=hash8(member)))
     pairs = [(member, h) for h in others]
     return restatement_mark(host=host, pairs=pairs, same=False, actor=actor, reason=reason)

@@ -15,7 +15,7 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from lessons.core.text import lesson_hash, to_ms
+from lessons.core.text import hash8, lesson_hash, to_ms
 from lessons.core.written import (
     NO_MEMBERS,
     USER_LABEL,
@@ -87,7 +87,7 @@ def consolidation_write(
         live = {x.hash: x for x in lessons if x.status == Lesson.Status.LIVE}
         for h in chosen:
             if h not in live:
-                raise DecisionRefused(MEMBER_NOT_LIVE.format(short=h[:8]))
+                raise DecisionRefused(MEMBER_NOT_LIVE.format(short=hash8(h)))
         members = [live[h] for h in chosen]
         normalized, errors = check_text(text, engine=host_engine(host=host, members=members))
         kept: dict[str, str] = {}
@@ -100,7 +100,7 @@ def consolidation_write(
         new_hash = lesson_hash(namespace, subject, normalized)
         existing = next((x for x in lessons if x.hash == new_hash), None)
         if existing is not None:
-            raise DecisionRefused(WRITTEN_EXISTS.format(short=new_hash[:8], status=existing.status))
+            raise DecisionRefused(WRITTEN_EXISTS.format(short=hash8(new_hash), status=existing.status))
         same = Draft.objects.filter(
             host=host, namespace=namespace, subject=subject, text=normalized, status=Draft.Status.PENDING
         )

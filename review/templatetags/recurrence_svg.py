@@ -21,7 +21,7 @@ from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from lessons.core.text import format_datetime
+from lessons.core.text import format_datetime, hash8
 from lessons.recurrence.lesson import OUTCOME_LABELS, LessonRecurrence
 from review.web.format import counted
 
@@ -362,7 +362,7 @@ def recurrence_timeline(rec: LessonRecurrence) -> SafeString:
     if rec is None:
         return SafeString("")
     summary = (
-        f"Recurrence timeline of lesson {rec.lesson.hash[:8]}: {counted(rec.sessions_total, 'session')} "
+        f"Recurrence timeline of lesson {hash8(rec.lesson.hash)}: {counted(rec.sessions_total, 'session')} "
         f"shown it, {counted(rec.charged_total, 'correction')} charged, "
         f"{counted(len(rec.verdicts), 'verdict')}. Times in UTC."
     )

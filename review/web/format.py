@@ -16,19 +16,19 @@ from django.utils import timezone
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from lessons.core import verdicts
 from lessons.core.piles import NOT_APPLIED
-from lessons.core.recurrence import RECURRING_MIN_SESSIONS
 from lessons.core.text import format_datetime
 from review.models import NO_REASON_CODE, ReasonCode
 
 # Verdict -> CSS class. Regressed and drifted stand out; held is quiet, never green-loud; a verdict
 # this table does not know is neutral grey (docs/interchange.md lets hosts send other verdict words).
 VERDICT_CLASSES = {
-    "held": "v-held",
-    "regressed": "v-regressed",
-    "drifted": "v-drifted",
-    "held_costlier": "v-costlier",
-    "unmeasured": "v-unmeasured",
+    verdicts.HELD: "v-held",
+    verdicts.REGRESSED: "v-regressed",
+    verdicts.DRIFTED: "v-drifted",
+    verdicts.HELD_COSTLIER: "v-costlier",
+    verdicts.UNMEASURED: "v-unmeasured",
 }
 VERDICT_UNKNOWN_CLASS = "v-unknown"
 VERDICT_NOT_APPLIED_CLASS = "v-not-applied"
@@ -215,25 +215,6 @@ def horizon_days(ms: int | None) -> str:
         return ""
     days = ms / MS_PER_DAY
     return f"{days:g} d" if days < 100 else f"{round(days)} d"
-
-
-def hash8(value: str | None) -> str:
-    """The first 8 characters of a hash (docs/piles-and-recurrence.md, "Piles" rule 8 shows members this
-    way)."""
-    return (value or "")[:8]
-
-
-def recurring(counts: dict | None) -> bool:
-    """docs/piles-and-recurrence.md, "Recurrence": a lesson is recurring when ``recurred_sessions >= 2``."""
-    return bool(counts) and counts.get("recurred_sessions", 0) >= RECURRING_MIN_SESSIONS
-
-
-CORRECTION_COUNTS = ("recurred", "during", "unknown", "ambiguous", "earlier_version")
-
-
-def corrected(counts: dict | None) -> bool:
-    """Whether any correction was attributed to the lesson (else: "no observed correction")."""
-    return bool(counts) and any(counts.get(k, 0) for k in CORRECTION_COUNTS)
 
 
 def html_format(template: str, **values) -> SafeString:

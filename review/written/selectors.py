@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from lessons.core.coverage import draft_coverage
 from lessons.core.piles import is_over_budget, pile_target
+from lessons.core.text import hash8
 from lessons.core.written import Anchor, FactLine, check_text, check_waivers, dropped_anchors, text_limit
 from lessons.models import AreevCursor, Host, Lesson
 from lessons.selectors.facts import pile_facts_stored
@@ -158,7 +159,7 @@ def write_matrix(
     dropped = dropped_anchors(normalized, [(m.hash, m.text) for m in members])
     _kept, waiver_errors = check_waivers([anchor for anchor, _holders in dropped], waivers)
     shown = tuple(
-        Waiver(anchor=anchor, members=tuple(h[:8] for h in holders), reason=waivers.get(anchor.key, ""))
+        Waiver(anchor=anchor, members=tuple(hash8(h) for h in holders), reason=waivers.get(anchor.key, ""))
         for anchor, holders in dropped
     )
     host = detail.host

@@ -138,7 +138,7 @@ def test_two_areev_apply_runs_at_once_apply_each_decision_once_and_both_exit_0(s
     assert outs[0] == NOTHING_LEFT  # the later run found every decision acknowledged
     assert outs[1].splitlines() == [
         *(
-            f"applied: #{seq} retire: lesson {h[:12]}… forgotten as user:rita; its fields kept in a "
+            f"applied: #{seq} retire: lesson {h[:8]}… forgotten as user:rita; its fields kept in a "
             "lesson_retired marker"
             for seq, h in zip(seqs, hashes, strict=False)
         ),

@@ -45,7 +45,7 @@ def applied_once(path, decision: Decision, done: str, *, dismissed: int = 0) -> 
     approval that resolves the pile also dismisses the engine's pile finding (``dismissed`` lines)."""
     code, out, err = apply(path)
     assert code == 0, err
-    line = f"recommendation {decision.draft_id[:12]}… {done} as user:rita"
+    line = f"recommendation {decision.draft_id[:8]}… {done} as user:rita"
     lines = out.splitlines()
     assert [lines[0], lines[-1]] == [
         f"applied: #{decision.seq} {decision.action}: {line}",

@@ -144,7 +144,7 @@ def test_retire_and_restore_are_applied_as_a_tombstone_and_the_same_lesson_again
     assert (code, out.splitlines()) == (
         0,
         [
-            f"applied: #{retire.seq} retire: lesson {hashes[3][:12]}… forgotten as user:rita; its fields kept in a lesson_retired marker",
+            f"applied: #{retire.seq} retire: lesson {hashes[3][:8]}… forgotten as user:rita; its fields kept in a lesson_retired marker",
             "1 applied, 0 refused, 0 skipped",
         ],
     )
@@ -155,7 +155,7 @@ def test_retire_and_restore_are_applied_as_a_tombstone_and_the_same_lesson_again
     restore = lesson_restore(lesson=lesson, actor=reviewer, reason="It was not a duplicate after all.")
     code, out, _err = apply(path)
     assert out.splitlines()[0] == (
-        f"applied: #{restore.seq} restore: lesson {hashes[3][:12]}… added again as user:rita; its lesson_retired marker forgotten"
+        f"applied: #{restore.seq} restore: lesson {hashes[3][:8]}… added again as user:rita; its lesson_retired marker forgotten"
     )
     assert loop_live(path) == sorted(hashes)
     assert DecisionAck.objects.filter(status="applied").count() == 2
@@ -168,7 +168,7 @@ def test_a_reject_is_applied_as_a_dismissal_and_its_dry_run_changes_nothing(memo
     rejection = draft_reject(draft=draft, actor=reviewer, reason="Drops the Flight rule.")
     code, out, _err = apply(path, "--dry-run")
     assert out.splitlines() == [
-        f"applied: #{rejection.seq} reject_consolidation: recommendation {draft.ext_id[:12]}… dismissed as user:rita",
+        f"applied: #{rejection.seq} reject_consolidation: recommendation {draft.ext_id[:8]}… dismissed as user:rita",
         "1 applied, 0 refused, 0 skipped (dry run: nothing changed)",
     ]
     assert (DecisionAck.objects.count(), engine_status(path, draft.ext_id)) == (0, "pending")
@@ -187,7 +187,7 @@ def test_an_approval_whose_member_the_engine_no_longer_holds_is_acknowledged_fai
     del db
     release()
     code, out, _err = apply(path)
-    detail = f"member {hashes[0][:12]}… is no longer a live lesson in the engine; not applied"
+    detail = f"member {hashes[0][:8]}… is no longer a live lesson in the engine; not applied"
     assert (code, out.splitlines()) == (
         0,
         [f"refused: #{approval.seq} approve_consolidation: {detail}", "0 applied, 1 refused, 0 skipped"],
@@ -255,7 +255,7 @@ def test_an_approval_that_resolves_the_pile_dismisses_the_engines_pile_finding(m
     code, out, _err = apply(path, "--dry-run")
     lines = out.splitlines()
     assert lines[1].startswith(
-        f"dismissed: #{approval.seq} lesson_pile finding: pile finding {finding['hash'][:12]}… "
+        f"dismissed: #{approval.seq} lesson_pile finding: pile finding {finding['hash'][:8]}… "
     )
     assert "would be dismissed as user:rita: pile resolved by the reviewers' decisions" in lines[1]
     assert pile_findings("pending") == [finding]  # the dry run changed nothing
@@ -263,7 +263,7 @@ def test_an_approval_that_resolves_the_pile_dismisses_the_engines_pile_finding(m
     lines = out.splitlines()
     assert code == 0 and lines[0].startswith(f"applied: #{approval.seq} approve_consolidation")
     assert lines[1].startswith(
-        f"dismissed: #{approval.seq} lesson_pile finding: pile finding {finding['hash'][:12]}… "
+        f"dismissed: #{approval.seq} lesson_pile finding: pile finding {finding['hash'][:8]}… "
     )
     assert f"decisions #{approval.seq} in Lesson Pile Review" in lines[1]
     assert lines[-1] == "1 applied, 0 refused, 0 skipped"

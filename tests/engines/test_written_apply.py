@@ -163,7 +163,7 @@ def test_an_approved_written_consolidation_is_written_to_areev_as_its_loop_write
     assert line["fields"]["consolidates"] == [hashes[1], hashes[3]]
     assert line["fields"]["written_by"] == "user:rita"
     assert out.splitlines()[0] == (
-        f"applied: #1 approve_consolidation: written consolidation added as {line['hash'][:12]}… by user:rob, "
+        f"applied: #1 approve_consolidation: written consolidation added as {line['hash'][:8]}… by user:rob, "
         "superseding 2 lessons"
     )
     assert loop_live(path) == sorted([hashes[0], hashes[2], hashes[4], line["hash"]])

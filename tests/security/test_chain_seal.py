@@ -131,7 +131,7 @@ def test_a_receipt_from_the_api_is_extended_by_a_later_honest_log(hashes, review
     path = _receipt_file(tmp_path, answer)  # the API's answer as the host saved it: its "head" is the receipt
     retire(actor=reviewer, hashes=hashes[:1])  # seq 4, later
     assert _verify("--receipt", path) == (
-        "chain intact: 4 decisions\n" + RECEIPT_EXTENDED.format(seq=3, hash=_row(3).hash[:12]) + "\n"
+        "chain intact: 4 decisions\n" + RECEIPT_EXTENDED.format(seq=3, hash=_row(3).hash[:8]) + "\n"
     )
 
 
@@ -158,7 +158,7 @@ def test_a_receipt_against_a_log_the_key_holder_rewrote_fails(hashes, tmp_path):
     path = _receipt_file(tmp_path, receipt)
     assert _verify() == "chain intact: 3 decisions\n"
     assert _verify("--receipt", path) == "exit 1: " + RECEIPT_REWRITTEN.format(
-        seq=3, row=_row(3).hash[:12], receipt=receipt["hash"][:12]
+        seq=3, row=_row(3).hash[:8], receipt=receipt["hash"][:8]
     )
 
 
@@ -201,10 +201,10 @@ def test_an_export_since_the_receipt_extends_it_and_a_rewritten_one_does_not(has
     with rewritten.open("w", encoding="utf-8") as handle:
         call_command("export_decisions", stdout=handle)
     assert _verify("--file", str(honest), "--receipt", receipt) == (
-        "chain intact: 2 decisions\n" + RECEIPT_EXTENDED.format(seq=2, hash=honest_second[:12]) + "\n"
+        "chain intact: 2 decisions\n" + RECEIPT_EXTENDED.format(seq=2, hash=honest_second[:8]) + "\n"
     )
     assert _verify("--file", str(rewritten), "--receipt", receipt) == "exit 1: " + RECEIPT_REWRITTEN.format(
-        seq=2, row=_row(2).hash[:12], receipt=honest_second[:12]
+        seq=2, row=_row(2).hash[:8], receipt=honest_second[:8]
     )
     first = _receipt_file(tmp_path, _head_of(1), "seq-1.json")
     assert _verify("--file", str(honest), "--receipt", first) == (

@@ -13,9 +13,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
+from lessons.core.interchange import MAX_ACTIVE_WANTED
 from lessons.core.text import lesson_hash
 from lessons.models import Draft, Host, Lesson
-from review.hosts.forms import MAX_ACTIVE_NOT_A_NUMBER, MAX_ACTIVE_RANGE
 from review.log.exports import decisions_jsonl
 from review.models import Decision
 from review.piles.forms import MEMBER_NOT_ON_ENTITY
@@ -166,12 +166,12 @@ def test_restoring_a_lesson_its_source_retracted_is_refused_on_the_page(as_revie
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("0", MAX_ACTIVE_RANGE),
-        ("10001", MAX_ACTIVE_RANGE),
-        ("-3", MAX_ACTIVE_RANGE),
-        ("abc", MAX_ACTIVE_NOT_A_NUMBER),
-        ("", MAX_ACTIVE_RANGE),
-        ("1e3", MAX_ACTIVE_NOT_A_NUMBER),
+        ("0", MAX_ACTIVE_WANTED),
+        ("10001", MAX_ACTIVE_WANTED),
+        ("-3", MAX_ACTIVE_WANTED),
+        ("abc", MAX_ACTIVE_WANTED),
+        ("", MAX_ACTIVE_WANTED),
+        ("1e3", MAX_ACTIVE_WANTED),
     ],
 )
 def test_a_budget_out_of_range_or_not_a_number_is_refused_on_the_page(

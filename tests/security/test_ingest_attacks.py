@@ -48,7 +48,7 @@ def errors(report):
 
 
 def differs(line: int, given: str) -> str:
-    message = HASH_CONTENT_DIFFERS.format(short=given[:12], host="h1", entity="ns/s")
+    message = HASH_CONTENT_DIFFERS.format(short=given[:8], host="h1", entity="ns/s")
     return f"batch.jsonl:{line}: lesson.hash: {message}"
 
 

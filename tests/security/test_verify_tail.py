@@ -76,8 +76,8 @@ def test_a_rewritten_and_rehashed_tail_is_reported(three):
     last.save(update_fields=["reason", "hash"])
     head_hash = _head()[1]
     assert _verify() == (
-        f"exit 1: chain broken: the tail was rewritten: seq 3 has hash {last.hash[:12]}…, "
-        f"the chain head {head_hash[:12]}…"
+        f"exit 1: chain broken: the tail was rewritten: seq 3 has hash {last.hash[:8]}…, "
+        f"the chain head {head_hash[:8]}…"
     )
 
 

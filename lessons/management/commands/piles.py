@@ -15,7 +15,7 @@ from django.db import transaction
 
 from lessons.core.facts import FACTS_VERSION
 from lessons.core.piles import verdict_label
-from lessons.core.text import visible_controls
+from lessons.core.text import hash8, visible_controls
 from lessons.management.base import Command as BaseCommand
 from lessons.models import Host
 from lessons.selectors.piles import iter_piles, write_piles_json
@@ -98,7 +98,9 @@ class Command(BaseCommand):
             for lesson, member in zip(entity.lessons, p.members, strict=True):
                 verdict = verdict_label(member.verdict)
                 text = cut(lesson.text, TEXT_WIDTH)
-                self.stdout.write(visible_controls(f"    {lesson.hash[:8]}  {cut(verdict, 24):<24} {text}"))
+                self.stdout.write(
+                    visible_controls(f"    {hash8(lesson.hash)}  {cut(verdict, 24):<24} {text}")
+                )
         if not n:
             enabled = Host.objects.filter(budget_enabled=True).exists()
             why = "nothing is over budget" if enabled else "no host has a budget enabled"

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 
-from lessons.core.recurrence import is_recurring
+from lessons.core.recurrence import has_evidence, is_recurring
+from lessons.core.text import hash8
 from lessons.management.base import Command as BaseCommand
 from lessons.models import Host
 from lessons.recurrence.counts import (
     NO_OBSERVED_CORRECTION,
     format_counts,
-    has_evidence,
     recurrence_report,
 )
 from lessons.recurrence.refresh import recurrence_recompute
@@ -69,7 +69,7 @@ class Command(BaseCommand):
                 text = " ".join(lesson["text"].split())
                 if len(text) > TEXT_WIDTH:
                     text = text[: TEXT_WIDTH - 1] + "\u2026"
-                self.stdout.write(f"  {badge} {lesson['hash'][:8]}  {ident}  {text}")
+                self.stdout.write(f"  {badge} {hash8(lesson['hash'])}  {ident}  {text}")
                 self.stdout.write(
                     f"              shown in {counts['sessions_shown']} session(s); {format_counts(counts)}"
                 )

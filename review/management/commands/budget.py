@@ -7,6 +7,7 @@ docs/decisions.md.
 
 from __future__ import annotations
 
+from lessons.core.interchange import MAX_ACTIVE_MAX, MAX_ACTIVE_MIN
 from lessons.management.base import Command as BaseCommand
 from lessons.management.base import UsageError
 from review.management.lookups import LookupRefused, host_by_name, user_by_name
@@ -23,7 +24,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("host", metavar="HOST")
-        parser.add_argument("--max-active", type=int, metavar="N", help="the new max_active (1 to 10000)")
+        parser.add_argument(
+            "--max-active",
+            type=int,
+            metavar="N",
+            help=f"the new max_active ({MAX_ACTIVE_MIN} to {MAX_ACTIVE_MAX})",
+        )
         switch = parser.add_mutually_exclusive_group()
         switch.add_argument("--enable", dest="enabled", action="store_const", const=True, default=None)
         switch.add_argument("--disable", dest="enabled", action="store_const", const=False)

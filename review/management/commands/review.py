@@ -12,6 +12,7 @@ from argparse import ArgumentParser
 from django.core.management.base import CommandParser
 
 from lessons.core.piles import entity_label
+from lessons.core.text import hash8
 from lessons.management.base import Command as BaseCommand
 from lessons.management.base import UsageError
 from lessons.models import Lesson
@@ -102,7 +103,7 @@ class Command(BaseCommand):
         lesson: Lesson = lesson_by_prefix(hash, host=host)
         decision = lesson_restore(lesson=lesson, actor=actor, reason=reason, reason_code=code)
         entity = entity_label(decision.namespace or "", decision.subject or "")
-        return f"restored {lesson.hash[:8]}… on {decision.host} {entity}: decision #{decision.seq}"
+        return f"restored {hash8(lesson.hash)}… on {decision.host} {entity}: decision #{decision.seq}"
 
     def _approve(self, *, actor, host, reason, code, draft_id, confirm_dropped_anchors, **options) -> str:
         draft = draft_by_id(draft_id, host=host)
@@ -115,7 +116,7 @@ class Command(BaseCommand):
         )
         entity = entity_label(decision.namespace or "", decision.subject or "")
         return (
-            f"approved draft {draft.ext_id}: consolidation {decision.created_hash[:8]}… supersedes "
+            f"approved draft {draft.ext_id}: consolidation {hash8(decision.created_hash)}… supersedes "
             f"{len(draft.supersedes)} lesson(s) on {decision.host} {entity}: decision #{decision.seq}"
         )
 
@@ -128,6 +129,6 @@ class Command(BaseCommand):
         draft = draft_by_id(draft_id, host=host)
         decision = consolidation_rollback(draft=draft, actor=actor, reason=reason, reason_code=code)
         return (
-            f"rolled back draft {draft.ext_id}: consolidation {decision.lesson_hash[:8]}… retracted, "
+            f"rolled back draft {draft.ext_id}: consolidation {hash8(decision.lesson_hash)}… retracted, "
             f"the lessons it superseded are live again: decision #{decision.seq}"
         )

@@ -16,6 +16,7 @@ import itertools
 import json
 from collections.abc import Iterator
 
+from lessons.core.text import hash8
 from lessons.management.base import Command as BaseCommand
 from review.services.chain import GENESIS_PREV_HASH, chain_verify, decisions_verify
 from review.services.chain_head import (
@@ -23,7 +24,6 @@ from review.services.chain_head import (
     RECEIPT_REWRITTEN,
     RECEIPT_SEAL_BROKEN,
     SEAL_BROKEN,
-    SHORT,
     chain_receipt,
     chain_tail_problem,
     receipt_problem,
@@ -75,7 +75,7 @@ class Command(BaseCommand):
                 self.fail(problem)
         self.stdout.write(CHAIN_INTACT.format(count=count))
         if kept is not None:
-            self.stdout.write(RECEIPT_EXTENDED.format(seq=kept["seq"], hash=kept["hash"][:SHORT]))
+            self.stdout.write(RECEIPT_EXTENDED.format(seq=kept["seq"], hash=hash8(kept["hash"])))
 
     def _read_receipt(self, path: str) -> dict:
         """The receipt in ``path``: ``{"seq", "hash", "at", "mac"}``, or an API answer's ``head``."""
@@ -152,8 +152,8 @@ class Command(BaseCommand):
 
     def _receipt_hash(self, found, receipt: dict) -> None:
         if found != receipt["hash"]:
-            row = str(found)[:SHORT]
-            self.fail(RECEIPT_REWRITTEN.format(seq=receipt["seq"], row=row, receipt=receipt["hash"][:SHORT]))
+            row = hash8(str(found))
+            self.fail(RECEIPT_REWRITTEN.format(seq=receipt["seq"], row=row, receipt=hash8(receipt["hash"])))
 
     def _receipt_in(self, path: str, receipt: dict, span: dict[str, int]) -> None:
         """The receipt's seq was among the records, or just before the first."""

@@ -233,7 +233,7 @@ def test_a_retirement_is_held_when_a_reviewers_decision_is_newer(budget_host, pr
     )
     held = lesson("L-77a0")
     assert (held.status, held.source_note) == ("live", "")
-    assert f"note: lesson {held.hash[:12]} on {HOST}: stays live" in err
+    assert f"note: lesson {held.hash[:8]} on {HOST}: stays live" in err
 
 
 def test_a_symlinked_store_folder_is_skipped_and_counted(budget_host, project, learn):

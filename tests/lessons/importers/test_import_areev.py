@@ -190,7 +190,7 @@ def test_a_consolidation_draft_becomes_a_draft(db):
 def test_a_verdict_for_a_lesson_nobody_has_is_skipped_and_counted(db):
     _code, out, err = import_areev("finding.json")  # the grains were never imported
     assert "4 verdicts, " in out and "4 references to unknown lessons" in out.splitlines()[-1]
-    assert f"note: finding.json: verdicts[{grain(0)[:12]}]: verdict skipped: no lesson {grain(0)}" in err
+    assert f"note: finding.json: verdicts[{grain(0)[:8]}]: verdict skipped: no lesson {grain(0)}" in err
     assert not Verdict.objects.exists()
 
 

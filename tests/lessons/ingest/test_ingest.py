@@ -140,7 +140,7 @@ def test_a_reviewers_decision_is_not_undone_by_an_import(ingest):
     assert Lesson.objects.get().status == "retracted"
     assert report.counts["lesson"]["held"] == 1
     assert report.held == [
-        f"lesson {h()[:12]} on h1: stays retracted (the source says live; a reviewer's decision is newer)"
+        f"lesson {h()[:8]} on h1: stays retracted (the source says live; a reviewer's decision is newer)"
     ]
 
 
@@ -262,7 +262,7 @@ def test_a_draft_superseding_a_lesson_of_another_entity_is_refused(ingest):
         ]
     )
     assert [str(e) for e in report.errors] == [
-        f"batch.jsonl:3: draft.supersedes[1]: lesson {h('Elsewhere.', 't')[:12]} is on entity ns/t, not the draft's ns/s"
+        f"batch.jsonl:3: draft.supersedes[1]: lesson {h('Elsewhere.', 't')[:8]} is on entity ns/t, not the draft's ns/s"
     ]
 
 

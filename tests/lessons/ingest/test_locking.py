@@ -97,7 +97,7 @@ def test_a_retire_between_the_ingest_reading_and_writing_an_entity_out_of_order_
     assert report.ok and report.written, report.error_lines()
     assert report.counts["lesson"] == {"created": 0, "unchanged": 1, "updated": 1, "held": 1, "rejected": 0}
     assert report.held == [
-        f"lesson {h(0)[:12]} on h1: stays retracted (the source says superseded; a reviewer's decision is newer)"
+        f"lesson {h(0)[:8]} on h1: stays retracted (the source says superseded; a reviewer's decision is newer)"
     ]
     assert statuses() == {h(0): "retracted", h(1): "live", h(2): "superseded"}
     assert Lesson.objects.get(hash=h(0)).decided_at is not None

@@ -183,11 +183,11 @@ def test_the_check_names_each_kind_of_refusal_with_its_line_and_field(ingest):
     ]
     stored = content_hash("s0", "Rule zero.")
     assert precheck_errors(batch) == [
-        f"batch.jsonl:2: lesson.hash: hash {stored[:12]}… on host h1 already names a lesson on ns/s0 with "
+        f"batch.jsonl:2: lesson.hash: hash {stored[:8]}… on host h1 already names a lesson on ns/s0 with "
         "other content; a hash names one namespace, subject and text",
         "batch.jsonl:4: verdict.lesson: no lesson st/L-9 on host h1 in this batch or the database",
         f"batch.jsonl:5: exposure.lesson: no lesson {other} on host h2 in this batch or the database",
-        f"batch.jsonl:6: draft.supersedes[1]: lesson {stored[:12]} is on entity ns/s0, not the draft's ns/s1",
+        f"batch.jsonl:6: draft.supersedes[1]: lesson {stored[:8]} is on entity ns/s0, not the draft's ns/s1",
     ]
     assert Lesson.objects.count() == 1  # the check wrote nothing
 

@@ -9,13 +9,13 @@ import json
 
 import pytest
 
+from lessons.core.interchange import MAX_ACTIVE_WANTED
 from lessons.models import Host
 from lessons.selectors.piles import piles_json
-from review.hosts.forms import MAX_ACTIVE_NOT_A_NUMBER, MAX_ACTIVE_RANGE
 from review.hosts.views import BUDGET_SAVED
 from review.models import Decision
 from review.services.budget import BUDGET_UNCHANGED
-from review.services.common import REASON_REQUIRED
+from review.services.common import REASON_REQUIRED, REASON_TOO_LONG
 from tests.fixtures.log import row_seqs
 from tests.html import inline_text, parse
 
@@ -133,15 +133,15 @@ def test_an_htmx_preview_returns_only_the_preview_region(client, admin_user, cor
 @pytest.mark.parametrize(
     "value,message",
     [
-        ("0", MAX_ACTIVE_RANGE),
-        ("10001", MAX_ACTIVE_RANGE),
-        ("", MAX_ACTIVE_RANGE),
-        ("x", MAX_ACTIVE_NOT_A_NUMBER),
+        ("0", MAX_ACTIVE_WANTED),
+        ("10001", MAX_ACTIVE_WANTED),
+        ("", MAX_ACTIVE_WANTED),
+        ("x", MAX_ACTIVE_WANTED),
     ],
 )
 def test_max_active_out_of_range_is_a_clear_message(client, admin_user, corpora, value, message):
     client.force_login(admin_user)
-    assert MAX_ACTIVE_RANGE == "max_active must be between 1 and 10000"
+    assert MAX_ACTIVE_WANTED == "max_active must be a whole number from 1 to 10000"
     html = post(client, htmx=True, max_active=value, preview="1").content.decode()
     assert f'<p class="field-error" role="alert">{message}</p>' in html
     saved = post(client, max_active=value, budget_enabled="on", reason="why not", save="1")
@@ -156,6 +156,18 @@ def test_saving_without_a_reason_is_refused_and_writes_nothing(client, admin_use
     assert response.status_code == 400
     assert f'<p class="field-error" role="alert">{REASON_REQUIRED}</p>' in response.content.decode()
     assert Host.objects.get(name="adbuy-desk").max_active == 8
+    assert Decision.objects.count() == 0
+
+
+def test_a_refusal_about_the_reason_is_shown_beside_the_reason_field(client, admin_user, corpora):
+    """The service's refusal carries its field (DecisionRefused.field): the page routes by it, not by the
+    message's words (issue 23, item 1)."""
+    client.force_login(admin_user)
+    response = post(client, max_active="12", budget_enabled="on", reason="x" * 501, save="1")
+    assert response.status_code == 400
+    form = response.context["form"]
+    assert form.errors["reason"] == [REASON_TOO_LONG.format(length=501)]
+    assert form.non_field_errors() == []
     assert Decision.objects.count() == 0
 
 

@@ -49,7 +49,7 @@ def test_retire_by_prefixes(pile, reviewer):
         "review",
         "retire",
         pile[0][:8],
-        pile[1][:12].upper(),
+        pile[1][:8].upper(),
         "--as",
         "rita",
         "--reason",
@@ -127,7 +127,7 @@ def test_an_ambiguous_prefix_exits_1_and_suggests_host(twins, reviewer):
         HASH_AMBIGUOUS.format(
             prefix="abcdef01",
             count=2,
-            matches=f"one:{twins[0][:12]}, two:{twins[1][:12]}",
+            matches=f"one:{twins[0]}, two:{twins[1]}",  # whole hashes: eight characters would be the prefix
             hint=" or add --host NAME",
         ),
     )
