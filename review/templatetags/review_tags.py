@@ -26,10 +26,11 @@ from review.web.format import (
     utc_date,
     verdict_badge,
 )
-from review.web.links import draft_url, link_decisions, pile_href
+from review.web.links import draft_url, link_decisions, pile_href, target_breaks
 
 register = template.Library()
 
+register.filter(target_breaks)
 register.simple_tag(age)
 register.simple_tag(budget_gauge)
 register.simple_tag(draft_url)

@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 from django.conf import settings
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from lessons.core.piles import pile_target
 
@@ -88,15 +89,19 @@ def draft_url(host: str, draft_id: str) -> str | None:
     return reverse("review:draft", args=[host, draft_id]) if _segment(host) and draft_id else None
 
 
-def target_link(host: str, namespace: str, subject: str) -> str:
-    """The entity's target linked to its pile page; ``<wbr>`` lets a narrow column break it at its ":"
-    and "/" rather than mid-word."""
-    href = pile_href(host, namespace, subject)
-    target = pile_target(namespace, subject)
+def target_breaks(target: str) -> SafeString:
+    """An entity's target (``entity:<namespace>/<subject>``) escaped, with ``<wbr>`` after its ":" and
+    its last "/", so a narrow column or header breaks it there rather than mid-word."""
     head, _, tail = target.rpartition("/")
     if not head:
-        return format_html('<a href="{}">{}<wbr>{}</a>', href, "entity:", target.removeprefix("entity:"))
-    return format_html('<a href="{}">{}/<wbr>{}</a>', href, head, tail)
+        return format_html("{}<wbr>{}", "entity:", target.removeprefix("entity:"))
+    return format_html("{}/<wbr>{}", head, tail)
+
+
+def target_link(host: str, namespace: str, subject: str) -> str:
+    """The entity's target linked to its pile page, breaking as ``target_breaks`` lets it."""
+    target = pile_target(namespace, subject)
+    return format_html('<a href="{}">{}</a>', pile_href(host, namespace, subject), target_breaks(target))
 
 
 # "decision #3", "Decision #3", "decisions #3, #4": the references a success message makes to the log;

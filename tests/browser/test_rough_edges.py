@@ -1,4 +1,4 @@
-"""In a browser: the newcomer run's rough edges that are about layout (issue 23, items 4, 6 and 10).
+"""In a browser: the newcomer run's rough edges that are about layout (issue 23, items 4, 6, 10 and 11).
 
 The budget preview and the lesson's recurrence timeline at 390 px: nothing wider than the window or its
 box, no text cut or too small to read, no "hover" hint on a touch screen. The draft page once approved or
@@ -166,3 +166,34 @@ def test_the_draft_text_stays_at_the_top_once_approved_and_once_rolled_back(
     page.set_viewport_size({"width": 390, "height": 800})
     page_fits(page)
     page.screenshot(path=str(artifacts / "rough-draft-rolled-back-390.png"), full_page=True)
+
+
+# The character before each line break of a text element (its text nodes walked character by character).
+CHARS_BEFORE_BREAKS = """el => {
+  const chars = [];
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.length; i++) {
+      const range = document.createRange(); range.setStart(node, i); range.setEnd(node, i + 1);
+      const rect = range.getBoundingClientRect();
+      if (rect.width) chars.push([node.data[i], Math.round(rect.top)]);
+    }
+  }
+  const before = [];
+  for (let i = 1; i < chars.length; i++) if (chars[i][1] > chars[i - 1][1]) before.push(chars[i - 1][0]);
+  return before;
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_pile_header_breaks_the_entity_at_its_separators(corpora, reviewer, sign_in, artifacts, width):  # noqa: F811
+    """Item 11: at 390 px the header read "invoice_cap / ture"; it breaks after "entity:" or the last "/"
+    only, and in one line where the line is wide enough."""
+    page = sign_in("rita", "rita-pass", width=width)
+    page.goto(page.url + "pile/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture")
+    heading = page.locator("h1.target")
+    assert heading.inner_text() == "entity:desk.adbuy/invoice_capture"
+    page.screenshot(path=str(artifacts / f"rough-pile-header-{width}.png"))
+    page_fits(page)
+    before_breaks = heading.evaluate(CHARS_BEFORE_BREAKS)
+    assert before_breaks == (["/"] if width == 390 else [])
