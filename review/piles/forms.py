@@ -70,8 +70,10 @@ class RetireForm(ReasonForm):
     pile_version = forms.CharField(
         widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64
     )
+    # The newest decision on the entity when the page was built: a stale refusal names those after it.
+    seen_seq = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
 
-    field_order = ["members", "reason", "reason_code", "pile_version"]
+    field_order = ["members", "reason", "reason_code", "pile_version", "seen_seq"]
 
     def __init__(self, *args, hashes: list[str], **kwargs):
         super().__init__(*args, **kwargs)
@@ -90,8 +92,9 @@ class RestoreManyForm(ReasonForm):
     pile_version = forms.CharField(
         widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64
     )
+    seen_seq = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
 
-    field_order = ["lessons", "reason", "reason_code", "pile_version"]
+    field_order = ["lessons", "reason", "reason_code", "pile_version", "seen_seq"]
 
     def __init__(self, *args, hashes: list[str], **kwargs):
         kwargs.setdefault("auto_id", "restore_%s")

@@ -304,6 +304,7 @@ class PileDetail:
     version: str
     facts: tuple[FactRows, ...] = ()
     marks: tuple[MarkShown, ...] = ()
+    seen_seq: int = 0  # the newest decision on the entity when it was read (0: none)
 
     @property
     def fact_count(self) -> int:
@@ -415,13 +416,15 @@ _LESSON_COLUMNS = (
     *(f"recurrence__{f}" for f in COUNT_FIELDS),
     "latest_action",
     "id",
+    "entity_seq",
 )
 _NO_COUNTS = (0,) * len(COUNT_FIELDS)
 _HISTORY_COLUMNS = ("lesson_id", *HistoryVerdict._fields)
 
 
-def _entity_lessons(host: Host, namespace: str, subject: str) -> list[EntityLesson]:
-    """The entity's lessons, oldest first, each with its counts and verdict history. Two queries: the
+def _entity_lessons(host: Host, namespace: str, subject: str) -> tuple[list[EntityLesson], int]:
+    """The entity's lessons, oldest first, each with its counts and verdict history, and the seq of the
+    newest decision on the entity (0: none). Two queries: the
     lessons (recurrence counts joined, the latest decision naming each as a subquery), their verdicts."""
     # The latest decision naming each lesson, in the lessons' query: a retracted lesson whose latest is a
     # retire can be restored from the pile page, at no extra query.
@@ -430,15 +433,24 @@ def _entity_lessons(host: Host, namespace: str, subject: str) -> list[EntityLess
         .order_by("-seq")
         .values("action")
     )
+    # The newest decision on the entity, the same on every row (not correlated: computed once): what the
+    # page was built after, so a stale refusal can name the decisions that came in between.
+    entity_seq = (
+        Decision.objects.filter(host=host.name, namespace=namespace, subject=subject)
+        .order_by("-seq")
+        .values("seq")
+    )
     rows = (
         entity_lessons(host=host, namespace=namespace, subject=subject)
-        .annotate(latest_action=Subquery(latest_action[:1]))
+        .annotate(latest_action=Subquery(latest_action[:1]), entity_seq=Subquery(entity_seq[:1]))
         .values_list(*_LESSON_COLUMNS)
     )
     counted = 8 + len(COUNT_FIELDS)  # the counts' columns end there
     lessons: list[EntityLesson] = []
     by_id: dict[int, EntityLesson] = {}
+    seen_seq = 0
     for row in rows:
+        seen_seq = row[counted + 2] or 0
         counts = row[8:counted]
         lesson = EntityLesson(
             *row[:8],
@@ -457,7 +469,7 @@ def _entity_lessons(host: Host, namespace: str, subject: str) -> list[EntityLess
             histories[lesson_id].append(HistoryVerdict(*verdict))
         for lesson_id, history in histories.items():
             by_id[lesson_id].history = tuple(history)
-    return lessons
+    return lessons, seen_seq
 
 
 def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | None:
@@ -467,7 +479,7 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
     within budget, which has none stored), the marks naming its live members, the drafts (each with
     whether a rollback decision names it).
     """
-    lessons = _entity_lessons(host, namespace, subject)
+    lessons, seen_seq = _entity_lessons(host, namespace, subject)
     if not lessons:
         return None
     members = tuple(x for x in lessons if x.status == Lesson.Status.LIVE)
@@ -498,6 +510,7 @@ def pile_detail(*, host: Host, namespace: str, subject: str) -> PileDetail | Non
         version=pile_version(lessons),
         facts=_fact_rows(facts, by_hash, marks),
         marks=tuple(marks),
+        seen_seq=seen_seq,
     )
     for member_hash, ids in detail.superseding.items():
         if member_hash in by_hash:
@@ -608,3 +621,30 @@ def claims_of_rows(
         for row in rows
         if row["claim_user"] is not None
     }
+
+
+STALE_NAMED = 5  # decisions a stale refusal names; more are counted
+
+
+@dataclass(frozen=True)
+class DecisionBetween:
+    """A decision on the entity made after the page the reviewer acted on was built."""
+
+    seq: int
+    action: str
+    actor: str
+    lesson_hash: str | None
+
+
+def decisions_since(
+    *, host: Host, namespace: str, subject: str, seq: int
+) -> tuple[list[DecisionBetween], int]:
+    """The first ``STALE_NAMED`` decisions on the entity after decision ``seq``, oldest first, and how many
+    there are in all (one query each; the host's (host, seq) index)."""
+    after = Decision.objects.filter(host=host.name, namespace=namespace, subject=subject, seq__gt=seq)
+    rows = [
+        DecisionBetween(*row)
+        for row in after.order_by("seq").values_list("seq", "action", "actor", "lesson_hash")[:STALE_NAMED]
+    ]
+    total = len(rows) if len(rows) < STALE_NAMED else after.count()
+    return rows, total

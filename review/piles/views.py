@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap
 
+from lessons.core.text import hash8
 from review.piles import selectors
 from review.piles.facts import facts_line, mark_forms
 from review.piles.forms import ClaimForm, QueueFilterForm, RestoreManyForm, RetireForm
@@ -61,6 +62,12 @@ CLAIM_NOTICES = {
 }
 CLAIM_TEMPLATE = "review/piles/_claim.html"
 CLAIM_ACTION_UNKNOWN = "Choose claim, renew or release."
+# A stale refusal says what came in between (issue 23, newcomer item 12).
+STALE_SINCE = "Since you loaded it: {decisions}."
+STALE_DECISION = "#{seq} {action}{short} by {actor}"
+STALE_MORE = " and {n} more"
+STALE_NO_DECISION = "No reviewer's decision changed it: an ingest, a sync or an import did."
+STALE_SELECTION_KEPT = "Your reason and the selected lessons that can still be selected are kept."
 # Finding 1: retiring a lesson a pending draft supersedes makes the draft stale; the notice says which.
 STALE_NOTICE = (
     " Draft{s} {drafts} became stale: {it} supersede{verb} a lesson retired now, and cannot be approved"
@@ -147,7 +154,7 @@ def _restore_form(detail: selectors.PileDetail, data=None, initial: dict | None 
     return RestoreManyForm(
         data,
         hashes=[x.hash for x in detail.restorable],
-        initial={**(initial or {}), "pile_version": detail.version},
+        initial={**(initial or {}), "pile_version": detail.version, "seen_seq": detail.seen_seq},
     )
 
 
@@ -191,7 +198,8 @@ def pile_context(
 
 
 def retire_form(detail: selectors.PileDetail, initial: dict | None = None) -> RetireForm:
-    return RetireForm(hashes=_all_hashes(detail), initial={**(initial or {}), "pile_version": detail.version})
+    initial = {**(initial or {}), "pile_version": detail.version, "seen_seq": detail.seen_seq}
+    return RetireForm(hashes=_all_hashes(detail), initial=initial)
 
 
 @require_GET
@@ -287,21 +295,55 @@ def _refused_fresh(
 ) -> HttpResponse:
     """A retire (``restoring`` False) or restore the service refused: the fresh pile, which may have
     changed, with the refusal on top and the reason kept in the form that was sent; 409 when the pile
-    changed (``StalePile``), else 422. Nothing was written."""
-    _host, fresh = get_entity_or_404(request.GET)
+    changed (``StalePile``), else 422. Nothing was written. A stale refusal names the decisions on the
+    entity since the page was built (or says no decision changed it), and the selection keeps the
+    lessons that can still be selected (issue 23, newcomer item 12)."""
+    host, fresh = get_entity_or_404(request.GET)
     kept = {"reason": data["reason"], "reason_code": data["reason_code"] or ""}
+    refusal = str(exc)
+    if isinstance(exc, StalePile):
+        refusal += " " + _what_changed(host, fresh, data.get("seen_seq"))
     if restoring:
+        still = {x.hash for x in fresh.restorable}
+        kept["lessons"] = [h for h in data["lessons"] if h in still]
         context = pile_context(
             request,
             fresh,
             retire_form(fresh),
-            refusal=str(exc),
+            refusal=refusal,
             restore_form=_restore_form(fresh, None, kept),
         )
     else:
-        context = pile_context(request, fresh, retire_form(fresh, kept), refusal=str(exc))
+        still = {x.hash for x in fresh.members}
+        kept["members"] = [h for h in data["members"] if h in still]
+        context = pile_context(request, fresh, retire_form(fresh, kept), refusal=refusal)
     status = 409 if isinstance(exc, StalePile) else 422
     return reswap(render_region(request, PILE_TEMPLATE, "pile", context, status=status), SHOW_PILE_TOP)
+
+
+def _what_changed(host, fresh: selectors.PileDetail, seen_seq: int | None) -> str:
+    """What a stale refusal adds: the decisions since ``seen_seq`` ("Since you loaded it: #12 retire by
+    rob, …"), or that no decision changed the pile (an ingest, a sync or an import did); the form of a
+    page older than ``seen_seq`` only says the selection was kept."""
+    kept = STALE_SELECTION_KEPT
+    if seen_seq is None:
+        return kept
+    between, total = selectors.decisions_since(
+        host=host, namespace=fresh.namespace, subject=fresh.subject, seq=seen_seq
+    )
+    if not between:
+        return STALE_NO_DECISION + " " + kept
+    named = ", ".join(
+        STALE_DECISION.format(
+            seq=d.seq,
+            action=d.action,
+            actor=d.actor,
+            short=f" {hash8(d.lesson_hash)}…" if d.lesson_hash else "",
+        )
+        for d in between
+    )
+    more = STALE_MORE.format(n=total - len(between)) if total > len(between) else ""
+    return STALE_SINCE.format(decisions=named + more) + " " + kept
 
 
 def _seqs_notice(template: str, decisions) -> str:
