@@ -170,6 +170,13 @@
     s: function (form, row) { return clickIn(form, row, "[data-split]"); },
     f: function (form) { return clickIn(form, form, "[data-resolve]"); },
     r: function () { return focusFirst('main textarea[name="reason"], main textarea[name$="-reason"]'); },
+    // the retire notice's Undo, wherever focus went after the retire (issue 23, newcomer item 9)
+    u: function () {
+      var undo = document.querySelector("main [data-undo]");
+      if (!undo) return false;
+      undo.click();
+      return true;
+    },
     "/": function () {
       return focusFirst('main form[role="search"] input[name="q"]') ||
         focusFirst('main form[role="search"] input:not([type="hidden"]):not([type="checkbox"]), main form[role="search"] select');

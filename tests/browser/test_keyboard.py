@@ -305,3 +305,34 @@ def test_keep_one_on_a_rule_alone_in_its_fact_says_so(group_pile, reviewer, sign
     page.wait_for_function("t => document.getElementById('announcer').textContent === t", arg=alone)
     assert page.inner_text("[data-keyboard-said]") == alone
     assert page.eval_on_selector_all("input[name=members]:checked", "els => els.length") == 0
+
+
+def test_u_undoes_the_retire_just_made_wherever_focus_went(group_pile, reviewer, sign_in):  # noqa: F811
+    """Newcomer item 9: after a retire focus is on the next member, below the notice's Undo; `u` presses
+    Undo from there, and the retired lessons are live again with the reason "undo: …"."""
+    from lessons.models import Lesson
+    from review.models import Decision
+
+    first, second, kept, other = group_pile
+    page = sign_in("rita", "rita-pass")
+    page.goto(page.url + "pile/?host=kb-desk&namespace=kb&subject=intake")
+    keys = Keys(page)
+    keys.press("j")
+    keys.press("x")
+    keys.press("r")
+    keys.type(REASON)
+    keys.press("Control+Enter")
+    page.wait_for_selector("[data-undo]")
+    assert page.get_attribute("[data-undo]", "aria-keyshortcuts") == "u"
+    assert page.inner_text("[data-undo]") == "Undo u"
+    assert Lesson.objects.get(hash=first).status == "retracted"
+    assert settled(page, "el => el.closest('tr') && el.closest('tr').dataset.row", second) == second
+    keys.press("u")
+    page.wait_for_selector("text=Restored 1 lesson with one reason")
+    assert Lesson.objects.get(hash=first).status == "live"
+    assert list(Decision.objects.filter(action="restore").values_list("lesson_hash", "reason")) == [
+        (first, f"undo: {REASON}")
+    ]
+    assert keys.count == 6
+    keys.press("u")  # nothing left to undo: the key does nothing
+    assert Decision.objects.filter(action="restore").count() == 1
