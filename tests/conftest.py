@@ -55,18 +55,25 @@ def _fast_password_hashing():
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-def make_user(username: str, group: str | None):
-    """A user with password ``<username>-pass`` and the role ``group`` (None: no role)."""
+def make_user(username: str, group: str | None = "reviewer", **extra):
+    """The tests' one user factory: a user with password ``<username>-pass`` and the role ``group`` (None:
+    no role); ``extra`` are more ``User`` fields (``is_active=False``)."""
     from django.contrib.auth.models import Group, User
 
     from review.roles import roles_ensure
 
     if group and not Group.objects.filter(name=group).exists():
         roles_ensure()
-    user = User.objects.create_user(username=username, password=f"{username}-pass")
+    user = User.objects.create_user(username=username, password=f"{username}-pass", **extra)
     if group:
         user.groups.add(Group.objects.get(name=group))
     return user
+
+
+@pytest.fixture
+def user_factory(db):
+    """``user_factory(username, group="reviewer", **extra)``: ``make_user`` as a fixture."""
+    return make_user
 
 
 @pytest.fixture

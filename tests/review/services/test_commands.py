@@ -152,8 +152,8 @@ def test_restore(pile, reviewer):
     assert statuses(pile[:1]) == ["live"]
 
 
-def test_approve_reject_and_rollback_by_draft_id(corpora, reviewer, user_with_role):
-    user_with_role("dana")
+def test_approve_reject_and_rollback_by_draft_id(corpora, reviewer, user_factory):
+    user_factory("dana")
     assert fails("review", "approve", GOOD, "--as", "dana", "--reason", "x") == (
         1,
         DRAFT_SELF_APPROVAL.format(user="dana", draft=GOOD),

@@ -128,9 +128,9 @@ def test_approving_a_draft_while_another_reviewer_retires_a_member_exactly_one_w
 @postgres_only
 @pytest.mark.django_db(transaction=True)
 def test_four_reviewers_retiring_and_approving_on_one_pile_at_once_exactly_one_wins(
-    corpora, reviewer, second_reviewer, admin_user, user_with_role
+    corpora, reviewer, second_reviewer, admin_user, user_factory
 ):
-    ray = user_with_role("ray")
+    ray = user_factory("ray")
     host = Host.objects.get(name="adbuy-desk")
     seen = version(host, *ADBUY)
     members = Draft.objects.get(ext_id=GOOD).supersedes

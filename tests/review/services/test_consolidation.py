@@ -60,8 +60,8 @@ def refusal(call) -> str:
 
 
 @pytest.fixture
-def dana(user_with_role):
-    return user_with_role("dana")
+def dana(user_factory):
+    return user_factory("dana")
 
 
 # --- the acceptance case on adbuy-desk ---------------------------------------------------------

@@ -152,8 +152,8 @@ def test_a_viewer_may_not_retire(pile, viewer):
     assert statuses(pile[:1]) == ["live"]
 
 
-def test_an_inactive_reviewer_may_not_retire(pile, user_with_role):
-    sam = user_with_role("sam", is_active=False)
+def test_an_inactive_reviewer_may_not_retire(pile, user_factory):
+    sam = user_factory("sam", is_active=False)
     with pytest.raises(NotAllowed) as exc:
         retire(pile[:1], sam)
     assert str(exc.value) == NOT_ALLOWED_INACTIVE.format(user="sam")
