@@ -21,13 +21,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from lessons.core.text import hash8
 from lessons.models import Draft
-from lessons.services.principals import draft_names_user
 from review.drafts.forms import ApproveForm, RejectForm, RollbackForm
 from review.drafts.selectors import GATE_NOT_RUN_LABEL, DraftDetail
 from review.roles import PERM_DECIDE, PERM_VIEW_DRAFT
 from review.services.common import DecisionRefused, StalePile
 from review.services.consolidation import (
-    CONSOLIDATION_EXISTS,
+    approval_refusal,
     consolidation_rollback,
     draft_approve,
     draft_reject,
@@ -41,14 +40,6 @@ SWAP_TEMPLATE = "review/drafts/_swap.html"
 
 # Texts the page shows; the tests assert them.
 BLOCKED_VIEWER = "Deciding on a draft needs the reviewer role; you can read this page."
-BLOCKED_GATE = "This draft cannot be approved: {gates} failed. It can be rejected."
-BLOCKED_AUTHOR = "You drafted this draft, so another reviewer must approve it."
-BLOCKED_WRITER = "You wrote this consolidation, so another reviewer must approve it."
-BLOCKED_TRIGGER = "You triggered this draft, so another reviewer must approve it."
-BLOCKED_STALE = (
-    "This draft is stale: {lessons} it supersedes {verb} no longer live. It can be rejected, not approved."
-)
-BLOCKED_DECIDED = "This draft is {status}; only a pending draft can be approved."
 # What the Decide section says of a rejected draft: a settled outcome, not a refusal.
 DECIDED_REJECTED = (
     "This draft was rejected; nothing is left to decide. The decision and its reason are listed below."
@@ -64,33 +55,14 @@ ROLLED_BACK_NOTICE = (
 )
 
 
-def gate_words(gates: tuple[str, ...]) -> str:
-    """``GROUND``, ``VERIFY`` or ``GROUND and VERIFY``."""
-    return " and ".join(gates)
-
-
 def approve_blocked(detail: DraftDetail, user) -> str:
-    """Why ``user`` cannot approve this draft now ("" when they can). The service checks again."""
+    """Why ``user`` cannot approve this draft now ("" when they can): the role, then the service's own
+    answer (``approval_refusal``), which ``draft_approve`` gives again under its locks."""
     if not user.has_perm(PERM_DECIDE):
         return BLOCKED_VIEWER
-    draft = detail.draft
-    if draft.status != Draft.Status.PENDING:
-        return BLOCKED_DECIDED.format(status=draft.status)
-    if detail.failed_gates:
-        return BLOCKED_GATE.format(gates=gate_words(detail.failed_gates))
-    if detail.not_live:
-        lessons = ", ".join(f"{hash8(h)}…" for h in detail.not_live)
-        many = len(detail.not_live) > 1
-        return BLOCKED_STALE.format(
-            lessons=f"lessons {lessons}" if many else f"lesson {lessons}", verb="are" if many else "is"
-        )
-    if draft_names_user(draft=draft, user=user, role="drafted"):
-        return BLOCKED_WRITER if draft.written_by_reviewer else BLOCKED_AUTHOR
-    if draft_names_user(draft=draft, user=user, role="triggered"):
-        return BLOCKED_TRIGGER
-    if detail.duplicate is not None:
-        return CONSOLIDATION_EXISTS.format(short=hash8(detail.duplicate.hash), status=detail.duplicate.status)
-    return ""
+    return approval_refusal(
+        draft=detail.draft, user=user, not_live=detail.not_live, duplicate=detail.duplicate
+    )
 
 
 def rollback_blocked(detail: DraftDetail, user) -> str:

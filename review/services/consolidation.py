@@ -6,6 +6,7 @@ Import these from ``review.services.decisions``. docs/decisions.md, "The actions
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -37,10 +38,11 @@ DRAFT_NOT_PENDING = "Draft {draft} is {status}; only a pending draft can be appr
 DRAFT_GATE_FAILED = (
     "Draft {draft} failed the {gates} gate; a draft that failed a gate can be rejected, never approved."
 )
-DRAFT_SELF_APPROVAL = "{user} drafted or triggered draft {draft}, so another reviewer must approve it."
+DRAFT_BY_AUTHOR = "{user} drafted draft {draft}, so another reviewer must approve it."
+DRAFT_BY_WRITER = "{user} wrote draft {draft}, so another reviewer must approve it."
+DRAFT_BY_TRIGGER = "{user} triggered draft {draft}, so another reviewer must approve it."
 DRAFT_STALE = (
-    "Draft {draft} is stale: the lesson {short}… it supersedes is no longer live. "
-    "It can be rejected, not approved."
+    "Draft {draft} is stale: {lessons} it supersedes {verb} no longer live. It can be rejected, not approved."
 )
 CONSOLIDATION_EXISTS = (
     "A lesson with this draft's text already exists on the entity ({short}…, {status}); "
@@ -144,6 +146,45 @@ def draft_evidence(*, draft: Draft, lessons: list[Lesson], host: Host) -> dict:
     }
 
 
+def approval_refusal(*, draft: Draft, user, not_live: Sequence[str], duplicate: Lesson | None) -> str:
+    """Why ``user`` may not approve ``draft`` now, or "" when they may: the draft's own preconditions
+    (``draft_refusal``), then its members' (``members_refusal``). The one answer for the draft page (before
+    it offers the form) and ``draft_approve`` (again, under its locks); the role is checked apart
+    (``NotAllowed``). docs/decisions.md, "The actions" (``approve_consolidation``)."""
+    return draft_refusal(draft=draft, user=user) or members_refusal(
+        draft=draft, not_live=not_live, duplicate=duplicate
+    )
+
+
+def draft_refusal(*, draft: Draft, user) -> str:
+    """ "" or why the draft itself cannot be approved by ``user``: it is not pending, a gate failed, or
+    ``user`` drafted, wrote or triggered it."""
+    if draft.status != Draft.Status.PENDING:
+        return DRAFT_NOT_PENDING.format(draft=draft.ext_id, status=draft.status)
+    if not draft.gates_pass:
+        return DRAFT_GATE_FAILED.format(draft=draft.ext_id, gates=_failed_gates(draft))
+    username = user.get_username()
+    if draft_names_user(draft=draft, user=user, role="drafted"):
+        by = DRAFT_BY_WRITER if draft.written_by_reviewer else DRAFT_BY_AUTHOR
+        return by.format(user=username, draft=draft.ext_id)
+    if draft_names_user(draft=draft, user=user, role="triggered"):
+        return DRAFT_BY_TRIGGER.format(user=username, draft=draft.ext_id)
+    return ""
+
+
+def members_refusal(*, draft: Draft, not_live: Sequence[str], duplicate: Lesson | None) -> str:
+    """ "" or why the entity's lessons stand in the way: a lesson the draft supersedes is no longer live
+    (``not_live``: their hashes; the draft is stale), or its text is already a lesson (``duplicate``)."""
+    if not_live:
+        shorts = ", ".join(f"{hash8(h)}…" for h in not_live)
+        many = len(not_live) > 1
+        lessons = f"the lessons {shorts}" if many else f"the lesson {shorts}"
+        return DRAFT_STALE.format(draft=draft.ext_id, lessons=lessons, verb="are" if many else "is")
+    if duplicate is not None:
+        return CONSOLIDATION_EXISTS.format(short=hash8(duplicate.hash), status=duplicate.status)
+    return ""
+
+
 def draft_approve(
     *,
     draft: Draft,
@@ -158,37 +199,36 @@ def draft_approve(
     entity and each member it supersedes becomes ``superseded`` by it. One record (``lesson_hash`` null,
     ``draft_id``, ``created_hash``).
 
-    Refused unless: the draft is pending and not stale, both gates pass, ``actor`` is neither its
-    ``drafted_by`` nor its ``triggered_by``, every superseded member is live, the pile version matches
-    (``pile_version`` None skips that check), no lesson with the consolidation's hash exists on the host,
-    and, when the text drops a full anchor of a ``held`` member, ``confirm_dropped_anchors``.
+    Refused, in this order: the draft's own preconditions (``draft_refusal``: pending, gates passed,
+    ``actor`` neither its ``drafted_by`` nor its ``triggered_by``), the pile version (``pile_version`` None
+    skips that check), its members' (``members_refusal``: every superseded member live, no lesson with
+    the consolidation's hash on the host) and, when the text drops a full anchor of a ``held`` member,
+    ``confirm_dropped_anchors``. The draft page asks ``approval_refusal`` (the same two) first.
     Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. docs/decisions.md, "The actions".
     """
     reason, reason_code = check_decision(actor, reason, reason_code)
     at = decision_now(now)
-    username = actor.get_username()
     with transaction.atomic():
         locked = _lock_draft(draft)
         host = locked.host
-        if locked.status != Draft.Status.PENDING:
-            raise DecisionRefused(DRAFT_NOT_PENDING.format(draft=locked.ext_id, status=locked.status))
-        if not locked.gates_pass:
-            raise DecisionRefused(DRAFT_GATE_FAILED.format(draft=locked.ext_id, gates=_failed_gates(locked)))
-        if draft_names_user(draft=locked, user=actor):
-            raise DecisionRefused(DRAFT_SELF_APPROVAL.format(user=username, draft=locked.ext_id))
+        refusal = draft_refusal(draft=locked, user=actor)
+        if refusal:
+            raise DecisionRefused(refusal)
         lessons = lock_entity(host=host, namespace=locked.namespace, subject=locked.subject)
-        check_version(lessons, pile_version)
+        check_version(lessons, pile_version)  # a stale view is refused as such, before what changed in it
         by_hash = {lesson.hash: lesson for lesson in lessons}
-        members = []
-        for h in locked.supersedes:
-            member = by_hash.get(h)
-            if member is None or member.status != Lesson.Status.LIVE:
-                raise DecisionRefused(DRAFT_STALE.format(draft=locked.ext_id, short=hash8(h)))
-            members.append(member)
+        live = {
+            h: by_hash[h]
+            for h in locked.supersedes
+            if h in by_hash and by_hash[h].status == Lesson.Status.LIVE
+        }
         new_hash = lesson_hash(locked.namespace, locked.subject, locked.text)
         existing = Lesson.objects.filter(host=host, hash=new_hash).only("hash", "status").first()
-        if existing is not None:
-            raise DecisionRefused(CONSOLIDATION_EXISTS.format(short=hash8(new_hash), status=existing.status))
+        not_live = [h for h in locked.supersedes if h not in live]
+        refusal = members_refusal(draft=locked, not_live=not_live, duplicate=existing)
+        if refusal:
+            raise DecisionRefused(refusal)
+        members = [live[h] for h in locked.supersedes]
         coverage = draft_coverage(
             draft_text=locked.text, members=[(m.hash, m.text, m.latest_verdict) for m in members]
         )

@@ -412,7 +412,7 @@ def test_a_label_naming_the_reviewer_with_stray_spaces_still_forbids_self_approv
     pile, ingest, reviewer, label
 ):
     from review.services.common import DecisionRefused
-    from review.services.consolidation import DRAFT_SELF_APPROVAL
+    from review.services.consolidation import DRAFT_BY_TRIGGER
 
     draft = {
         "type": "draft",
@@ -430,7 +430,7 @@ def test_a_label_naming_the_reviewer_with_stray_spaces_still_forbids_self_approv
     assert ingest([draft]).ok
     with pytest.raises(DecisionRefused) as caught:
         draft_approve(draft=Draft.objects.get(ext_id="d-2"), actor=reviewer, reason="Looks right.")
-    assert str(caught.value) == DRAFT_SELF_APPROVAL.format(user="rita", draft="d-2")
+    assert str(caught.value) == DRAFT_BY_TRIGGER.format(user="rita", draft="d-2")
 
 
 @pytest.mark.parametrize("reason", ["\u200b", "\u200b\u200d\ufeff", "\u2060 \u200b"])

@@ -2,7 +2,7 @@
 
 Labels are compared after NFKC, removing invisible characters and case folding, with a case-insensitive
 ``user:`` prefix; and the user a label named when the draft arrived is stored, so a renamed user is still
-refused. The refusal message is DRAFT_SELF_APPROVAL, unchanged.
+refused. The refusal names the role: DRAFT_BY_TRIGGER or DRAFT_BY_AUTHOR (the page says the same).
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ def _refusal(user) -> str:
     return str(caught.value)
 
 
-SELF = "priya drafted or triggered draft d-1, so another reviewer must approve it."
+SELF = "priya triggered draft d-1, so another reviewer must approve it."  # DRAFT_BY_TRIGGER
+SELF_DRAFTED = "priya drafted draft d-1, so another reviewer must approve it."  # DRAFT_BY_AUTHOR
 
 
 @pytest.mark.parametrize("label", VARIANTS)
@@ -83,7 +84,7 @@ def test_priya_cannot_approve_a_draft_she_drafted_under_a_variant(priya):
     records = pile_records(triggered_by=None)
     records[-1]["drafted_by"] = "User：PRIYA"
     ingest_records(records)
-    assert _refusal(priya) == SELF
+    assert _refusal(priya) == SELF_DRAFTED
 
 
 def test_another_reviewer_approves_it(priya, second_reviewer):
@@ -104,7 +105,7 @@ def test_a_user_renamed_after_triggering_a_draft_still_cannot_approve_it(priya):
     ingest_records(pile_records(triggered_by="user:priya"))
     priya.username = "p.sharma"
     priya.save()
-    assert _refusal(priya) == "p.sharma drafted or triggered draft d-1, so another reviewer must approve it."
+    assert _refusal(priya) == "p.sharma triggered draft d-1, so another reviewer must approve it."
 
 
 def test_a_user_created_after_the_draft_arrived_is_refused_by_name(db):
@@ -115,9 +116,8 @@ def test_a_user_created_after_the_draft_arrived_is_refused_by_name(db):
 
 
 def test_the_draft_page_tells_priya_why_she_cannot_approve(priya, client):
-    from review.drafts.views import BLOCKED_TRIGGER
 
     ingest_records(pile_records(triggered_by="user:ｐｒｉｙａ"))
     client.force_login(priya)
     html = client.get(f"/drafts/{HOST}/{DRAFT_ID}/").content.decode()
-    assert BLOCKED_TRIGGER in html
+    assert SELF in html

@@ -12,9 +12,8 @@ from django.urls import reverse
 
 from lessons.models import Draft, Lesson
 from lessons.selectors.piles import piles_json
-from review.drafts import views
 from review.models import Decision
-from review.services.consolidation import DRAFT_GATE_FAILED, DRAFT_SELF_APPROVAL
+from review.services.consolidation import DRAFT_BY_TRIGGER, DRAFT_GATE_FAILED
 from tests.fixtures.drafts import ADBUY, CONSOLIDATE, GATE_FAILED, NS, SUBJECT, TARGET, entity_version
 from tests.review.drafts.helpers import member_summary, member_words
 
@@ -60,7 +59,7 @@ def live_on_entity() -> list[Lesson]:
 def test_gate_failed_draft_cannot_be_approved_even_by_a_forced_post(adbuy, reviewer, signed_in):
     client = signed_in(reviewer)
     html = client.get(page(GATE_FAILED)).content.decode()
-    assert "cannot be approved: GROUND failed" in html
+    assert DRAFT_GATE_FAILED.format(draft=GATE_FAILED, gates="GROUND") in html
     assert 'data-testid="approve"' not in html
     assert reverse("review:draft_approve", args=[ADBUY, GATE_FAILED]) not in html
     response = approve(client, GATE_FAILED)
@@ -73,11 +72,11 @@ def test_gate_failed_draft_cannot_be_approved_even_by_a_forced_post(adbuy, revie
 def test_dana_triggered_the_draft_so_her_approval_is_refused(adbuy, dana, signed_in):
     client = signed_in(dana)
     html = client.get(page(CONSOLIDATE)).content.decode()
-    assert views.BLOCKED_TRIGGER in html
+    assert DRAFT_BY_TRIGGER.format(user="dana", draft=CONSOLIDATE) in html
     assert 'data-testid="approve"' not in html
     response = approve(client, CONSOLIDATE)
     assert response.status_code == 422
-    assert DRAFT_SELF_APPROVAL.format(user="dana", draft=CONSOLIDATE) in response.content.decode()
+    assert DRAFT_BY_TRIGGER.format(user="dana", draft=CONSOLIDATE) in response.content.decode()
     assert Decision.objects.count() == 0
     assert Draft.objects.get(ext_id=CONSOLIDATE).status == "pending"
 

@@ -20,7 +20,7 @@ from review.management.lookups import (
 from review.models import Decision
 from review.services.budget import BUDGET_NOTHING_GIVEN, BUDGET_OUT_OF_RANGE
 from review.services.common import NOT_ALLOWED_BUDGET, NOT_ALLOWED_DECIDE, REASON_REQUIRED
-from review.services.consolidation import DRAFT_SELF_APPROVAL
+from review.services.consolidation import DRAFT_BY_TRIGGER
 from tests.builders import numbered_lesson
 from tests.fixtures.decisions import NS
 
@@ -156,7 +156,7 @@ def test_approve_reject_and_rollback_by_draft_id(corpora, reviewer, user_factory
     user_factory("dana")
     assert fails("review", "approve", GOOD, "--as", "dana", "--reason", "x") == (
         1,
-        DRAFT_SELF_APPROVAL.format(user="dana", draft=GOOD),
+        DRAFT_BY_TRIGGER.format(user="dana", draft=GOOD),
     )
     out = run("review", "approve", GOOD, "--as", "rita", "--reason", "One rule")
     created = Decision.objects.get(seq=1).created_hash

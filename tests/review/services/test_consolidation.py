@@ -13,10 +13,11 @@ from review.services.chain import decisions_verify
 from review.services.common import NOT_ALLOWED_DECIDE, DecisionRefused, NotAllowed, StalePile
 from review.services.consolidation import (
     CONSOLIDATION_EXISTS,
+    DRAFT_BY_AUTHOR,
+    DRAFT_BY_TRIGGER,
     DRAFT_DROPS_ANCHORS,
     DRAFT_GATE_FAILED,
     DRAFT_NOT_PENDING,
-    DRAFT_SELF_APPROVAL,
     DRAFT_STALE,
     REJECT_NOT_PENDING,
     ROLLBACK_NOT_APPROVED,
@@ -76,11 +77,8 @@ def test_a_draft_that_failed_a_gate_cannot_be_approved(corpora, reviewer):
 
 def test_the_user_who_triggered_the_draft_may_not_approve_it(corpora, dana):
     message = refusal(lambda: draft_approve(draft=draft(GOOD), actor=dana, reason="Mine, and good"))
-    assert message == DRAFT_SELF_APPROVAL.format(user="dana", draft=GOOD)
-    assert (
-        message
-        == "dana drafted or triggered draft rec-adbuy-consolidate-1, so another reviewer must approve it."
-    )
+    assert message == DRAFT_BY_TRIGGER.format(user="dana", draft=GOOD)
+    assert message == "dana triggered draft rec-adbuy-consolidate-1, so another reviewer must approve it."
 
 
 def test_a_viewer_may_not_approve(corpora, viewer):
@@ -207,7 +205,7 @@ def test_a_stale_draft_is_refused_for_approval_but_can_be_rejected(corpora, revi
     member = draft(GOOD).supersedes[3]
     lesson_retire(host=adbuy(), hashes=[member], actor=reviewer, reason="Covered by another lesson")
     message = refusal(lambda: draft_approve(draft=draft(GOOD), actor=reviewer, reason="ok"))
-    assert message == DRAFT_STALE.format(draft=GOOD, short=member[:8])
+    assert message == DRAFT_STALE.format(draft=GOOD, lessons=f"the lesson {member[:8]}…", verb="is")
     decision = draft_reject(draft=draft(GOOD), actor=reviewer, reason="Stale now", now=NOW)
     assert draft(GOOD).status == "rejected"
     assert (decision.action, decision.draft_id, decision.lesson_hash, decision.created_hash) == (
@@ -327,7 +325,7 @@ def test_keeping_the_anchors_needs_no_confirmation(anchored_pile, ingest, review
 
 def test_a_bare_username_in_drafted_by_may_not_approve(pile, ingest, reviewer):
     d = small_draft(ingest, text="Merged rule.", supersedes=pile[:2], drafted_by="rita")
-    assert refusal(lambda: draft_approve(draft=d, actor=reviewer, reason="ok")) == DRAFT_SELF_APPROVAL.format(
+    assert refusal(lambda: draft_approve(draft=d, actor=reviewer, reason="ok")) == DRAFT_BY_AUTHOR.format(
         user="rita", draft="d-1"
     )
 

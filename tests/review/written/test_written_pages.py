@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from lessons.core.written import TEXT_EMPTY, WAIVER_MISSING
 from review.drafts.selectors import GATE_NOT_RUN_LABEL, ORIGIN_MODEL, ORIGIN_REVIEWER
-from review.drafts.views import BLOCKED_WRITER
+from review.services.consolidation import DRAFT_BY_WRITER
 from review.written.views import WRITTEN_NOTICE
 from tests.html import parse
 from tests.review.written.helpers import HOST, NS, PREFILL, SUBJECT, TEXTS, hashes, pile_records
@@ -104,7 +104,9 @@ def test_submitting_makes_a_draft_written_by_the_reviewer(pile, as_reviewer):
     assert doc.find(data_testid="gate-ground").text == GATE_NOT_RUN_LABEL
     assert doc.find(data_testid="gate-verify").text == GATE_NOT_RUN_LABEL
     assert doc.find(data_testid="drafted-by").text == "user:rita"
-    assert doc.find(data_testid="approve-blocked").find("p").text == BLOCKED_WRITER
+    assert doc.find(data_testid="approve-blocked").find("p").text == DRAFT_BY_WRITER.format(
+        user="rita", draft=draft.ext_id
+    )
     assert ORIGIN_MODEL not in page
 
 

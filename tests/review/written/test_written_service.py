@@ -68,12 +68,12 @@ def test_a_written_consolidation_is_a_pending_draft_by_its_writer_with_no_gate_r
 def test_its_writer_may_not_approve_it_and_another_reviewer_may(pile, reviewer, second_reviewer):
     from lessons.models import Lesson
     from review.services.common import DecisionRefused
-    from review.services.consolidation import DRAFT_SELF_APPROVAL, draft_approve
+    from review.services.consolidation import DRAFT_BY_WRITER, draft_approve
 
     draft = _write(reviewer, pile)
     with pytest.raises(DecisionRefused) as refused:
         draft_approve(draft=draft, actor=reviewer, reason="I wrote it and like it.")
-    assert str(refused.value) == DRAFT_SELF_APPROVAL.format(user="rita", draft=draft.ext_id)
+    assert str(refused.value) == DRAFT_BY_WRITER.format(user="rita", draft=draft.ext_id)
     assert Lesson.objects.filter(host__name=HOST, status="live").count() == 3
 
     decision = draft_approve(draft=draft, actor=second_reviewer, reason="Three rules, one line.")
