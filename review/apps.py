@@ -16,10 +16,10 @@ class ReviewConfig(AppConfig):
         if admin.site.is_registered(DBTaskResult):
             admin.site.unregister(DBTaskResult)
         # large recurrence refreshes of a web request's status changes go to the task worker
-        from lessons.services import status
-        from review.services.recount import recount_enqueue
+        from lessons.signals import recount_offered
+        from review.services.recount import recount_offer_taken
 
-        status.background_refresh = recount_enqueue
+        recount_offered.connect(recount_offer_taken, dispatch_uid="recount_offer_taken")
         # new corrections, exposures or verdicts for a host: its decisions' outcomes are recomputed
         from lessons.signals import host_evidence_changed
         from review.services.outcomes import outcomes_after_evidence

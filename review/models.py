@@ -95,7 +95,7 @@ class Decision(models.Model):
 
 class DecisionOutcome(models.Model):
     """Did the decision help: its outcome, derived from what arrived after it (corrections, sessions,
-    verdicts) by ``review.outcomes.rules`` and stored by ``review.services.outcomes``. Never part of the
+    verdicts) by ``lessons.core.outcomes`` and stored by ``review.services.outcomes``. Never part of the
     hash-chained record; recomputed when new evidence arrives for the host. ``outcome``: supported,
     contradicted or too_early; ``sessions_after``: the host's sessions with activity after the decision;
     ``evidence``: the corrections and verdicts it rests on (ids, sessions, epoch ms UTC) and a sentence;

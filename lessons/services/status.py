@@ -8,16 +8,16 @@ transaction touched, run once the transaction commits. After the commit, not ins
 its entity's lessons FOR UPDATE, and taking the host lock under them could deadlock with an ingest that
 holds the host lock and needs a key-share lock on those lessons for its attribution rows.
 
-A large refresh may run in the background instead (issue 13, Build 2): when a hook is installed
-(``background_refresh``, set by the review app to queue a recount job while it answers a web request)
-and the changes touch more than ``settings.RECURRENCE_BACKGROUND_KEYS`` lesson keys, the hook takes them
-and the request returns at once; small changes, and every change outside a web request (management
+A large refresh may run in the background instead (issue 13, Build 2): when the changes touch more than
+``settings.RECURRENCE_BACKGROUND_KEYS`` lesson keys they are offered (``lessons.signals.recount_offered``;
+the review app queues a recount job while it answers a web request) and, when a receiver takes them, the
+request returns at once; small changes, and every change outside a web request (management
 commands, the task worker itself), are refreshed here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Final
 
@@ -29,6 +29,7 @@ from lessons.models import Lesson
 from lessons.recurrence import refresh
 from lessons.recurrence.refresh import RecurrenceChanges
 from lessons.services.entity_counts import CountChanges, entity_counts_for_lessons
+from lessons.signals import recount_offered
 
 
 class _Keep:
@@ -37,9 +38,6 @@ class _Keep:
 
 
 KEEP: Final = _Keep()  # "leave this field as it is"
-# Takes a refresh's changes to run them elsewhere (a background job) and returns True, or returns False
-# (then the refresh runs here). Installed by review.apps; None: every refresh runs here.
-background_refresh: Callable[[RecurrenceChanges], bool] | None = None
 UPDATE_CHUNK = 500  # ids per UPDATE: well under SQLite's 999 parameters
 
 
@@ -172,12 +170,13 @@ class _Pending:
 
 
 def recurrence_changes_run(changes: RecurrenceChanges) -> None:
-    """Refresh ``changes`` now, or hand them to ``background_refresh`` when they touch more than
-    ``settings.RECURRENCE_BACKGROUND_KEYS`` lesson keys and the hook takes them."""
+    """Refresh ``changes`` now, or, when they touch more than ``settings.RECURRENCE_BACKGROUND_KEYS``
+    lesson keys, offer them (``recount_offered``) and leave them to the receiver that takes them."""
     keys = sum(len(host_keys) for host_keys in changes.keys.values())
-    hook = background_refresh
-    if hook is not None and keys > settings.RECURRENCE_BACKGROUND_KEYS and hook(changes):
-        return
+    if keys > settings.RECURRENCE_BACKGROUND_KEYS:
+        answers = recount_offered.send(sender=RecurrenceChanges, changes=changes)
+        if any(taken is True for _receiver, taken in answers):
+            return
     refresh.recurrence_changes_refresh(changes=changes)
 
 

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from lessons.core.text import hash8
 from lessons.models import Draft
 from review.drafts.forms import ApproveForm, RejectForm, RollbackForm
+from review.drafts.lookups import get_draft_or_404
 from review.drafts.selectors import GATE_NOT_RUN_LABEL, DraftDetail
 from review.roles import PERM_DECIDE, PERM_VIEW_DRAFT
 from review.services.common import DecisionRefused, StalePile
@@ -33,7 +34,7 @@ from review.services.consolidation import (
 )
 from review.web.decide import decide
 from review.web.htmx import render_region, wants_region
-from review.web.lookups import get_draft_or_404, shows_not_found
+from review.web.lookups import shows_not_found
 
 TEMPLATE = "review/drafts/draft.html"
 SWAP_TEMPLATE = "review/drafts/_swap.html"

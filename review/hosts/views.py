@@ -39,7 +39,7 @@ from review.services.common import (
 )
 from review.web.htmx import render_region, wants_region
 from review.web.links import target_link
-from review.web.lookups import get_host_or_404, shows_not_found
+from review.web.lookups import HOST_UNKNOWN, NotFound, get_host_or_404, has_nul, shows_not_found
 from review.web.paging import PageSizeConfig
 
 BUDGET_TEMPLATE = "review/hosts/budget.html"
@@ -83,7 +83,9 @@ def host(request: HttpRequest, name: str) -> HttpResponse:
     ``entities`` is what sort and page links swap. Below it, the reviewers' newest restatement marks
     (issue 22, Build 2), each linked to its pile; then the host over time: user corrections per 100
     sessions by week, with the weeks that had decisions marked, as a chart and a table (issue 24)."""
-    found = get_host_or_404(name, overview=True)
+    found = selectors.host_overview(name=name) if not has_nul(name) else None
+    if found is None:
+        raise NotFound("Unknown host", HOST_UNKNOWN.format(host=name))
     table = HostEntityTable(selectors.host_entities(host=found), host=found)
     PageSizeConfig(request, paginate={"per_page": HOST_ENTITIES_PER_PAGE}).configure(table)
     context = {"host": found, "table": table, "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}

@@ -18,6 +18,7 @@ from lessons.core.text import hash8
 from lessons.recurrence.lesson import lesson_recurrence
 from review.lessons import selectors
 from review.lessons.forms import RestoreForm, RetireLessonForm
+from review.lessons.lookups import get_lesson_or_404
 from review.models import Action
 from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services.common import DecisionRefused, StalePile
@@ -25,7 +26,7 @@ from review.services.decisions import lesson_restore, lesson_retire
 from review.web.decide import decide
 from review.web.forms import undo_offer
 from review.web.htmx import render_region
-from review.web.lookups import get_lesson_or_404, shows_not_found
+from review.web.lookups import shows_not_found
 
 TEMPLATE = "review/lessons/lesson.html"
 RESTORED_NOTICE = "Restored lesson {short}…: decision #{seq}."

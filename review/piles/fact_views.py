@@ -13,13 +13,14 @@ from django_htmx.http import reswap
 from lessons.core.text import hash8
 from review.models import ReasonCode
 from review.piles.facts import mark_forms, resolve_context
+from review.piles.lookups import get_entity_or_404
 from review.piles.views import PILE_TEMPLATE, SHOW_PILE_TOP, pile_context, pile_done, retire_form
 from review.roles import PERM_DECIDE
 from review.services.common import DecisionRefused
 from review.services.restatements import fact_split, facts_merge
 from review.web.decide import decide
 from review.web.htmx import render_region
-from review.web.lookups import get_entity_or_404, shows_not_found
+from review.web.lookups import shows_not_found
 
 # Restatement marks (issue 22, Build 2): not decisions, so the notices say nothing was decided.
 MERGED_NOTICE = (

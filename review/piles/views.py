@@ -25,6 +25,7 @@ from lessons.core.text import hash8
 from review.piles import selectors
 from review.piles.facts import facts_line, mark_forms
 from review.piles.forms import ClaimForm, QueueFilterForm, RestoreManyForm, RetireForm
+from review.piles.lookups import get_entity_or_404
 from review.piles.rows import member_rows, selected_hashes
 from review.piles.tables import QUEUE_PER_PAGE, OrderedRows, QueueTable
 from review.roles import PERM_CLAIM, PERM_DECIDE, PERM_VIEW
@@ -35,7 +36,7 @@ from review.web.decide import decide, not_allowed
 from review.web.forms import undo_offer
 from review.web.htmx import render_region, wants_region
 from review.web.links import pile_href
-from review.web.lookups import get_entity_or_404, shows_not_found
+from review.web.lookups import shows_not_found
 from review.web.paging import keyset_links, page_number, page_size
 
 QUEUE_TEMPLATE = "review/piles/queue.html"

@@ -1,4 +1,5 @@
-"""Import jobs: an ingest run by the task worker instead of the request (issue 13, Build 2).
+"""Jobs: background work run by the task worker instead of the request (issue 13, Build 2). What each
+kind of job does is its module in review/tasks/ (``runner_for``); this is what they share.
 
 A job's payload (an API body or an uploaded zip) and options are stored in its ``ImportJob`` row, and the
 task (``import_job_task``, django-tasks through the database backend) names only the job's id, so:
@@ -14,7 +15,7 @@ task (``import_job_task``, django-tasks through the database backend) names only
 - only the job's current ``attempt`` may finish it (a conditional update), so a slow first attempt that
   is still alive after all cannot overwrite the report of the attempt that replaced it.
 
-A recount job (kind ``recount``, review/services/recount.py) goes the same way: stored, claimed,
+A recount job (kind ``recount``, queued by review/services/recount.py) goes the same way: stored, claimed,
 recovered, finished by its attempt; its progress counts hosts.
 
 Progress (``JobProgress``) is written through a second database connection in autocommit, so that the
@@ -27,12 +28,10 @@ phase and ``heartbeat_at`` move while it writes (lessons/ingest/passes.py, "Slic
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import BinaryIO
 
 from django.conf import settings
@@ -41,15 +40,12 @@ from django.utils import timezone
 from django_tasks import task
 
 from lessons.core.text import format_datetime
-from lessons.importers.common import SourceError
-from lessons.importers.run import ImportResult, altimate_prepare, execute
-from lessons.importers.zipped import ZipRefused, extract_zip, learn_root
-from lessons.ingest.passes import IngestIncomplete, ingest_sources
-from lessons.ingest.reading import Source, bytes_source
-from lessons.ingest.report import ImportReport
+from lessons.ingest.passes import IngestIncomplete
+from lessons.ingest.reading import Source
 from review.models import ImportJob
 from review.services.job_liveness import AliveMark, job_alive
-from review.services.recount import E_RECOUNT_FAILED, recount_run
+from review.tasks import runner_for
+from review.tasks.recount import E_RECOUNT_FAILED
 
 logger = logging.getLogger(__name__)
 
@@ -58,12 +54,6 @@ PROGRESS_EVERY_SECONDS = 0.5
 WRITE_PHASES = ("lessons", "references")  # the ingest's passes over its spooled records
 RECOVER_EVERY_SECONDS = 30
 
-E_REFUSED = "ingest refused: {n} invalid line(s), nothing written"
-E_REFUSED_WRITTEN = (
-    "ingest refused {n} line(s) while the batch was being written (another writer changed the lessons "
-    "they name meanwhile); the rest of the batch was written (SQLite writes a large batch in slices)"
-)
-E_OUTSIDE_HOST = "this token may only ingest into host {host}; nothing was written"
 E_WORKER_FAILED = "the import failed on the server ({kind}); nothing was written"
 # A job whose sliced write failed part-way (IngestIncomplete) is queued again, with its body, up to this
 # many attempts in all: each run completes what the last one wrote (the batch is idempotent).
@@ -71,9 +61,6 @@ INCOMPLETE_ATTEMPTS = 3
 E_INCOMPLETE = (
     "the import failed on the server ({kind}) after part of the batch was written (SQLite writes a large "
     "batch in slices); send the batch again to complete it: what is already stored counts as unchanged"
-)
-RERUN_NOTE = (
-    "attempt {n}: an earlier attempt of this job stopped part-way; what it had written counts as unchanged"
 )
 
 
@@ -151,7 +138,7 @@ def job_run(job_id: int) -> ImportJob | None:
     progress = JobProgress(job)
     progress.hold_alive()
     try:
-        state, report, error = _run(job, progress)
+        state, report, error = runner_for(job.kind)(job, progress)
     except IngestIncomplete as exc:
         logger.exception("import job %s failed after %s committed slice(s)", job_id, exc.slices)
         if attempt < INCOMPLETE_ATTEMPTS:
@@ -218,84 +205,6 @@ def _queue_again(job: ImportJob, attempt: int) -> ImportJob:
     if requeued:
         job_enqueue(job)
     return ImportJob.objects.get(pk=job.pk)
-
-
-def _run(job: ImportJob, progress: JobProgress) -> tuple[str, dict | None, str]:
-    payload = bytes(job.payload or b"")
-    options = job.options or {}
-    if job.kind == ImportJob.Kind.ALTIMATE:
-        return _run_altimate(job, payload, options, progress)
-    if job.kind == ImportJob.Kind.RECOUNT:
-        return recount_run(job, progress.step)
-    source = progress.counted(bytes_source(payload, name="body"))
-    report = ingest_sources(
-        sources=[source],
-        default_host=options.get("default_host"),
-        only_host=options.get("only_host"),
-        skip_invalid=bool(options.get("skip_invalid")),
-        dry_run=bool(options.get("dry_run")),
-        progress=progress,
-        sliced=True,  # on SQLite: reviewers' decisions go in between slices (ingest_sources)
-    )
-    if job.attempt > 1 and report.written and connection.vendor == "sqlite":  # PostgreSQL: all or nothing
-        report.notes.append(RERUN_NOTE.format(n=job.attempt))
-    return _outcome(
-        report, only_host=options.get("only_host"), skip_invalid=bool(options.get("skip_invalid"))
-    )
-
-
-def _outcome(report: ImportReport, *, only_host: str | None, skip_invalid: bool) -> tuple[str, dict, str]:
-    body = report.as_dict()
-    if report.outside_host_count:
-        return State.FAILED, body, E_OUTSIDE_HOST.format(host=only_host)
-    if report.error_count and not skip_invalid:
-        # Sliced (SQLite): refusals the check before the first slice could not see leave the rest written.
-        refused = E_REFUSED_WRITTEN if report.written else E_REFUSED
-        return State.FAILED, body, refused.format(n=report.error_count)
-    return State.SUCCEEDED, body, ""
-
-
-def _run_altimate(job: ImportJob, payload: bytes, options: dict, progress: JobProgress):
-    import io
-
-    with tempfile.TemporaryDirectory(prefix="lpr-altimate-") as folder:
-        try:
-            prepared = altimate_zip_prepare(io.BytesIO(payload), len(payload), Path(folder), host=job.host)
-        except (ZipRefused, SourceError) as exc:
-            return State.FAILED, None, without_folder(str(exc), folder)
-        prepared.source = progress.counted(prepared.source)
-        progress.total(len(prepared.origins))
-        result = execute(prepared, dry_run=bool(options.get("dry_run")), progress=progress)
-    return State.SUCCEEDED, upload_report(result), ""
-
-
-def altimate_zip_prepare(stream: BinaryIO, size: int, folder: Path, *, host: str):
-    """Check and unpack the zip into ``folder`` and translate its learn store for ``host``; raises
-    ``ZipRefused`` or ``SourceError`` (docs/importers.md, "The upload page")."""
-    extract_zip(stream, size, folder)
-    return altimate_prepare(path=learn_root(folder), host=host)
-
-
-def without_folder(message: str, folder: str) -> str:
-    """Error texts name paths inside the upload, not the server's temporary folder."""
-    return message.replace(f"{folder}/", "").replace(folder, "the zip")
-
-
-def upload_report(result: ImportResult) -> dict:
-    """What the import page shows of an upload's import, as JSON: the ingest report (``report``), its
-    ``summary``, the non-empty ``counts`` rows, the importer's ``importer_counts``, the records not
-    imported (``error_lines``, each with its place in the store) and the ``notes``."""
-    report = result.report
-    return {
-        "report": report.as_dict(),
-        "summary": report.summary_line(),
-        "dry_run": report.dry_run,
-        "written": report.written,
-        "counts": [[rtype, counts] for rtype, counts in report.counts.items() if any(counts.values())],
-        "importer_counts": dict(result.translation.counts),
-        "error_lines": result.error_lines(),
-        "notes": result.notes(),
-    }
 
 
 def jobs_recover(*, stale_after: float | None = None) -> list[int]:

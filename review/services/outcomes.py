@@ -2,7 +2,7 @@
 
 ``outcomes_refresh(host=...)`` recomputes the outcome of every retire, restore, approve and roll back of
 one host from the corrections, sessions and verdicts stored after each decision
-(``review.outcomes.rules``), and stores them (one upsert a ``WRITE_BATCH``). It runs after an ingest
+(``lessons.core.outcomes``), and stores them (one upsert a ``WRITE_BATCH``). It runs after an ingest
 or sync brought new evidence for the host (the ``lessons.signals.host_evidence_changed`` receiver,
 ``review.apps``), after a decision (its own host), and from ``manage.py outcomes``. The same stored
 rows give the same outcomes on SQLite and PostgreSQL. docs/decisions.md, "Outcomes".
@@ -19,11 +19,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from lessons.core.recurrence import USER_CORRECTION
-from lessons.core.text import from_ms, to_ms
-from lessons.models import Correction, CorrectionAttribution, Draft, Exposure, Host, Lesson, Verdict
-from review.models import Action, Decision, DecisionOutcome
-from review.outcomes.rules import (
+from lessons.core.outcomes import (
     OUTCOMES_VERSION,
     CorrectionSeen,
     Outcome,
@@ -32,6 +28,10 @@ from review.outcomes.rules import (
     on_topic,
     retire_outcome,
 )
+from lessons.core.recurrence import USER_CORRECTION
+from lessons.core.text import from_ms, to_ms
+from lessons.models import Correction, CorrectionAttribution, Draft, Exposure, Host, Lesson, Verdict
+from review.models import Action, Decision, DecisionOutcome
 
 JUDGED = (Action.RETIRE, Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
 WRITE_BATCH = 500

@@ -25,27 +25,27 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-from collections.abc import Callable
 
 from django.db import DatabaseError, transaction
 
-from lessons.recurrence.refresh import RecurrenceChanges, recurrence_keys_changed, recurrence_stale_keys
+from lessons.recurrence.refresh import RecurrenceChanges, recurrence_stale_keys
 from review.models import ImportJob
 
 logger = logging.getLogger(__name__)
 
-E_RECOUNT_FAILED = (
-    "the recount failed on the server ({kind}); the decisions are saved, the recurrence counts may be "
-    "behind: run manage.py recurrence --recompute"
-)
 
 # The recount jobs queued while the current web request is answered (None: not in a request).
 _started: contextvars.ContextVar[list[ImportJob] | None] = contextvars.ContextVar("recounts", default=None)
 _user: contextvars.ContextVar[object | None] = contextvars.ContextVar("recount_user", default=None)
 
 
+def recount_offer_taken(sender, *, changes: RecurrenceChanges, **_kwargs) -> bool:
+    """The receiver of ``lessons.signals.recount_offered``: ``recount_enqueue(changes)``."""
+    return recount_enqueue(changes)
+
+
 def recount_enqueue(changes: RecurrenceChanges) -> bool:
-    """``lessons.services.status.background_refresh``: inside a web request, queue a recount job for the
+    """Inside a web request, queue a recount job for the
     lesson keys of ``changes`` (with the keys then off their current version, per host) and return True;
     outside one (no scope), or when the job cannot be stored, return False: the caller refreshes at once.
     ``changes.sessions`` must be empty (status changes note keys only)."""
@@ -79,24 +79,6 @@ def recount_enqueue(changes: RecurrenceChanges) -> bool:
         return False
     started.append(job)
     return True
-
-
-def recount_run(job: ImportJob, progress: Callable[[str, int], None]) -> tuple[str, dict, str]:
-    """Run recount ``job``: each host's keys in one transaction (``recurrence_keys_changed`` with the
-    keys found stale when the job was queued), ``progress("recount", hosts done)`` after each. Returns
-    ``(state, report, error)`` for ``jobs.job_run``: the report is ``{"hosts", "keys", "sessions",
-    "attributions", "lessons"}`` (how many of each were recounted)."""
-    hosts = json.loads(bytes(job.payload or b"{}")).get("hosts", {})
-    report = {"hosts": 0, "keys": 0, "sessions": 0, "attributions": 0, "lessons": 0}
-    for done, (host_id, entry) in enumerate(sorted(hosts.items(), key=lambda item: int(item[0])), start=1):
-        stats = recurrence_keys_changed(host_id=int(host_id), keys=entry["keys"], stale=entry["stale"])
-        report["hosts"] += 1
-        report["keys"] += len(entry["keys"])
-        report["sessions"] += stats.sessions
-        report["attributions"] += stats.attributions
-        report["lessons"] += stats.lessons
-        progress("recount", done)
-    return ImportJob.State.SUCCEEDED, report, ""
 
 
 class RecountNoticeMiddleware:

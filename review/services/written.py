@@ -25,6 +25,7 @@ from lessons.core.written import (
     written_draft_id,
 )
 from lessons.models import GATE_NOT_RUN, Draft, Host, Lesson
+from lessons.selectors.engines import host_engine
 from lessons.services.entity_counts import entity_counts_refresh
 from review.roles import PERM_DECIDE
 from review.services.common import (
@@ -35,7 +36,6 @@ from review.services.common import (
     decision_now,
     lock_entity,
 )
-from review.written.selectors import host_engine
 
 MEMBER_NOT_LIVE = "Lesson {short}… is not a live member of this pile; reload the pile and choose again."
 WRITTEN_EXISTS = "A lesson with this text already exists on the entity ({short}…, {status}); write another."

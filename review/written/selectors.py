@@ -17,23 +17,12 @@ from lessons.core.coverage import draft_coverage
 from lessons.core.piles import is_over_budget, pile_target
 from lessons.core.text import hash8
 from lessons.core.written import Anchor, FactLine, check_text, check_waivers, dropped_anchors, text_limit
-from lessons.models import AreevCursor, Host, Lesson
+from lessons.models import Host, Lesson
+from lessons.selectors.engines import host_engine
 from lessons.selectors.facts import pile_facts_stored
 from lessons.selectors.piles import entity_lessons, pile_version
 from lessons.serializers import recurrence_dict
 from review.drafts.selectors import MemberRow, coverage_chips, coverage_summary
-
-ALTIMATE, AREEV, INTERCHANGE = "altimate", "areev", "interchange"
-
-
-def host_engine(*, host: Host, members: Sequence[Lesson]) -> str:
-    """``altimate`` when a member came from an altimate store (it has a store and a lesson id), ``areev``
-    when the host syncs an areev memory file, else ``interchange``. At most one query."""
-    if any(m.store and m.lesson_id for m in members):
-        return ALTIMATE
-    if AreevCursor.objects.filter(host=host).exists():
-        return AREEV
-    return INTERCHANGE
 
 
 def pile_fact_lines(

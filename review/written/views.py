@@ -26,8 +26,9 @@ from review.services.written import WrittenRefused, consolidation_write
 from review.web.decide import not_allowed
 from review.web.htmx import render_region
 from review.web.links import pile_href
-from review.web.lookups import get_write_or_404, shows_not_found
+from review.web.lookups import shows_not_found
 from review.written.forms import WAIVE_PREFIX, WriteForm
+from review.written.lookups import get_write_or_404
 from review.written.selectors import WriteDetail, write_matrix
 
 TEMPLATE = "review/written/write.html"

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from lessons.models import Draft, Host, Lesson
 from review.drafts import views
+from review.drafts.lookups import DRAFT_UNKNOWN
 from review.models import Decision
 from review.services.common import REASON_REQUIRED, STALE_PILE
 from review.services.consolidation import (
@@ -21,7 +22,6 @@ from review.services.consolidation import (
     draft_approve,
 )
 from review.services.decisions import lesson_retire
-from review.web.lookups import DRAFT_UNKNOWN
 from tests.fixtures.drafts import entity_version
 from tests.html import inline_text, parse
 from tests.review.drafts.helpers import member_summary, member_words

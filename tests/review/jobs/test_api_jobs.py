@@ -22,7 +22,8 @@ from lessons.models import Lesson
 from lessons.services.entity_counts import entity_counts_check
 from review.models import ImportJob
 from review.services import jobs
-from review.services.jobs import E_INCOMPLETE, E_REFUSED_WRITTEN, RERUN_NOTE, job_json, job_run
+from review.services.jobs import E_INCOMPLETE, job_json, job_run
+from review.tasks.ingest import E_REFUSED_WRITTEN, RERUN_NOTE
 from tests.builders import numbered_lesson
 from tests.scenarios import run_sqlite_scenario
 

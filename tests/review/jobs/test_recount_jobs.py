@@ -143,7 +143,7 @@ def test_a_recount_whose_worker_died_is_run_again_with_the_same_counts(backgroun
 
 def test_a_failed_recount_is_shown_with_the_remedy(background, rita):
     retire_v2(rita)
-    with mock.patch("review.services.recount.recurrence_keys_changed", side_effect=RuntimeError("disk")):
+    with mock.patch("review.tasks.recount.recurrence_keys_changed", side_effect=RuntimeError("disk")):
         run_worker()
     job = the_job()
     expected = (

@@ -7,10 +7,10 @@ import pytest
 from lessons.core.text import format_datetime
 from lessons.models import Host, Lesson
 from lessons.recurrence.lesson import MAX_QUERIES as RECURRENCE_SECTION_MAX_QUERIES
+from review.lessons.lookups import LESSON_HASH_INVALID, LESSON_UNKNOWN
 from review.lessons.views import RESTORED_NOTICE
 from review.models import Decision
 from review.services.decisions import lesson_retire
-from review.web.lookups import LESSON_HASH_INVALID, LESSON_UNKNOWN
 from tests.html import inline_text, parse, table_rows
 
 # The page's own queries, plus the recurrence section's (lessons.recurrence.lesson).

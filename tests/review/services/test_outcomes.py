@@ -10,9 +10,9 @@ from io import StringIO
 
 from django.core.management import call_command
 
+from lessons.core.outcomes import OUTCOMES_VERSION
 from lessons.models import Lesson
 from review.models import DecisionOutcome
-from review.outcomes.rules import OUTCOMES_VERSION
 from review.services.decisions import lesson_restore
 from review.services.outcomes import outcomes_refresh
 from tests.builders import lesson
