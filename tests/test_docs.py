@@ -27,7 +27,7 @@ from lessons.models import Draft, Host, Lesson
 from review.models import Decision
 from review.services.budget import host_set_budget
 from review.services.consolidation import draft_approve
-from review.services.decisions import lesson_restore, lesson_retire
+from review.services.decisions import lesson_restore, lessons_retire
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 EXAMPLE_HOST = "adbuy-desk"
@@ -136,7 +136,7 @@ def example_decisions(db, reviewer, admin_user):
     """Real decisions on the example batch: a retire of two lessons, a restore, an approval, a budget."""
     assert ingest_example().ok
     host = Host.objects.get(name=EXAMPLE_HOST)
-    retired = lesson_retire(
+    retired = lessons_retire(
         host=host, hashes=[REGRESSED, UNMEASURED], actor=reviewer, reason="Both folded into rec-0001"
     )
     lesson_restore(

@@ -25,13 +25,9 @@ from review.drafts.forms import ApproveForm, RejectForm, RollbackForm
 from review.drafts.lookups import get_draft_or_404
 from review.drafts.selectors import GATE_NOT_RUN_LABEL, DraftDetail
 from review.roles import PERM_DECIDE, PERM_VIEW_DRAFT
+from review.services import consolidation
 from review.services.common import DecisionRefused, StalePile
-from review.services.consolidation import (
-    approval_refusal,
-    consolidation_rollback,
-    draft_approve,
-    draft_reject,
-)
+from review.services.consolidation import approval_refusal
 from review.web.decide import decide
 from review.web.htmx import render_region, wants_region
 from review.web.lookups import shows_not_found
@@ -171,12 +167,12 @@ def _decide(
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
 @shows_not_found
-def draft_approve_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
+def _approve(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     """POST ``/drafts/<host>/<draft id>/approve/``: approve with a reason, the pile version seen and, when
     the draft drops a full anchor of a held member, the confirmation."""
 
     def act(detail, data):
-        return draft_approve(
+        return consolidation.draft_approve(
             draft=detail.draft,
             actor=request.user,
             reason=data["reason"],
@@ -197,11 +193,11 @@ def draft_approve_view(request: HttpRequest, host: str, draft_id: str) -> HttpRe
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
 @shows_not_found
-def draft_reject_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
+def _reject(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     """POST ``/drafts/<host>/<draft id>/reject/``: reject a pending or stale draft with a reason."""
 
     def act(detail, data):
-        return draft_reject(
+        return consolidation.draft_reject(
             draft=detail.draft, actor=request.user, reason=data["reason"], reason_code=data["reason_code"]
         )
 
@@ -214,12 +210,12 @@ def draft_reject_view(request: HttpRequest, host: str, draft_id: str) -> HttpRes
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
 @shows_not_found
-def draft_rollback_view(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
+def _rollback(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     """POST ``/drafts/<host>/<draft id>/rollback/``: retract an approved, still-live consolidation; its
     lessons are live again."""
 
     def act(detail, data):
-        return consolidation_rollback(
+        return consolidation.consolidation_rollback(
             draft=detail.draft,
             actor=request.user,
             reason=data["reason"],
@@ -246,10 +242,10 @@ def _page_or_action(action: str, decide):
         return decide(request, host, draft_id)
 
     view.__doc__ = f"GET: the page of a draft whose id ends in /{action}; POST: {decide.__doc__}"
-    view.__name__ = f"draft_{action}_route"
+    view.__name__ = f"draft_{action}"
     return view
 
 
-draft_approve_route = _page_or_action("approve", draft_approve_view)
-draft_reject_route = _page_or_action("reject", draft_reject_view)
-draft_rollback_route = _page_or_action("rollback", draft_rollback_view)
+draft_approve = _page_or_action("approve", _approve)
+draft_reject = _page_or_action("reject", _reject)
+draft_rollback = _page_or_action("rollback", _rollback)

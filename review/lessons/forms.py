@@ -18,4 +18,4 @@ class RestoreForm(ReasonForm):
 
 class RetireLessonForm(RestoreForm):
     """Retire this live lesson (the same fields: a reason, its code, the pile version seen); the same
-    service as the pile's retire (``lesson_retire``)."""
+    service as the pile's retire (``lessons_retire``)."""

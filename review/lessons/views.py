@@ -21,8 +21,8 @@ from review.lessons.forms import RestoreForm, RetireLessonForm
 from review.lessons.lookups import get_lesson_or_404
 from review.models import Action
 from review.roles import PERM_DECIDE, PERM_VIEW
+from review.services import decisions
 from review.services.common import DecisionRefused, StalePile
-from review.services.decisions import lesson_restore, lesson_retire
 from review.web.decide import decide
 from review.web.forms import undo_offer
 from review.web.htmx import render_region
@@ -89,7 +89,7 @@ def lesson(request: HttpRequest, host: str, lesson_hash: str) -> HttpResponse:
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
 @shows_not_found
-def lesson_restore_view(request: HttpRequest, host: str, lesson_hash: str) -> HttpResponse:
+def lesson_restore(request: HttpRequest, host: str, lesson_hash: str) -> HttpResponse:
     """POST ``/lessons/<host>/<hash>/restore/``: make a lesson retired by a decision live again.
 
     Success redirects to the lesson with a message; a refusal re-renders the page with it (422, or 409
@@ -98,7 +98,7 @@ def lesson_restore_view(request: HttpRequest, host: str, lesson_hash: str) -> Ht
     detail = get_lesson_or_404(host, lesson_hash)
 
     def act(data: dict):
-        return lesson_restore(
+        return decisions.lesson_restore(
             lesson=detail.lesson,
             actor=request.user,
             reason=data["reason"],
@@ -126,7 +126,7 @@ def lesson_restore_view(request: HttpRequest, host: str, lesson_hash: str) -> Ht
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
 @shows_not_found
-def lesson_retire_view(request: HttpRequest, host: str, lesson_hash: str) -> HttpResponse:
+def lesson_retire(request: HttpRequest, host: str, lesson_hash: str) -> HttpResponse:
     """POST ``/lessons/<host>/<hash>/retire/``: retire this live lesson with a reason (the pile's service).
 
     Success redirects to the lesson with ``?retired=<seq>``: the page then shows the notice and an Undo.
@@ -137,7 +137,7 @@ def lesson_retire_view(request: HttpRequest, host: str, lesson_hash: str) -> Htt
     lesson = detail.lesson
 
     def act(data: dict):
-        (decision,) = lesson_retire(
+        (decision,) = decisions.lessons_retire(
             host=lesson.host,
             namespace=lesson.namespace,
             subject=lesson.subject,

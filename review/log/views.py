@@ -43,7 +43,7 @@ def _filter_query(request: HttpRequest) -> str:
 
 @require_GET
 @permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
-def decision_log(request: HttpRequest) -> HttpResponse:
+def decisions(request: HttpRequest) -> HttpResponse:
     """The log: filters, a reason-code chart of the filtered set, the table, export links.
 
     htmx requests (filters, sorting, paging) get only the ``log`` partial; the URL is pushed.

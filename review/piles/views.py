@@ -29,9 +29,10 @@ from review.piles.lookups import get_entity_or_404
 from review.piles.rows import member_rows, selected_hashes
 from review.piles.tables import QUEUE_PER_PAGE, OrderedRows, QueueTable
 from review.roles import PERM_CLAIM, PERM_DECIDE, PERM_VIEW
-from review.services.claims import CLAIM_MINUTES, pile_claim, pile_claim_release, pile_claim_renew
+from review.services import claims
+from review.services.claims import CLAIM_MINUTES
 from review.services.common import DecisionRefused, NotAllowed, StalePile
-from review.services.decisions import lesson_retire, lessons_restore
+from review.services.decisions import lessons_restore, lessons_retire
 from review.web.decide import decide, not_allowed
 from review.web.forms import undo_offer
 from review.web.htmx import render_region, wants_region
@@ -250,7 +251,7 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
     host, detail = get_entity_or_404(request.GET)
 
     def act(data: dict):
-        return lesson_retire(
+        return lessons_retire(
             host=host,
             namespace=detail.namespace,
             subject=detail.subject,
@@ -405,7 +406,7 @@ def pile_done(request: HttpRequest, detail: selectors.PileDetail, notice: str) -
 @require_POST
 @permission_required(PERM_CLAIM, raise_exception=True)
 @shows_not_found
-def pile_claim_view(request: HttpRequest) -> HttpResponse:
+def pile_claim(request: HttpRequest) -> HttpResponse:
     """POST ``/pile/claim/?host=&namespace=&subject=`` with ``do`` = ``claim``, ``renew`` or ``release``:
     the user's claim on the pile (15 minutes; no reason: a claim is not a decision). Issue 12, Build 3.
 
@@ -415,7 +416,11 @@ def pile_claim_view(request: HttpRequest) -> HttpResponse:
     host, detail = get_entity_or_404(request.GET)
     form = ClaimForm(request.POST)
     action = form.cleaned_data["do"] if form.is_valid() else ""
-    services = {"claim": pile_claim, "renew": pile_claim_renew, "release": pile_claim_release}
+    services = {
+        "claim": claims.pile_claim,
+        "renew": claims.pile_claim_renew,
+        "release": claims.pile_claim_release,
+    }
     status, notice, refusal = 200, "", ""
     if action not in services:
         status, refusal = 422, CLAIM_ACTION_UNKNOWN

@@ -48,7 +48,7 @@ RESTORE_NOT_BY_RETIRE = (
 )
 
 
-def lesson_retire(
+def lessons_retire(
     *,
     host: Host,
     hashes: list[str],

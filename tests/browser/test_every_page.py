@@ -61,10 +61,10 @@ def world(corpora, reviewer, admin_user, viewer):
     """The corpora with one retire on adbuy-desk (so the log, the lesson's decisions and the not-live list
     have a row); returns that lesson's hash."""
     from lessons.models import Host, Lesson
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
     lesson = Lesson.objects.get(host__name="adbuy-desk", hash__startswith="3d46cb35")
-    lesson_retire(
+    lessons_retire(
         host=Host.objects.get(name="adbuy-desk"),
         hashes=[lesson.hash],
         actor=reviewer,

@@ -17,12 +17,12 @@ def decided(corpora, reviewer, second_reviewer, admin_user):
     from review.roles import roles_ensure
     from review.services.budget import host_set_budget
     from review.services.consolidation import consolidation_rollback, draft_approve
-    from review.services.decisions import lesson_restore, lesson_retire
+    from review.services.decisions import lesson_restore, lessons_retire
 
     roles_ensure()
     adbuy = Host.objects.get(name="adbuy-desk")
     lesson = Lesson.objects.get(hash__startswith="3d46cb35")
-    lesson_retire(
+    lessons_retire(
         host=adbuy, hashes=[lesson.hash], actor=reviewer, reason="Drifted twice.", reason_code="drifted"
     )
     lesson.refresh_from_db()

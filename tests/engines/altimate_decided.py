@@ -31,7 +31,7 @@ def decide(project: Path, reviewer) -> Path:
     """Import ``project`` as host dbt-project, retire L-f5a8 and approve the consolidation as ``reviewer``."""
     from lessons.models import Draft
     from review.services.consolidation import draft_approve
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
     from tests.fixtures.importers import run_command
 
     code, _out, err = run_command("import_altimate", str(project), "--host", HOST)
@@ -52,7 +52,7 @@ def decide(project: Path, reviewer) -> Path:
     path.write_text(json.dumps(draft) + "\n")
     code, _out, err = run_command("ingest", str(path), "--host", HOST)
     assert code == 0, err
-    lesson_retire(
+    lessons_retire(
         host=lesson("L-f5a8").host,
         hashes=[lesson("L-f5a8").hash],
         actor=reviewer,

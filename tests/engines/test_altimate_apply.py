@@ -20,7 +20,7 @@ from review.apply.altimate_store import LOCK_NAME
 from review.models import DecisionAck
 from review.services.budget import host_set_budget
 from review.services.consolidation import consolidation_rollback, draft_reject
-from review.services.decisions import lesson_restore, lesson_retire
+from review.services.decisions import lesson_restore, lessons_retire
 from tests.engines.altimate_decided import CONSOLIDATED, DECIDED, HOST, NEW_ID, STORE, decide, lesson
 from tests.engines.conftest import ALTIMATE_CORPUS, DATA
 from tests.fixtures.importers import run_command
@@ -298,7 +298,7 @@ def test_a_lesson_not_imported_from_altimate_is_refused_by_name(ingest, reviewer
     )
     assert report.ok, report.error_lines()
     host = Lesson.objects.get(hash=digest(text)).host
-    lesson_retire(host=host, hashes=[digest(text)], actor=reviewer, reason="Not ours.", now=DECIDED)
+    lessons_retire(host=host, hashes=[digest(text)], actor=reviewer, reason="Not ours.", now=DECIDED)
     code, out, _err = apply(altimate_project)
     assert code == 1
     assert out.splitlines()[1] == (

@@ -25,7 +25,7 @@ from django.db import connection
 from lessons.models import Host
 from review.apply.host_lock import WAITING
 from review.models import DecisionAck
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.conftest import make_user
 from tests.engines.altimate_decided import HOST as ALTIMATE_HOST
 from tests.engines.altimate_decided import NEW_ID, STORE, decide
@@ -126,7 +126,7 @@ def test_two_areev_apply_runs_at_once_apply_each_decision_once_and_both_exit_0(s
     assert code == 0, err
     host, reviewer = Host.objects.get(name=HOST), make_user("rita", "reviewer")
     seqs = [
-        lesson_retire(host=host, hashes=[h], actor=reviewer, reason="Restates another rule.")[0].seq
+        lessons_retire(host=host, hashes=[h], actor=reviewer, reason="Restates another rule.")[0].seq
         for h in hashes[:RETIRED]
     ]
     args = ["manage.py", "apply_decisions", "--areev", str(path), "--host", HOST]

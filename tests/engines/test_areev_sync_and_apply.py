@@ -13,7 +13,7 @@ import pytest
 from lessons.models import AreevCursor, Draft, Lesson
 from review.models import DecisionAck
 from review.services.consolidation import draft_approve, draft_reject
-from review.services.decisions import lesson_restore, lesson_retire
+from review.services.decisions import lesson_restore, lessons_retire
 from tests.engines.conftest import (
     HOST,
     LESSONS,
@@ -139,7 +139,7 @@ def test_retire_and_restore_are_applied_as_a_tombstone_and_the_same_lesson_again
     path, hashes = memory
     assert sync(path)[0] == 0
     lesson = Lesson.objects.get(hash=hashes[3])
-    (retire,) = lesson_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason=REASON)
+    (retire,) = lessons_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason=REASON)
     code, out, _err = apply(path)
     assert (code, out.splitlines()) == (
         0,
@@ -275,6 +275,6 @@ def test_a_retire_that_leaves_the_entity_over_budget_dismisses_nothing(memory, r
     path, hashes = memory
     assert sync(path)[0] == 0
     lesson = Lesson.objects.get(hash=hashes[0])
-    lesson_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason=REASON)
+    lessons_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason=REASON)
     code, out, _err = apply(path)
     assert [line.split(":")[0] for line in out.splitlines()] == ["applied", "1 applied, 0 refused, 0 skipped"]

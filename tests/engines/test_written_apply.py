@@ -16,7 +16,7 @@ from lessons.core.text import lesson_hash
 from lessons.models import Draft, Host, Lesson
 from lessons.selectors.piles import piles_json
 from review.services.consolidation import consolidation_rollback, draft_approve
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from review.services.written import consolidation_write
 from tests.engines.conftest import (
     LESSONS,
@@ -73,7 +73,7 @@ def alt_written(db, altimate_project, reviewer, second_reviewer):
     code, _out, err = run_command("import_altimate", str(altimate_project), "--host", ALT)
     assert code == 0, err
     host = Host.objects.get(name=ALT)
-    lesson_retire(
+    lessons_retire(
         host=host,
         hashes=[alt_lesson("L-f5a8").hash],
         actor=reviewer,

@@ -98,9 +98,9 @@ def test_calibration_shows_a_reviewer_their_own_and_an_admin_the_team(
     quiet afterwards: too early. Rita sees hers only; Ada (admin) sees the team's and each reviewer's."""
     from datetime import UTC, datetime
 
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
-    lesson_retire(
+    lessons_retire(
         host=outcome_host,
         hashes=[h(OTHER)],
         actor=admin_user,

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from lessons.models import Host
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from review.services.restatements import restatement_mark
 from tests.builders import JAN_1_MS, day_ms
 
@@ -58,11 +58,11 @@ def draft(ingest, *, n: int, supersedes: list[str]):
 def test_a_pile_of_9_and_of_60_members_take_the_same_queries(entity, ingest, as_reviewer, reviewer):
     hashes = entity(9)
     draft(ingest, n=1, supersedes=hashes[:2])
-    lesson_retire(host=Host.objects.get(name="qa-host"), hashes=[hashes[8]], actor=reviewer, reason="dup")
+    lessons_retire(host=Host.objects.get(name="qa-host"), hashes=[hashes[8]], actor=reviewer, reason="dup")
     small = queries_of(as_reviewer, PILE)
     hashes = entity(60)
     draft(ingest, n=6, supersedes=hashes[:9])
-    lesson_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[20:30], actor=reviewer, reason="dup")
+    lessons_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[20:30], actor=reviewer, reason="dup")
     marks(hashes[30:50], reviewer)  # the facts the marks join and split, and the marks listed
     assert (small, queries_of(as_reviewer, PILE)) == (PILE_QUERIES, PILE_QUERIES)
 
@@ -82,11 +82,11 @@ def test_a_lesson_with_few_and_many_versions_and_decisions_takes_the_same_querie
 ):
     host = Host.objects.get_or_create(name="qa-host")[0]
     hashes = entity(3, lesson_ids=True)
-    lesson_retire(host=host, hashes=hashes[1:2], actor=reviewer, reason="dup")
+    lessons_retire(host=host, hashes=hashes[1:2], actor=reviewer, reason="dup")
     url = f"/lessons/qa-host/{hashes[0]}/"
     small = queries_of(as_reviewer, url)
     hashes = entity(40, lesson_ids=True)
-    lesson_retire(host=host, hashes=hashes[2:30], actor=reviewer, reason="dup")
+    lessons_retire(host=host, hashes=hashes[2:30], actor=reviewer, reason="dup")
     assert (small, queries_of(as_reviewer, url)) == (LESSON_QUERIES, LESSON_QUERIES)
 
 

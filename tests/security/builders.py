@@ -89,6 +89,6 @@ def build_pile() -> list[str]:
 def retire(*, actor, hashes: list[str], reason: str = "Restated by another lesson."):
     """Retire lessons of the pile through the real service: one decision row each in the log."""
     from lessons.models import Host
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
-    return lesson_retire(host=Host.objects.get(name=HOST), hashes=hashes, actor=actor, reason=reason)
+    return lessons_retire(host=Host.objects.get(name=HOST), hashes=hashes, actor=actor, reason=reason)

@@ -27,11 +27,11 @@ def token(hosts, make_token):  # noqa: F811
 
 @pytest.fixture
 def decision(hosts, reviewer, ingest):  # noqa: F811
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
     assert ingest([json.loads(LINE)]).ok
     lesson = Lesson.objects.get()
-    return lesson_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason="Duplicate.")[0]
+    return lessons_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason="Duplicate.")[0]
 
 
 @pytest.mark.parametrize(

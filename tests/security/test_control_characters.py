@@ -13,7 +13,7 @@ import pytest
 
 from lessons.core.text import lesson_hash, visible_controls
 from lessons.models import Host, Lesson
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.fixtures.importers import run_command
 
 ESC, BEL, RLO = "\x1b", "\x07", "\u202e"
@@ -80,7 +80,7 @@ def ingested(db, tmp_path, reviewer) -> list[str]:
     batch.write_text("".join(json.dumps(r) + "\n" for r in records))
     code, _out, err = run_command("ingest", str(batch))
     assert code == 0, err
-    lesson_retire(host=Host.objects.get(name=HOST), hashes=[hashes[2]], actor=reviewer, reason=REASON)
+    lessons_retire(host=Host.objects.get(name=HOST), hashes=[hashes[2]], actor=reviewer, reason=REASON)
     return hashes
 
 

@@ -38,7 +38,7 @@ def test_a_cell_is_neutralised_only_when_it_starts_with_a_formula_character(valu
 def hostile(reviewer):
     """Five retirements on entity ``@ops/=deploy`` with the REASONS (host-supplied names, reviewer reasons)."""
     from lessons.models import Host
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
     records = [{"type": "host", "name": HOST, "max_active": 8, "budget_enabled": True}]
     for i in range(len(REASONS)):
@@ -57,7 +57,7 @@ def hostile(reviewer):
     ingest_records(records)
     host = Host.objects.get(name=HOST)
     for record, reason in zip(records[1:], REASONS, strict=True):
-        lesson_retire(host=host, hashes=[record["hash"]], actor=reviewer, reason=reason)
+        lessons_retire(host=host, hashes=[record["hash"]], actor=reviewer, reason=reason)
 
 
 def _download(client, user, url: str) -> str:

@@ -345,7 +345,7 @@ def test_an_import_racing_a_retire_never_overwrites_the_decision(pile, reviewer)
 
     from lessons.ingest.passes import ingest_sources
     from lessons.ingest.reading import bytes_source
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
     locked, go = threading.Event(), threading.Event()
     reports = []
@@ -353,7 +353,7 @@ def test_an_import_racing_a_retire_never_overwrites_the_decision(pile, reviewer)
     def reviewer_thread():
         try:
             with transaction.atomic():
-                lesson_retire(host=Host.objects.get(), hashes=[h(2)], actor=reviewer, reason="Duplicate.")
+                lessons_retire(host=Host.objects.get(), hashes=[h(2)], actor=reviewer, reason="Duplicate.")
                 locked.set()
                 go.wait(timeout=10)
         finally:
@@ -387,9 +387,9 @@ def test_the_admins_bulk_delete_action_cannot_remove_decisions_acks_or_lessons(c
 
     from review.models import DecisionAck
     from review.services.acks import decision_ack
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
-    decision = lesson_retire(host=Host.objects.get(), hashes=[h(2)], actor=reviewer, reason="Duplicate.")[0]
+    decision = lessons_retire(host=Host.objects.get(), hashes=[h(2)], actor=reviewer, reason="Duplicate.")[0]
     decision_ack(decision=decision, status="applied")
     client.force_login(User.objects.create_superuser("root", "root@example.invalid", "x"))
     for path, model in (

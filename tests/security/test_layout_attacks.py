@@ -30,7 +30,7 @@ def roles(transactional_db):
 def long_world(ingest, admin_user):
     from lessons.core.text import lesson_hash
     from lessons.models import Host
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
     texts = ["A" * 1000, "B" * 1000, "https://example.com/" + "x" * 980]
     records = [
@@ -75,7 +75,7 @@ def long_world(ingest, admin_user):
         }
     )
     assert ingest(records).ok
-    lesson_retire(
+    lessons_retire(
         host=Host.objects.get(name=HOST),
         hashes=[lesson_hash(NS, SUBJECT, texts[1])],
         actor=admin_user,

@@ -16,7 +16,7 @@ from lessons.core.text import lesson_hash
 from lessons.models import Draft, Host
 from review.models import ImportJob
 from review.piles.selectors import QUEUE_SORTS
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from review.web.links import draft_url
 from tests import builders
 from tests.html import inline_text, parse
@@ -122,7 +122,7 @@ def hostile(ingest, reviewer):
     villain = User.objects.create_user(username="v'\"<x-inj>&", password="x")
     villain.groups.add(*reviewer.groups.all())
     host = Host.objects.get(name="xss")
-    lesson_retire(host=host, hashes=[hashes[2]], actor=villain, reason=" ".join(BREAKS[:4]))
+    lessons_retire(host=host, hashes=[hashes[2]], actor=villain, reason=" ".join(BREAKS[:4]))
     recount = ImportJob.objects.create(
         kind=ImportJob.Kind.RECOUNT,
         state=ImportJob.State.FAILED,

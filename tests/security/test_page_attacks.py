@@ -15,7 +15,7 @@ from django.test import Client
 from lessons.core.text import lesson_hash
 from lessons.models import Draft, Host, Lesson
 from review.models import Decision
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 
 T0 = 1767225600000
 # Each payload is unique, so a raw one found on a page names the field that leaked.
@@ -111,7 +111,7 @@ def hostile(ingest, reviewer):
     assert report.ok, report.error_lines()
     villain = User.objects.create_user(username=P["username"], password="x")
     villain.groups.add(*reviewer.groups.all())
-    lesson_retire(host=Host.objects.get(name="xss"), hashes=[hashes[2]], actor=villain, reason=P["reason"])
+    lessons_retire(host=Host.objects.get(name="xss"), hashes=[hashes[2]], actor=villain, reason=P["reason"])
     return hashes
 
 
@@ -170,7 +170,7 @@ def test_the_csv_export_neutralises_a_formula_like_reason_and_the_jsonl_keeps_it
     in the CSV); the JSONL export, from which the chain is verified, keeps it as entered."""
     client.force_login(viewer)
     lesson = Lesson.objects.filter(status="live").first()
-    lesson_retire(
+    lessons_retire(
         host=lesson.host,
         hashes=[lesson.hash],
         actor=User.objects.get(username=P["username"]),

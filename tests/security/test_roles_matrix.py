@@ -324,7 +324,7 @@ def build_world() -> World:
     """The world of every cell, built through the real services; its decisions are by reviewer ``rob``."""
     from lessons.models import Draft, Host
     from review.services.consolidation import draft_approve
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
     second_reviewer = make_user("rob", "reviewer")
 
@@ -361,7 +361,7 @@ def build_world() -> World:
     report = ingest_records(records)
     assert report.ok, report.error_lines()
     draft_approve(draft=Draft.objects.get(ext_id="d-approved"), actor=second_reviewer, reason="merge two")
-    lesson_retire(
+    lessons_retire(
         host=Host.objects.get(name="acme"), hashes=[hashes[4]], actor=second_reviewer, reason="obsolete"
     )
     return World(hashes=hashes)

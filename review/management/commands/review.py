@@ -26,7 +26,7 @@ from review.management.lookups import (
 )
 from review.services.common import DecisionRefused
 from review.services.consolidation import consolidation_rollback, draft_approve, draft_reject
-from review.services.decisions import lesson_restore, lesson_retire
+from review.services.decisions import lesson_restore, lessons_retire
 
 
 class UsageParser(CommandParser):
@@ -84,7 +84,7 @@ class Command(BaseCommand):
         hosts = sorted({lesson.host.name for lesson in lessons})
         if len(hosts) > 1:
             raise LookupRefused(LESSONS_ON_SEVERAL_HOSTS.format(hosts=", ".join(hosts)))
-        decisions = lesson_retire(
+        decisions = lessons_retire(
             host=lessons[0].host,
             hashes=[x.hash for x in lessons],
             actor=actor,

@@ -19,7 +19,7 @@ import lessons.ingest.passes as passes
 from lessons.core.text import lesson_hash
 from lessons.ingest.passes import IngestBusy
 from lessons.models import Exposure, Host, Lesson
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests import builders
 from tests.conftest import ingest_records
 
@@ -78,7 +78,7 @@ def at(name: str, action: Callable[[], None], monkeypatch) -> None:
 
 
 def retire(i: int, actor) -> Callable[[], object]:
-    return lambda: lesson_retire(host=Host.objects.get(name="h1"), hashes=[h(i)], actor=actor, reason="dup")
+    return lambda: lessons_retire(host=Host.objects.get(name="h1"), hashes=[h(i)], actor=actor, reason="dup")
 
 
 def statuses() -> dict[str, str]:

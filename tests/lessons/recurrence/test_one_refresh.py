@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from lessons.models import Host
 from lessons.recurrence import refresh
 from lessons.recurrence.refresh import recurrence_recompute
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.builders import correction, exposure, host, lesson
 from tests.lessons.recurrence.builders import (
     ENTITY,
@@ -129,7 +129,7 @@ def test_retiring_20_lessons_runs_one_refresh_after_the_commit(
     keys, reviewer, refreshes, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        lesson_retire(
+        lessons_retire(
             host=Host.objects.get(name="desk"),
             hashes=[hash_of(newer(i)) for i in range(N)],
             actor=reviewer,

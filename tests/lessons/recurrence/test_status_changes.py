@@ -9,7 +9,7 @@ import pytest
 
 from lessons.models import Host, Lesson
 from lessons.recurrence.refresh import recurrence_lessons_changed, recurrence_recompute
-from review.services.decisions import lesson_restore, lesson_retire
+from review.services.decisions import lesson_restore, lessons_retire
 from tests.builders import correction, exposure, host, lesson
 from tests.lessons.recurrence.builders import (
     ENTITY,
@@ -95,7 +95,7 @@ def test_the_newest_live_version_holds_the_counts_and_the_other_text_counts_as_e
 
 def test_retiring_the_current_version_moves_the_counts_to_the_live_one(two_versions, reviewer, committed):
     with committed():
-        lesson_retire(
+        lessons_retire(
             host=Host.objects.get(name="desk"), hashes=[hash_of(V2)], actor=reviewer, reason="worse wording"
         )
     stored = stored_counts()
@@ -107,7 +107,7 @@ def test_retiring_the_current_version_moves_the_counts_to_the_live_one(two_versi
 def test_restoring_it_moves_them_back(two_versions, reviewer, committed):
     desk = Host.objects.get(name="desk")
     with committed():
-        lesson_retire(host=desk, hashes=[hash_of(V2)], actor=reviewer, reason="worse wording")
+        lessons_retire(host=desk, hashes=[hash_of(V2)], actor=reviewer, reason="worse wording")
     with committed():
         lesson_restore(lesson=Lesson.objects.get(hash=hash_of(V2)), actor=reviewer, reason="it was fine")
     stored = stored_counts()
@@ -135,7 +135,7 @@ def test_a_source_retracting_the_current_version_moves_the_counts_too(two_versio
 
 def test_retiring_every_version_leaves_the_counts_on_the_newest(two_versions, reviewer, committed):
     with committed():
-        lesson_retire(
+        lessons_retire(
             host=Host.objects.get(name="desk"),
             hashes=[hash_of(V1), hash_of(V2)],
             actor=reviewer,
@@ -149,7 +149,7 @@ def test_retiring_every_version_leaves_the_counts_on_the_newest(two_versions, re
 
 def test_retiring_a_lesson_without_other_versions_keeps_its_counts(two_versions, reviewer, committed):
     with committed():
-        lesson_retire(
+        lessons_retire(
             host=Host.objects.get(name="desk"), hashes=[hash_of(SOLO)], actor=reviewer, reason="obsolete"
         )
     assert stored_counts()[key(SOLO)] == counts(sessions_shown=3, recurred=1, recurred_sessions=1)
@@ -158,7 +158,7 @@ def test_retiring_a_lesson_without_other_versions_keeps_its_counts(two_versions,
 
 def test_the_counts_move_once_the_decision_is_committed_not_before(two_versions, reviewer, committed):
     with committed(execute=False) as callbacks:
-        lesson_retire(host=Host.objects.get(name="desk"), hashes=[hash_of(V2)], actor=reviewer, reason="x")
+        lessons_retire(host=Host.objects.get(name="desk"), hashes=[hash_of(V2)], actor=reviewer, reason="x")
     solo = counts(sessions_shown=3, recurred=1, recurred_sessions=1)
     assert stored_counts() == {
         key(V2): counts(sessions_shown=1, recurred=1, recurred_sessions=1, earlier_version=2),

@@ -17,7 +17,7 @@ from lessons.services.entity_counts import entity_counts_check
 from review.services.budget import host_set_budget
 from review.services.common import DecisionRefused
 from review.services.consolidation import consolidation_rollback, draft_approve, draft_reject
-from review.services.decisions import lesson_restore, lesson_retire
+from review.services.decisions import lesson_restore, lessons_retire
 
 HOST = "gen"
 SUBJECTS = ("alpha", "beta")
@@ -69,7 +69,7 @@ def apply_step(step: tuple, *, ingest, reviewer, admin, clock: list[int]) -> Non
         elif kind == "retire":
             lesson = nth(Lesson.objects.filter(status="live"), args[0])
             if lesson:
-                lesson_retire(host=host, hashes=[lesson.hash], actor=reviewer, reason=REASON)
+                lessons_retire(host=host, hashes=[lesson.hash], actor=reviewer, reason=REASON)
         elif kind == "restore":
             lesson = nth(Lesson.objects.filter(status="retracted"), args[0])
             if lesson:

@@ -20,7 +20,7 @@ from review.models import ApiToken, Decision, DecisionAck
 from review.services.acks import ACK_ALREADY_APPLIED
 from review.services.budget import host_set_budget
 from review.services.chain import decision_record
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from review.services.tokens import token_revoke
 from tests.builders import JAN_1_MS, lesson_line
 
@@ -276,7 +276,7 @@ def test_a_pile_retired_below_budget_does_not_shift_the_next_page(hosts, call, m
     assert _pile_keys(first) == ["alpha/s1", "alpha/s2"]
     # alpha/s1 leaves the queue (2 live = the budget) and a new pile lands before the cursor
     gone = lesson_hash("ns", "s1", "rule 0")
-    lesson_retire(host=hosts["alpha"], hashes=[gone], actor=reviewer, reason="duplicate of rule 1")
+    lessons_retire(host=hosts["alpha"], hashes=[gone], actor=reviewer, reason="duplicate of rule 1")
     ingest_body(three_lessons("alpha", subject="s0"))
     second = call("get", f"/piles?limit=2&cursor={first['next']}", token=token).json()
     assert (_pile_keys(second), second["next"]) == (["beta/s1", "beta/s2"], None)
@@ -393,7 +393,7 @@ def test_lesson_returns_status_verdicts_versions_recurrence(hosts, call, make_to
 def test_lesson_lists_its_decisions(hosts, call, make_token, reviewer):
     ingest_body(three_lessons("alpha"))
     h = lesson_hash("ns", "s", "rule 0")
-    (decision,) = lesson_retire(host=hosts["alpha"], hashes=[h], actor=reviewer, reason="duplicate of rule 1")
+    (decision,) = lessons_retire(host=hosts["alpha"], hashes=[h], actor=reviewer, reason="duplicate of rule 1")
     body = call("get", f"/lessons/{h}", token=make_token()).json()
     assert body["status"] == "retracted"
     assert body["decisions"] == [

@@ -21,7 +21,7 @@ from review.services.consolidation import (
     DRAFT_STALE,
     draft_approve,
 )
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.fixtures.drafts import entity_version
 from tests.html import inline_text, parse
 from tests.review.drafts.helpers import member_summary, member_words
@@ -69,7 +69,7 @@ def test_a_draft_whose_member_was_retired_is_stale_and_only_rejectable(
     small_draft, reviewer, second_reviewer, signed_in
 ):
     hashes = small_draft(3)
-    lesson_retire(
+    lessons_retire(
         host=Host.objects.get(name="acme"), hashes=[hashes[1]], actor=second_reviewer, reason="gone"
     )
     html = signed_in(reviewer).get(page("acme", "d-3")).content.decode()
@@ -84,7 +84,7 @@ def test_a_draft_whose_member_was_retired_is_stale_and_only_rejectable(
 
 def test_a_forced_approval_of_a_stale_draft_is_refused(small_draft, reviewer, second_reviewer, signed_in):
     hashes = small_draft(3)
-    lesson_retire(
+    lessons_retire(
         host=Host.objects.get(name="acme"), hashes=[hashes[2]], actor=second_reviewer, reason="gone"
     )
     response = signed_in(reviewer).post(action("draft_approve", "acme", "d-3"), approve_data())
@@ -109,7 +109,7 @@ def test_the_pile_page_links_its_drafts_with_their_status(small_draft, reviewer,
 
 def test_rejecting_a_stale_draft_marks_it_rejected(small_draft, reviewer, second_reviewer, signed_in):
     hashes = small_draft(3)
-    lesson_retire(
+    lessons_retire(
         host=Host.objects.get(name="acme"), hashes=[hashes[0]], actor=second_reviewer, reason="gone"
     )
     client = signed_in(reviewer)
@@ -173,7 +173,7 @@ def test_approve_with_a_stale_pile_version_is_refused_with_the_fresh_version(
     hashes = small_draft(3, extra=1)
     seen = entity_version("acme")
     extra = Lesson.objects.exclude(hash__in=hashes).get(host__name="acme")
-    lesson_retire(host=Host.objects.get(name="acme"), hashes=[extra.hash], actor=second_reviewer, reason="x")
+    lessons_retire(host=Host.objects.get(name="acme"), hashes=[extra.hash], actor=second_reviewer, reason="x")
     fresh = entity_version("acme")
     data = {"approve-reason": "Merge them.", "approve-pile_version": seen}
     response = signed_in(reviewer).post(action("draft_approve", "acme", "d-3"), data)

@@ -51,10 +51,10 @@ def test_a_host_with_its_budget_off_shows_budget_off_and_a_neutral_gauge(client,
 
 def test_retracted_lessons_count_in_all_lessons_not_against_the_budget(client, viewer, reviewer, entity):
     from lessons.models import Host
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
     hashes = entity(4, max_active=3)
-    lesson_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[:2], actor=reviewer, reason="restated")
+    lessons_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[:2], actor=reviewer, reason="restated")
     page = parse(host_page(client, viewer, "qa-host").content)
     assert table_rows(page, "host-entities") == [["entity:qa/orders", "2 / 3", "within budget", "4"]]
 

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from lessons.models import Host
 from review.outcomes.host_weeks import Week, host_weeks
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.builders import correction, exposure
 from tests.fixtures.outcomes import HOST, OTHER, RETIRED, h
 from tests.html import parse
@@ -36,7 +36,7 @@ def weeks(outcome_host, ingest, reviewer):
         exposure(host=HOST, session="c", shown_at="2026-02-10T10:00:00Z", lesson=h(OTHER)),
     ]
     assert ingest(rows).ok
-    lesson_retire(
+    lessons_retire(
         host=outcome_host,
         hashes=[h(RETIRED)],
         actor=reviewer,

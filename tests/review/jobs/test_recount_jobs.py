@@ -19,7 +19,7 @@ from lessons.recurrence import refresh
 from lessons.recurrence.refresh import recurrence_recompute
 from lessons.selectors.piles import entity_lessons, pile_version
 from review.models import ImportJob
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from review.services.jobs import jobs_recover
 from tests.lessons.recurrence.builders import ENTITY, counts, hash_of, snapshot, stored_counts
 from tests.lessons.recurrence.test_status_changes import V1, V2, key
@@ -107,7 +107,7 @@ def test_a_small_change_is_recounted_in_the_request(rita):
 
 
 def test_a_change_outside_a_web_request_is_recounted_at_once(background, reviewer):
-    lesson_retire(host=Host.objects.get(name="desk"), hashes=[hash_of(V2)], actor=reviewer, reason="x")
+    lessons_retire(host=Host.objects.get(name="desk"), hashes=[hash_of(V2)], actor=reviewer, reason="x")
     assert not ImportJob.objects.exists()
     assert stored_counts()[key(V1)] == AFTER
 

@@ -10,7 +10,7 @@ from lessons.recurrence.lesson import MAX_QUERIES as RECURRENCE_SECTION_MAX_QUER
 from review.lessons.lookups import LESSON_HASH_INVALID, LESSON_UNKNOWN
 from review.lessons.views import RESTORED_NOTICE
 from review.models import Decision
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.html import inline_text, parse, table_rows
 
 # The page's own queries, plus the recurrence section's (lessons.recurrence.lesson).
@@ -85,7 +85,7 @@ def test_the_lesson_page_links_back_to_its_pile(l0a07, as_viewer):
 
 def test_the_lesson_page_lists_the_decisions_on_it(corpora, as_viewer, reviewer):
     host = Lesson.objects.get(hash__startswith="3d46cb35").host
-    lesson_retire(
+    lessons_retire(
         host=host,
         hashes=[Lesson.objects.get(hash__startswith="3d46cb35").hash],
         actor=reviewer,
@@ -104,7 +104,7 @@ def test_the_lesson_page_lists_the_decisions_on_it(corpora, as_viewer, reviewer)
 
 def test_a_retired_lesson_offers_reviewers_a_restore_form_and_viewers_none(corpora, client, viewer, reviewer):
     lesson = Lesson.objects.get(hash__startswith="3d46cb35")
-    lesson_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason="drifted")
+    lessons_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason="drifted")
     client.force_login(viewer)
     assert parse(client.get(url(lesson)).content).find("form", cls="restore") is None
     client.force_login(reviewer)
@@ -118,7 +118,7 @@ def test_a_live_lesson_offers_no_restore_form(l0a07, as_reviewer):
 
 def test_a_reviewer_restores_a_retired_lesson(corpora, as_reviewer, reviewer):
     lesson = Lesson.objects.get(hash__startswith="3d46cb35")
-    lesson_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason="drifted")
+    lessons_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason="drifted")
     seen = parse(as_reviewer.get(url(lesson)).content).find("input", name="pile_version").attrs["value"]
     response = as_reviewer.post(
         url(lesson) + "restore/",
@@ -167,7 +167,7 @@ def test_the_lesson_query_count_does_not_grow_with_the_entity(
     entity, as_reviewer, reviewer, django_assert_max_num_queries, n
 ):
     hashes = entity(n, lesson_ids=True)
-    lesson_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[:2], actor=reviewer, reason="dup")
+    lessons_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[:2], actor=reviewer, reason="dup")
     with django_assert_max_num_queries(LESSON_MAX_QUERIES):
         response = as_reviewer.get(f"/lessons/qa-host/{hashes[0]}/")
     assert response.status_code == 200

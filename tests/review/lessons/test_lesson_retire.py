@@ -6,7 +6,7 @@ from __future__ import annotations
 from lessons.models import Host, Lesson
 from review.models import Decision
 from review.services.common import STALE_PILE
-from review.services.decisions import lesson_retire, lessons_restore
+from review.services.decisions import lessons_retire, lessons_restore
 from tests.fixtures.decisions import NOW, NS, SUBJECT
 from tests.html import inline_text, parse
 
@@ -21,7 +21,7 @@ def statuses(hashes) -> list[str]:
 
 
 def retire(hashes, actor, reason="restates another"):
-    return lesson_retire(host=acme(), hashes=hashes, actor=actor, reason=reason, now=NOW)
+    return lessons_retire(host=acme(), hashes=hashes, actor=actor, reason=reason, now=NOW)
 
 
 def lesson_page(client, h: str, query: str = ""):

@@ -16,7 +16,7 @@ import pytest
 from lessons.core.text import lesson_hash
 from review.models import Decision
 from review.services.chain import decision_record
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.fixtures.log import at
 
 FIELDS = [
@@ -50,14 +50,14 @@ def build(two_hosts, budget_steps, reviewer, n):
     alpha, beta = two_hosts
     budget_steps(beta, n, code="other")
     hashes = [lesson_hash("ns", "s", f"rule {i}") for i in range(2)]
-    lesson_retire(
+    lessons_retire(
         host=alpha,
         hashes=[hashes[0]],
         actor=reviewer,
         reason='says "always", then, never',
         now=at("2026-04-01"),
     )
-    lesson_retire(
+    lessons_retire(
         host=alpha, hashes=[hashes[1]], actor=reviewer, reason="Überholt:\nline two ✓", reason_code="obsolete"
     )
     return hashes

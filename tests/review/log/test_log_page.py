@@ -11,7 +11,7 @@ from lessons.core.text import format_datetime, lesson_hash
 from review.log.filters import DATE_RANGE_BACKWARDS
 from review.models import DecisionAck
 from review.services.budget import host_set_budget
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from review.services.tokens import token_create
 from tests.fixtures.log import at, row_seqs
 
@@ -39,7 +39,7 @@ def log(two_hosts, admin_user, reviewer, second_reviewer):
         reason="try 10",
         now=at("2026-03-09"),
     )
-    lesson_retire(
+    lessons_retire(
         host=alpha,
         hashes=[h[0]],
         actor=reviewer,
@@ -47,7 +47,7 @@ def log(two_hosts, admin_user, reviewer, second_reviewer):
         reason_code="duplicate",
         now=at("2026-03-10"),
     )
-    lesson_retire(
+    lessons_retire(
         host=alpha,
         hashes=[h[1]],
         actor=second_reviewer,

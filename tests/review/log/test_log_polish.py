@@ -69,10 +69,10 @@ def test_export_links_carry_the_seq(client, viewer, log):  # noqa: F811
 
 def test_reason_codes_are_words_in_the_filter_and_the_rows(client, viewer, reviewer, two_hosts):
     from lessons.core.text import lesson_hash
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
     alpha, _beta = two_hosts
-    lesson_retire(
+    lessons_retire(
         host=alpha,
         hashes=[lesson_hash("ns", "s", "rule 0")],
         actor=reviewer,

@@ -105,10 +105,10 @@ def test_the_count_reads_no_more_than_the_cap(client, viewer, two_hosts, budget_
 
 def test_actor_names_are_every_actor_once_sorted(two_hosts, budget_steps, reviewer, admin_user):
     from lessons.core.text import lesson_hash
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
     alpha, beta = two_hosts
     budget_steps(beta, 2)
-    lesson_retire(host=alpha, hashes=[lesson_hash("ns", "s", "rule 0")], actor=reviewer, reason="dup")
+    lessons_retire(host=alpha, hashes=[lesson_hash("ns", "s", "rule 0")], actor=reviewer, reason="dup")
     budget_steps(beta, 1)
     assert log_actor_names() == sorted({admin_user.username, reviewer.username})

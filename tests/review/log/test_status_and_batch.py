@@ -10,7 +10,7 @@ import pytest
 from lessons.core.text import lesson_hash
 from review.services.acks import decision_ack
 from review.services.budget import host_set_budget
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.fixtures.log import at, row_seqs
 from tests.html import parse
 
@@ -21,7 +21,7 @@ def batches(two_hosts, reviewer, admin_user):
     applied, 2 failed, 3 none. Returns the two batch ids (the retire's, the budget's)."""
     alpha, beta = two_hosts
     hashes = [lesson_hash("ns", "s", f"rule {i}") for i in range(2)]
-    retired = lesson_retire(
+    retired = lessons_retire(
         host=alpha, hashes=hashes, actor=reviewer, reason="same rule", now=at("2026-03-10")
     )
     budget = host_set_budget(

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from lessons.models import EntityCount
 from lessons.selectors.piles import pile_queue
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.html import parse, table_rows
 
 
@@ -160,7 +160,7 @@ def test_a_retired_members_text_and_an_entity_within_budget_match_nothing(entity
     hashes = entity(3, subject="orders", texts=["Ship by courier.", "Count twice.", "Bill once."])
     entity(2, subject="refunds", texts=["Ship by courier too.", "Count twice."])  # at its budget of 2
     assert subjects(text="courier") == ["orders"]
-    lesson_retire(
+    lessons_retire(
         host=EntityCount.objects.get(subject="orders").host, hashes=hashes[:1], actor=reviewer, reason="x"
     )
     assert subjects(text="courier") == []  # retired, and the pile is within budget now

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from lessons.models import Host
 from review.piles.selectors import host_pile_counts, queue_page, queue_rows
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.builders import numbered_lesson
 
 FILTERS = [
@@ -54,7 +54,7 @@ def test_the_stored_total_is_the_count_for_every_filter(hosts, reviewer):
     from lessons.models import Lesson
 
     members = Lesson.objects.filter(host=acme, subject="a", status="live").order_by("hash")
-    lesson_retire(host=acme, hashes=[members[0].hash, members[1].hash], actor=reviewer, reason="dup")
+    lessons_retire(host=acme, hashes=[members[0].hash, members[1].hash], actor=reviewer, reason="dup")
     assert [stored for stored, _counted in _totals()] == [3, 2, 1, 0, 0, 3, 2]
     assert all(stored == counted for stored, counted in _totals())
 

@@ -13,7 +13,7 @@ from review.services.common import REASON_MAX, STALE_PILE, DecisionRefused
 from review.services.decisions import (
     RESTORE_NOT_BY_RETIRE,
     RESTORE_NOTHING,
-    lesson_retire,
+    lessons_retire,
     lessons_restore,
 )
 from review.web.forms import undo_offer
@@ -35,7 +35,7 @@ def statuses(hashes) -> list[str]:
 
 
 def retire(hashes, actor, reason="restates another"):
-    return lesson_retire(host=acme(), hashes=hashes, actor=actor, reason=reason, now=NOW)
+    return lessons_retire(host=acme(), hashes=hashes, actor=actor, reason=reason, now=NOW)
 
 
 def page(client):

@@ -8,7 +8,7 @@ import pytest
 from lessons.models import Host
 from review.piles.views import STALE_DECISION, STALE_NO_DECISION, STALE_SELECTION_KEPT, STALE_SINCE
 from review.services.common import STALE_PILE
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.html import parse
 from tests.review.piles.test_pile import ADBUY, ADBUY_RETIRE, adbuy_hashes
 
@@ -31,7 +31,7 @@ def checked(page, name: str) -> list[str]:
 
 
 def retire_as(user, prefixes: tuple[str, ...], reason: str) -> list:
-    return lesson_retire(
+    return lessons_retire(
         host=Host.objects.get(name="adbuy-desk"),
         namespace="desk.adbuy",
         subject="invoice_capture",

@@ -21,7 +21,7 @@ from review.services.chain import (
     decisions_verify,
     record_hash,
 )
-from review.services.decisions import lesson_restore, lesson_retire
+from review.services.decisions import lesson_restore, lessons_retire
 from tests.fixtures.decisions import NOW
 
 SPEC_FIELDS = [
@@ -76,7 +76,7 @@ def independent_verify(records: list[dict]) -> None:
 def four_decisions(pile, reviewer, admin_user):
     """Two retirements in one batch (seq 1-2), a restore (3), a budget change (4)."""
     host = Host.objects.get(name="acme")
-    lesson_retire(host=host, hashes=pile[:2], actor=reviewer, reason=REASON, reason_code="duplicate", now=NOW)
+    lessons_retire(host=host, hashes=pile[:2], actor=reviewer, reason=REASON, reason_code="duplicate", now=NOW)
     lesson_restore(lesson=Lesson.objects.get(hash=pile[1]), actor=reviewer, reason="Wrong one", now=NOW)
     host_set_budget(host=host, actor=admin_user, max_active=4, budget_enabled=None, reason="Room", now=NOW)
     return pile
@@ -259,7 +259,7 @@ def test_export_query_count_does_not_grow_with_the_log(four_decisions, admin_use
     small = exported()
     host = Host.objects.get(name="acme")
     for i in range(20):
-        (retired,) = lesson_retire(
+        (retired,) = lessons_retire(
             host=host, hashes=four_decisions[2:3], actor=admin_user, reason=f"r{i}", now=NOW
         )
         lesson_restore(

@@ -21,7 +21,7 @@ from review.services.claims import (
 )
 from review.services.common import NotAllowed, StalePile
 from review.services.consolidation import draft_approve, draft_reject
-from review.services.decisions import lesson_restore, lesson_retire
+from review.services.decisions import lesson_restore, lessons_retire
 from tests.fixtures.decisions import NOW, NS, SUBJECT
 
 MS_NOW = NOW.replace(microsecond=123000)  # the service keeps milliseconds, like the decision record
@@ -118,18 +118,18 @@ def test_after_expiry_another_reviewer_takes_the_claim(pile, reviewer, second_re
 
 def test_the_second_reviewer_can_still_retire_and_the_first_keeps_the_claim(pile, reviewer, second_reviewer):
     claim(reviewer)
-    lesson_retire(host=acme(), hashes=[pile[0]], actor=second_reviewer, reason="restates", now=NOW)
+    lessons_retire(host=acme(), hashes=[pile[0]], actor=second_reviewer, reason="restates", now=NOW)
     assert shown().username == "rita"
 
 
 def test_the_claim_is_released_by_the_holders_retire(pile, reviewer):
     claim(reviewer)
-    lesson_retire(host=acme(), hashes=[pile[0]], actor=reviewer, reason="restates", now=NOW)
+    lessons_retire(host=acme(), hashes=[pile[0]], actor=reviewer, reason="restates", now=NOW)
     assert shown() is None and PileClaim.objects.count() == 0
 
 
 def test_the_claim_is_released_by_the_holders_restore(pile, reviewer, second_reviewer):
-    lesson_retire(host=acme(), hashes=[pile[0]], actor=second_reviewer, reason="restates", now=NOW)
+    lessons_retire(host=acme(), hashes=[pile[0]], actor=second_reviewer, reason="restates", now=NOW)
     claim(reviewer)
     lesson_restore(lesson=Lesson.objects.get(hash=pile[0]), actor=reviewer, reason="needed", now=NOW)
     assert PileClaim.objects.count() == 0
@@ -138,7 +138,7 @@ def test_the_claim_is_released_by_the_holders_restore(pile, reviewer, second_rev
 def test_a_refused_decision_keeps_the_claim(pile, reviewer):
     claim(reviewer)
     with pytest.raises(StalePile):
-        lesson_retire(
+        lessons_retire(
             host=acme(), hashes=[pile[0]], actor=reviewer, reason="x", pile_version="stale", now=NOW
         )
     assert shown().username == "rita"

@@ -20,7 +20,7 @@ from review.models import Decision
 from review.services.chain import decisions_verify
 from review.services.common import StalePile
 from review.services.consolidation import draft_approve
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.scenarios import run_sqlite_scenario
 
 postgres_only = pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
@@ -62,7 +62,7 @@ def live_count(host: Host, namespace: str, subject: str) -> int:
 
 
 def retire_action(host, hashes, actor, seen):
-    return lambda: lesson_retire(host=host, hashes=hashes, actor=actor, reason="dup", pile_version=seen)
+    return lambda: lessons_retire(host=host, hashes=hashes, actor=actor, reason="dup", pile_version=seen)
 
 
 def approve_action(actor, seen):

@@ -26,7 +26,7 @@ from review.services.consolidation import (
     draft_approve,
     draft_reject,
 )
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from tests.builders import numbered_lesson
 from tests.fixtures.decisions import NOW, NS, SUBJECT
 
@@ -203,7 +203,7 @@ def test_a_pending_draft_cannot_be_rolled_back(corpora, reviewer):
 
 def test_a_stale_draft_is_refused_for_approval_but_can_be_rejected(corpora, reviewer):
     member = draft(GOOD).supersedes[3]
-    lesson_retire(host=adbuy(), hashes=[member], actor=reviewer, reason="Covered by another lesson")
+    lessons_retire(host=adbuy(), hashes=[member], actor=reviewer, reason="Covered by another lesson")
     message = refusal(lambda: draft_approve(draft=draft(GOOD), actor=reviewer, reason="ok"))
     assert message == DRAFT_STALE.format(draft=GOOD, lessons=f"the lesson {member[:8]}…", verb="is")
     decision = draft_reject(draft=draft(GOOD), actor=reviewer, reason="Stale now", now=NOW)
@@ -233,7 +233,7 @@ def test_a_rejected_draft_is_not_rejected_again_nor_approved(corpora, reviewer, 
 
 def test_approval_with_a_stale_pile_version_is_refused(corpora, reviewer, second_reviewer):
     seen = pile_version(list(entity_lessons(host=adbuy(), namespace=ADBUY_NS, subject=ADBUY_SUBJECT)))
-    lesson_retire(host=adbuy(), hashes=[draft(GOOD).supersedes[0]], actor=second_reviewer, reason="dup")
+    lessons_retire(host=adbuy(), hashes=[draft(GOOD).supersedes[0]], actor=second_reviewer, reason="dup")
     with pytest.raises(StalePile):
         draft_approve(draft=draft(GOOD), actor=reviewer, reason="ok", pile_version=seen)
     assert draft(GOOD).status == "pending"

@@ -139,10 +139,10 @@ def test_bad_marks_are_refused_in_one_line_and_nothing_is_written(pile, reviewer
 
 
 def test_a_retired_lesson_cannot_be_marked(pile, reviewer):
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
     host = Host.objects.get(name="qa-host")
-    lesson_retire(host=host, hashes=[pile[3]], actor=reviewer, reason="gone")
+    lessons_retire(host=host, hashes=[pile[3]], actor=reviewer, reason="gone")
     with pytest.raises(DecisionRefused) as refused:
         restatement_mark(host=host, pairs=[(pile[0], pile[3])], same=True, actor=reviewer, reason="same")
     assert str(refused.value) == MARK_NOT_LIVE.format(short=pile[3][:8], host="qa-host")

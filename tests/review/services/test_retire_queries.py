@@ -13,7 +13,7 @@ from lessons.models import Host, Lesson
 from lessons.selectors.piles import entity_lessons, pile_version
 from review.models import Decision
 from review.services.chain import decisions_verify
-from review.services.decisions import lesson_restore, lesson_retire
+from review.services.decisions import lesson_restore, lessons_retire
 from tests.builders import numbered_lesson
 from tests.fixtures.decisions import NS, SUBJECT
 
@@ -49,7 +49,7 @@ def test_the_service_runs_the_same_queries_for_1_and_20_members(
     seen = version()
     with CaptureQueriesContext(connection) as queries:
         with django_capture_on_commit_callbacks(execute=True) as callbacks:
-            decisions = lesson_retire(
+            decisions = lessons_retire(
                 host=host,
                 namespace=NS,
                 subject=SUBJECT,
@@ -100,7 +100,7 @@ def test_the_page_post_runs_the_same_queries_for_1_and_20_members(big_pile, clie
 
 def test_restoring_a_retired_member_writes_one_status_and_one_record(big_pile, reviewer):
     host = Host.objects.get(name="acme")
-    lesson_retire(host=host, hashes=big_pile[:2], actor=reviewer, reason="Restates another lesson")
+    lessons_retire(host=host, hashes=big_pile[:2], actor=reviewer, reason="Restates another lesson")
     lesson = Lesson.objects.get(hash=big_pile[1])
     decision = lesson_restore(lesson=lesson, actor=reviewer, reason="It was fine")
     assert (decision.seq, decision.action, decision.lesson_hash) == (3, "restore", big_pile[1])

@@ -29,7 +29,7 @@ from review.services.decisions import (
     RESTORE_NOT_RETRACTED,
     RETIRE_NOTHING,
     lesson_restore,
-    lesson_retire,
+    lessons_retire,
 )
 from tests.builders import numbered_lesson
 from tests.fixtures.decisions import NOW, NS
@@ -52,7 +52,7 @@ def current_version() -> str:
 
 def retire(hashes, actor, **kwargs):
     kwargs.setdefault("reason", "Restates another lesson")
-    return lesson_retire(host=acme(), hashes=hashes, actor=actor, now=NOW, **kwargs)
+    return lessons_retire(host=acme(), hashes=hashes, actor=actor, now=NOW, **kwargs)
 
 
 def refusal(call) -> str:

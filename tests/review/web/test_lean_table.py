@@ -248,10 +248,10 @@ class PlainChoices(tables.Table):
 
 def test_a_field_with_choices_shows_its_label_as_django_tables2_does(entity, reviewer):
     from lessons.models import Host, Lesson
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
 
     hashes = entity(2)
-    lesson_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[:1], actor=reviewer, reason="dup")
+    lessons_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[:1], actor=reviewer, reason="dup")
     rows = list(Lesson.objects.select_related("host").order_by("hash"))
     assert _html(LeanChoices(rows)) == _html(PlainChoices(rows))
     labels = {choice.label for choice in Lesson.Status}

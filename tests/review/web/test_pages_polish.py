@@ -14,7 +14,7 @@ from django.urls import reverse
 from lessons.models import Draft, Host, Lesson
 from review.piles.forms import MEMBERS_REQUIRED
 from review.services.common import REASON_REQUIRED
-from review.services.decisions import lesson_retire
+from review.services.decisions import lessons_retire
 from review.web.format import JARGON
 from tests.html import inline_text, parse
 
@@ -94,7 +94,7 @@ def test_verdict_badges_explain_not_applied_and_held_costlier(corpora, client, v
 
 def test_a_stale_draft_badge_explains_stale(corpora, client, viewer, reviewer):
     draft = Draft.objects.get(ext_id="rec-adbuy-consolidate-1")
-    lesson_retire(host=draft.host, hashes=[draft.supersedes[0]], actor=reviewer, reason="gone")
+    lessons_retire(host=draft.host, hashes=[draft.supersedes[0]], actor=reviewer, reason="gone")
     badge = get(client, viewer, ADBUY).find("span", cls="d-stale")
     assert (badge.text, badge.attrs["title"]) == ("stale", JARGON["stale"])
 
@@ -155,7 +155,7 @@ def test_the_lesson_breadcrumb_goes_through_the_host_page(corpora, client, viewe
 
 def test_the_lesson_decisions_show_reason_codes_in_words(corpora, client, viewer, reviewer):
     lesson = Lesson.objects.get(hash__startswith="36727f00")
-    lesson_retire(
+    lessons_retire(
         host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason="a", reason_code="too_specific"
     )
     row = get(client, viewer, lesson_url("36727f00")).find("table", "decisions").find("tbody").find("tr")

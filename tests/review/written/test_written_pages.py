@@ -174,11 +174,11 @@ def test_the_drafts_table_says_no_gate_ran(pile, reviewer, as_reviewer):
 
 def test_a_member_retired_meanwhile_is_named_and_nothing_written(pile, reviewer, as_reviewer):
     from lessons.models import Draft, Host
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
     from review.written.forms import MEMBER_GONE
 
     version = _version()
-    lesson_retire(
+    lessons_retire(
         host=Host.objects.get(name=HOST), hashes=[pile[0]], actor=reviewer, reason="Restates another."
     )
     response = as_reviewer.post(

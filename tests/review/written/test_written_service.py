@@ -193,10 +193,10 @@ def test_a_changed_pile_is_refused_and_nothing_written(pile, reviewer):
 def test_a_member_that_is_not_live_is_refused(pile, reviewer):
     from lessons.models import Host
     from review.services.common import DecisionRefused
-    from review.services.decisions import lesson_retire
+    from review.services.decisions import lessons_retire
     from review.services.written import MEMBER_NOT_LIVE
 
-    lesson_retire(
+    lessons_retire(
         host=Host.objects.get(name=HOST), hashes=[pile[0]], actor=reviewer, reason="Restates another."
     )
     with pytest.raises(DecisionRefused) as refused:
