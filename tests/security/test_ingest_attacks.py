@@ -19,7 +19,7 @@ from lessons.core.interchange import (
     HOST_NAME,
 )
 from lessons.core.text import lesson_hash
-from lessons.ingest.passes import HASH_CONTENT_DIFFERS
+from lessons.ingest.lesson_pass import HASH_CONTENT_DIFFERS
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
 from tests import builders
 

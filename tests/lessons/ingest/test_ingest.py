@@ -181,7 +181,7 @@ def test_a_verdict_by_id_names_the_live_version(ingest):
 
 @pytest.mark.parametrize("chunk", [1, 500])
 def test_the_same_lesson_id_in_two_stores_names_two_lessons(ingest, monkeypatch, chunk):
-    import lessons.ingest.passes as module
+    import lessons.ingest.state as module
 
     monkeypatch.setattr(module, "CHUNK", chunk)  # each reference looked up alone, or all in one lookup
 
@@ -293,7 +293,7 @@ def test_only_the_first_hundred_errors_are_kept_in_full(ingest):
 
 @pytest.mark.parametrize("chunk", [1, 3])
 def test_chunking_does_not_change_the_result(ingest, monkeypatch, chunk):
-    import lessons.ingest.passes as module
+    import lessons.ingest.state as module
 
     monkeypatch.setattr(module, "CHUNK", chunk)
     records = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lessons.core.interchange import LESSON_GIVEN_FIELDS, LessonRecord
 from lessons.core.text import text_hash
-from lessons.ingest.passes import LESSON_ROWS, _lesson_row, _lesson_values
+from lessons.ingest.lesson_pass import LESSON_ROWS, _lesson_row, _lesson_values
 
 
 def distinct_record() -> LessonRecord:

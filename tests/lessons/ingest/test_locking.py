@@ -3,7 +3,7 @@ reviewer's decision wins through a conditional update, a deadlock is retried (an
 it persists), and validation runs before any write transaction. spec: interchange.md, "lesson".
 
 Each other writer runs in a thread with its own connection, at a named point of the ingest
-(``lessons.ingest.passes.checkpoint``): the order of events is asserted, never a duration.
+(``lessons.ingest.checkpoints.reached``): the order of events is asserted, never a duration.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from django.test.utils import CaptureQueriesContext
 
 import lessons.ingest.passes as passes
 from lessons.core.text import lesson_hash
+from lessons.ingest import checkpoints, state
 from lessons.ingest.passes import IngestBusy
 from lessons.models import Exposure, Host, Lesson
 from review.services.decisions import lessons_retire
@@ -74,7 +75,7 @@ def at(name: str, action: Callable[[], None], monkeypatch) -> None:
             done.append(True)
             action()
 
-    monkeypatch.setattr(passes, "checkpoint", checkpoint)
+    monkeypatch.setattr(checkpoints, "reached", checkpoint)
 
 
 def retire(i: int, actor) -> Callable[[], object]:
@@ -107,7 +108,7 @@ def test_a_retire_between_the_ingest_reading_and_writing_an_entity_out_of_order_
 @pytest.mark.django_db(transaction=True)
 def test_a_retire_during_a_batch_of_many_chunks_finishes_before_the_batch_does(reviewer, monkeypatch):
     ingest_records([builders.host(name="h1"), rule(0), rule(1), rule(2)])
-    monkeypatch.setattr(passes, "CHUNK", 10)
+    monkeypatch.setattr(state, "CHUNK", 10)
     events: list[str] = []
     at("lessons written", lambda: events.append("retire " + in_thread(retire(1, reviewer))), monkeypatch)
     seen = [
@@ -153,7 +154,7 @@ def deadlocking_ingest(monkeypatch, attempts: int) -> tuple[object, list[str]]:
     """Ingest lessons 2 then 0 (both changed, in two chunks) while another connection holds 0 and then
     asks for 2: PostgreSQL detects the deadlock in the ingest, which waited first."""
     ingest_records([builders.host(name="h1"), rule(0), rule(1), rule(2)])
-    monkeypatch.setattr(passes, "CHUNK", 1)
+    monkeypatch.setattr(state, "CHUNK", 1)
     monkeypatch.setattr(passes, "WRITE_ATTEMPTS", attempts)
     monkeypatch.setattr(passes, "RETRY_BASE_SECONDS", 0.01)
     release, locked, results = threading.Event(), threading.Event(), []
@@ -168,7 +169,7 @@ def deadlocking_ingest(monkeypatch, attempts: int) -> tuple[object, list[str]]:
                 locked.wait(timeout=30)
                 release.set()
 
-    monkeypatch.setattr(passes, "checkpoint", checkpoint)
+    monkeypatch.setattr(checkpoints, "reached", checkpoint)
     try:
         report = ingest_records([rule(2, helpful=5), rule(0, helpful=7)])
     except IngestBusy as exc:

@@ -8,7 +8,7 @@ import gc
 
 import pytest
 
-from lessons.ingest import memory, passes
+from lessons.ingest import checkpoints, memory
 from tests import builders
 
 
@@ -62,7 +62,7 @@ def test_the_collector_is_on_again_after_a_block_that_raised():
 
 def test_ingest_runs_with_the_collector_paused_and_turns_it_on_after(ingest, monkeypatch):
     seen = []
-    monkeypatch.setattr(passes, "checkpoint", lambda point: seen.append((point, gc.isenabled())))
+    monkeypatch.setattr(checkpoints, "reached", lambda point: seen.append((point, gc.isenabled())))
     report = ingest([builders.lesson(host="h", namespace="ns", subject="s", text="A rule.", created_at=1000)])
     assert report.written
     assert seen == [("validated", False), ("lessons read", False), ("lessons written", False)]

@@ -14,9 +14,12 @@ from hypothesis import strategies as st
 
 import lessons.ingest.passes as passes
 from lessons.core.text import lesson_hash
-from lessons.ingest.passes import IngestIncomplete, _pass_validate, _precheck, _State
+from lessons.ingest import checkpoints, state
+from lessons.ingest.passes import IngestIncomplete, _pass_validate
+from lessons.ingest.precheck import precheck
 from lessons.ingest.reading import bytes_source
 from lessons.ingest.report import ImportReport
+from lessons.ingest.state import IngestState
 from lessons.models import (
     Correction,
     CorrectionAttribution,
@@ -59,12 +62,14 @@ def verdict_by_id(lesson_id: str, *, at: int, host: str = "h1") -> dict:
 
 
 def precheck_errors(records: list[dict]) -> list[str]:
-    """The errors of validation plus ``_precheck`` for ``records`` (nothing written)."""
+    """The errors of validation plus ``precheck`` for ``records`` (nothing written)."""
     body = "\n".join(json.dumps(r) for r in records).encode()
-    state = _State(report=ImportReport(), default_host=None, sources=[bytes_source(body, name="batch.jsonl")])
+    state = IngestState(
+        report=ImportReport(), default_host=None, sources=[bytes_source(body, name="batch.jsonl")]
+    )
     try:
         _pass_validate(state, None)
-        _precheck(state)
+        precheck(state)
     finally:
         state.lessons.close()
         state.references.close()
@@ -144,7 +149,7 @@ batches = st.lists(st.one_of(lesson_records(), reference_records()), min_size=1,
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(stored=st.lists(lesson_records(), max_size=5), batch=batches)
 def test_the_check_finds_exactly_the_refusals_of_the_write_phase(db, monkeypatch, stored, batch):
-    monkeypatch.setattr(passes, "CHUNK", 3)  # several chunks: refusals against what earlier chunks wrote
+    monkeypatch.setattr(state, "CHUNK", 3)  # several chunks: refusals against what earlier chunks wrote
     with transaction.atomic():
         ingest_records([builders.host(name="h1"), *stored], skip_invalid=True)
         written = ingest_records(batch, dry_run=True)  # the write phase itself, rolled back
@@ -243,10 +248,10 @@ def slices(monkeypatch, settings):
     """Every chunk its own slice (the smallest chunk, no time threshold, no pause); returns the names of
     the checkpoints passed."""
     settings.INGEST_SLICE_MS = 0
-    monkeypatch.setattr(passes, "CHUNK", 4)
+    monkeypatch.setattr(state, "CHUNK", 4)
     monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
     passed: list[str] = []
-    monkeypatch.setattr(passes, "checkpoint", passed.append)
+    monkeypatch.setattr(checkpoints, "reached", passed.append)
     return passed
 
 
@@ -298,7 +303,7 @@ def test_a_failure_after_a_slice_keeps_a_consistent_part_and_running_again_compl
         if slices.count("slice committed") == 3:
             raise OSError("No space left on device")
 
-    monkeypatch.setattr(passes, "checkpoint", disk_full_at_the_third_slice)
+    monkeypatch.setattr(checkpoints, "reached", disk_full_at_the_third_slice)
     with pytest.raises(IngestIncomplete) as stopped:
         ingest_records(records, sliced=True)
     assert (stopped.value.slices, type(stopped.value.__cause__)) == (3, OSError)
@@ -307,7 +312,7 @@ def test_a_failure_after_a_slice_keeps_a_consistent_part_and_running_again_compl
     # the rows' recurrence is committed with them; their entity counts were to follow the rows
     lagging = {line.split(":")[0] for line in entity_counts_check()}
     assert sorted(lagging) == [*(f"host bulk entity bulk.ns/s{i}" for i in range(10)), "host bulk totals"]
-    monkeypatch.setattr(passes, "checkpoint", slices.append)
+    monkeypatch.setattr(checkpoints, "reached", slices.append)
     again = ingest_records(records, sliced=True)
     assert stored_rows() == expected
     assert again.counts["lesson"]["unchanged"] == 10 and again.counts["exposure"]["created"] == 10
@@ -361,7 +366,7 @@ def test_a_lesson_the_batch_gives_another_id_is_found_by_its_new_id_only(ingest)
 
 def test_a_lesson_whose_later_record_drops_its_id_is_not_found_by_it(ingest, monkeypatch):
     # Found by the generated batches: the check still knew the id from the lesson's first record.
-    monkeypatch.setattr(passes, "CHUNK", 1)
+    monkeypatch.setattr(state, "CHUNK", 1)
     one = {
         "host": "h1",
         "namespace": NS,
@@ -418,12 +423,12 @@ def test_a_batch_of_corrections_stopped_before_its_counts_completes_them_when_ru
         if name == "rows written":
             raise OSError("No space left on device")
 
-    monkeypatch.setattr(passes, "checkpoint", stopped_before_the_counts)
+    monkeypatch.setattr(checkpoints, "reached", stopped_before_the_counts)
     with pytest.raises(IngestIncomplete):
         ingest_records(corrections, sliced=True)
     lagging = ["host warehouse-sql entity analytics/revenue_models: recurring is 0, recounted 1"]
     assert entity_counts_check() == lagging
-    monkeypatch.setattr(passes, "checkpoint", slices.append)
+    monkeypatch.setattr(checkpoints, "reached", slices.append)
     again = ingest_records(corrections, sliced=True)
     assert again.counts["correction"] == {
         "created": 0,
@@ -460,10 +465,10 @@ def test_a_new_version_on_another_entity_stopped_before_its_counts_completes_the
         if name == "rows written":
             raise OSError("No space left on device")
 
-    monkeypatch.setattr(passes, "checkpoint", stopped_before_the_counts)
+    monkeypatch.setattr(checkpoints, "reached", stopped_before_the_counts)
     with pytest.raises(IngestIncomplete):
         ingest_records([version], sliced=True)
-    monkeypatch.setattr(passes, "checkpoint", slices.append)
+    monkeypatch.setattr(checkpoints, "reached", slices.append)
     again = ingest_records([version], sliced=True)
     assert again.counts["lesson"] == {"created": 0, "unchanged": 1, "updated": 0, "held": 0, "rejected": 0}
     assert entity_counts_check() == []
@@ -509,7 +514,7 @@ def everything_stored() -> tuple:
 def test_a_sliced_write_stores_and_reports_what_one_transaction_does_on_generated_batches(
     db, monkeypatch, slices, stored, batch, skip_invalid
 ):
-    monkeypatch.setattr(passes, "CHUNK", 3)  # every chunk of 3 its own slice (the slices fixture: 4)
+    monkeypatch.setattr(state, "CHUNK", 3)  # every chunk of 3 its own slice (the slices fixture: 4)
     with transaction.atomic():
         ingest_records([builders.host(name="h1"), *stored], skip_invalid=True)
         with transaction.atomic():

@@ -4,7 +4,7 @@ and can be read twice (a retried write phase reads it again). spec: interchange.
 from __future__ import annotations
 
 from lessons.core.interchange import parse_line
-from lessons.ingest import passes
+from lessons.ingest import state
 
 H = "a" * 64
 LINES = [
@@ -27,10 +27,10 @@ LINES = [
 
 
 def test_every_record_type_comes_back_equal_and_of_its_type(monkeypatch):
-    monkeypatch.setattr(passes, "CHUNK", 3)
+    monkeypatch.setattr(state, "CHUNK", 3)
     records = [parse_line(line) for line in LINES]
     entries = [(0, number, number * 100, record) for number, record in enumerate(records, start=1)]
-    spool = passes._Spool()
+    spool = state.Spool()
     try:
         for entry in entries:
             spool.add(entry)

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 import lessons.ingest.passes as passes
 import lessons.ingest.reading as reading
-from lessons.ingest.passes import _pass_validate, _split_at, _State, ingest_sources
+from lessons.ingest.passes import _pass_validate, _split_at, ingest_sources
 from lessons.ingest.reading import BOM, file_source
 from lessons.ingest.report import MAX_ERRORS_IN_FULL, ImportReport
+from lessons.ingest.state import IngestState
 from lessons.models import Exposure, Lesson
 from tests import builders
 from tests.lessons.ingest.test_slices import lesson_records, reference_records
@@ -60,7 +61,7 @@ def write(tmp_path, name: str, body: list[bytes], *, crlf: bool, bom: bool) -> s
 def validated(paths: list[str], *, workers: int, only_host: str | None = None) -> tuple:
     """Everything validation leaves for the write phase, the spooled entries flattened (chunk boundaries
     are the write phase's units, not part of what it writes)."""
-    state = _State(
+    state = IngestState(
         report=ImportReport(),
         default_host=None,
         only_host=only_host,

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import lessons.ingest.passes as passes
+from lessons.ingest import state
 from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import file_source
 from lessons.ingest.report import OUTCOMES
@@ -55,7 +56,7 @@ def with_ids() -> tuple:
 def test_two_processes_write_what_one_writes(
     db, monkeypatch, tmp_path_factory, stored, batch, skip_invalid, dry_run
 ):
-    monkeypatch.setattr(passes, "CHUNK", 3)
+    monkeypatch.setattr(state, "CHUNK", 3)
     monkeypatch.setattr(passes, "PARALLEL_BYTES", 0)
     path = tmp_path_factory.mktemp("b") / "batch.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in batch))
@@ -80,7 +81,7 @@ def test_a_repeat_across_the_cut_gets_the_ids_one_process_gives(db, monkeypatch,
     # One process spools the verdicts [V, V, W] as one chunk of 3 (the repeat dropped before the INSERT);
     # cut before the second V, they are the chunks [V] and [V, W]: the repeat is a stored identity there.
     # Before, SQLite's AUTOINCREMENT counted it skipped, so W got another id.
-    monkeypatch.setattr(passes, "CHUNK", 3)
+    monkeypatch.setattr(state, "CHUNK", 3)
     monkeypatch.setattr(passes, "PARALLEL_BYTES", 0)
     lesson = builders.lesson(host="h1", namespace="ns", subject="s", text="Rule.", created_at=1, hashed=True)
     verdict = {"type": "verdict", "host": "h1", "verdict": "held", "measured_at": 5, "lesson": lesson["hash"]}

@@ -393,7 +393,9 @@ def test_lesson_returns_status_verdicts_versions_recurrence(hosts, call, make_to
 def test_lesson_lists_its_decisions(hosts, call, make_token, reviewer):
     ingest_body(three_lessons("alpha"))
     h = lesson_hash("ns", "s", "rule 0")
-    (decision,) = lessons_retire(host=hosts["alpha"], hashes=[h], actor=reviewer, reason="duplicate of rule 1")
+    (decision,) = lessons_retire(
+        host=hosts["alpha"], hashes=[h], actor=reviewer, reason="duplicate of rule 1"
+    )
     body = call("get", f"/lessons/{h}", token=make_token()).json()
     assert body["status"] == "retracted"
     assert body["decisions"] == [

@@ -54,7 +54,9 @@ def test_retracted_lessons_count_in_all_lessons_not_against_the_budget(client, v
     from review.services.decisions import lessons_retire
 
     hashes = entity(4, max_active=3)
-    lessons_retire(host=Host.objects.get(name="qa-host"), hashes=hashes[:2], actor=reviewer, reason="restated")
+    lessons_retire(
+        host=Host.objects.get(name="qa-host"), hashes=hashes[:2], actor=reviewer, reason="restated"
+    )
     page = parse(host_page(client, viewer, "qa-host").content)
     assert table_rows(page, "host-entities") == [["entity:qa/orders", "2 / 3", "within budget", "4"]]
 

@@ -49,7 +49,7 @@ def run(lines: int, before_request: Callable[[], None]) -> dict:
     from django.db import connections
     from django.test import Client
 
-    import lessons.ingest.passes as passes
+    from lessons.ingest import checkpoints
     from lessons.models import Host, Lesson
     from lessons.selectors.piles import entity_lessons, pile_version
     from review.models import Decision, ImportJob
@@ -74,7 +74,7 @@ def run(lines: int, before_request: Callable[[], None]) -> dict:
             resume.wait(120)
 
     sliced = connections["default"].vendor == "sqlite"
-    checkpoint = passes.checkpoint
+    checkpoint = checkpoints.reached
 
     def pause_between_slices(name: str) -> None:
         if name == "slice committed" and not inside.is_set():
@@ -117,7 +117,7 @@ def run(lines: int, before_request: Callable[[], None]) -> dict:
 
     # the worker in this (main) thread, as it runs in production: it installs signal handlers
     if sliced:
-        passes.checkpoint = pause_between_slices
+        checkpoints.reached = pause_between_slices
     else:
         JobProgress.listeners.append(pause_in_write_phase)
     thread = threading.Thread(target=review_mid_ingest)
@@ -127,7 +127,7 @@ def run(lines: int, before_request: Callable[[], None]) -> dict:
     finally:
         inside.set()
         if sliced:
-            passes.checkpoint = checkpoint
+            checkpoints.reached = checkpoint
         else:
             JobProgress.listeners.remove(pause_in_write_phase)
         thread.join(600)

@@ -32,7 +32,7 @@ def main() -> None:
     settings.DATABASES["default"]["OPTIONS"]["timeout"] = BUSY_SECONDS  # before the first connection
     call_command("migrate", verbosity=0)
 
-    import lessons.ingest.passes as passes
+    from lessons.ingest import checkpoints, state
     from lessons.models import Lesson
     from lessons.services.entity_counts import entity_counts_check
     from review.models import ImportJob
@@ -64,8 +64,8 @@ def main() -> None:
             taken.wait(30)
 
     settings.INGEST_SLICE_MS = 0  # every chunk its own slice: 4 slices of lessons
-    passes.CHUNK = 10
-    passes.checkpoint = at_the_first_commit
+    state.CHUNK = 10
+    checkpoints.reached = at_the_first_commit
     done = job_run(job.pk)
     holder.join(30)
     print(

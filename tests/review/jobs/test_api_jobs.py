@@ -16,6 +16,7 @@ from django_tasks_db.models import DBTaskResult
 
 import lessons.ingest.passes as passes
 from lessons.core.text import lesson_hash
+from lessons.ingest import checkpoints, state
 from lessons.ingest.passes import ingest_sources
 from lessons.ingest.reading import bytes_source
 from lessons.models import Lesson
@@ -187,7 +188,7 @@ def test_a_sliced_job_stopped_after_a_slice_is_run_again_by_the_worker_and_compl
     background, call, make_token, settings, monkeypatch
 ):
     settings.INGEST_SLICE_MS = 0  # every chunk of 2 lessons its own slice
-    monkeypatch.setattr(passes, "CHUNK", 2)
+    monkeypatch.setattr(state, "CHUNK", 2)
     monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
     commits: list[str] = []
 
@@ -196,7 +197,7 @@ def test_a_sliced_job_stopped_after_a_slice_is_run_again_by_the_worker_and_compl
         if commits.count("slice committed") == 2 and commits[-1] == "slice committed":
             raise OSError("No space left on device")
 
-    monkeypatch.setattr(passes, "checkpoint", disk_full_once_after_two_slices)
+    monkeypatch.setattr(checkpoints, "reached", disk_full_once_after_two_slices)
     token = make_token()
     job_id = call("post", "/ingest", token, batch(5), content_type="application/x-ndjson").json()["id"]
     run_worker()  # attempt 1 stops after two slices (4 lessons); the worker runs attempt 2 at once
@@ -213,14 +214,14 @@ def test_a_sliced_job_that_keeps_stopping_part_way_fails_after_three_attempts_sa
     background, call, make_token, settings, monkeypatch
 ):
     settings.INGEST_SLICE_MS = 0
-    monkeypatch.setattr(passes, "CHUNK", 2)
+    monkeypatch.setattr(state, "CHUNK", 2)
     monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
 
     def disk_full_after_each_slice(name: str) -> None:
         if name == "slice committed":
             raise OSError("No space left on device")
 
-    monkeypatch.setattr(passes, "checkpoint", disk_full_after_each_slice)
+    monkeypatch.setattr(checkpoints, "reached", disk_full_after_each_slice)
     job_id = call("post", "/ingest", make_token(), batch(5), content_type="application/x-ndjson").json()["id"]
     run_worker()
     job = ImportJob.objects.get(pk=job_id)
@@ -232,7 +233,7 @@ def test_a_sliced_job_that_keeps_stopping_part_way_fails_after_three_attempts_sa
         "host alpha entity desk.jobs/invoice_capture",
         "host alpha totals",
     }
-    monkeypatch.setattr(passes, "checkpoint", lambda name: None)
+    monkeypatch.setattr(checkpoints, "reached", lambda name: None)
     again = call("post", "/ingest", make_token(name="again"), batch(5), content_type="application/x-ndjson")
     run_worker()
     assert ImportJob.objects.get(pk=again.json()["id"]).state == "succeeded"
@@ -248,7 +249,7 @@ def test_a_line_refused_after_slices_were_written_does_not_say_nothing_was_writt
     content under the hash its last lesson gives, so the write phase refuses that line only: the job's
     error says the rest was written, as it was."""
     settings.INGEST_SLICE_MS = 0  # every chunk of 2 lessons its own slice
-    monkeypatch.setattr(passes, "CHUNK", 2)
+    monkeypatch.setattr(state, "CHUNK", 2)
     monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
     other = {"type": "lesson", "host": "alpha", "namespace": NS, "subject": "other", "text": "Other text."}
     other_hash = lesson_hash(NS, "other", "Other text.")
@@ -259,7 +260,7 @@ def test_a_line_refused_after_slices_were_written_does_not_say_nothing_was_writt
         if name == "slice committed" and not Lesson.objects.filter(hash=other_hash).exists():
             ingest_sources(sources=[bytes_source(json.dumps({**other, "created_at": 1}).encode(), name="b")])
 
-    monkeypatch.setattr(passes, "checkpoint", another_writer_after_the_first_slice)
+    monkeypatch.setattr(checkpoints, "reached", another_writer_after_the_first_slice)
     body = "\n".join(json.dumps(r) for r in lines).encode()
     job_id = call("post", "/ingest", make_token(), body, content_type="application/x-ndjson").json()["id"]
     run_worker()
@@ -279,7 +280,7 @@ def test_a_sliced_job_writes_its_progress_and_heartbeat_between_slices(
     the whole write phase, and one longer than JOBS_STALE_SECONDS looked like a dead worker (queued
     again while it ran)."""
     settings.INGEST_SLICE_MS = 0  # every chunk of 2 lessons its own slice
-    monkeypatch.setattr(passes, "CHUNK", 2)
+    monkeypatch.setattr(state, "CHUNK", 2)
     monkeypatch.setattr(passes, "SLICE_PAUSE_SECONDS", 0)
     monkeypatch.setattr(jobs, "PROGRESS_EVERY_SECONDS", 0)
     seen: list[tuple[str, int, int, bool]] = []
@@ -292,7 +293,7 @@ def test_a_sliced_job_writes_its_progress_and_heartbeat_between_slices(
             seen.append((job.phase, job.lines_done, percent, job.heartbeat_at != last["heartbeat"]))
             last["heartbeat"] = job.heartbeat_at
 
-    monkeypatch.setattr(passes, "checkpoint", look_at_the_job)
+    monkeypatch.setattr(checkpoints, "reached", look_at_the_job)
     body = batch(5)
     call("post", "/ingest", make_token(), body, content_type="application/x-ndjson")
     run_worker()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from lessons.models import Host, Lesson
 from review.models import Decision
 from review.services.common import STALE_PILE
-from review.services.decisions import lessons_retire, lessons_restore
+from review.services.decisions import lessons_restore, lessons_retire
 from tests.fixtures.decisions import NOW, NS, SUBJECT
 from tests.html import inline_text, parse
 

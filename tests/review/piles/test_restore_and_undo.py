@@ -13,8 +13,8 @@ from review.services.common import REASON_MAX, STALE_PILE, DecisionRefused
 from review.services.decisions import (
     RESTORE_NOT_BY_RETIRE,
     RESTORE_NOTHING,
-    lessons_retire,
     lessons_restore,
+    lessons_retire,
 )
 from review.web.forms import undo_offer
 from tests.builders import numbered_lesson

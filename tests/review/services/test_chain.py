@@ -76,7 +76,9 @@ def independent_verify(records: list[dict]) -> None:
 def four_decisions(pile, reviewer, admin_user):
     """Two retirements in one batch (seq 1-2), a restore (3), a budget change (4)."""
     host = Host.objects.get(name="acme")
-    lessons_retire(host=host, hashes=pile[:2], actor=reviewer, reason=REASON, reason_code="duplicate", now=NOW)
+    lessons_retire(
+        host=host, hashes=pile[:2], actor=reviewer, reason=REASON, reason_code="duplicate", now=NOW
+    )
     lesson_restore(lesson=Lesson.objects.get(hash=pile[1]), actor=reviewer, reason="Wrong one", now=NOW)
     host_set_budget(host=host, actor=admin_user, max_active=4, budget_enabled=None, reason="Room", now=NOW)
     return pile
