@@ -252,22 +252,11 @@ def _lesson_record(
     return record
 
 
-def _translate_store(
-    store: Path,
-    translation: Translation,
-    known: list[KnownVersion],
-    exposures: dict,
-    shown: dict,
-    legacy: list[tuple[str, dict]],
-) -> None:
-    name = store.name
-    approved = _lesson_file(store / "approved.json", translation)
-    retired = _lesson_file(store / "retired.json", translation)
-    candidates = _lesson_file(store / "candidate.json", translation)
-    translation.count(CANDIDATES, len(candidates or []))
-    usage = _usage(store / "usage.json", translation)
-
-    # Every id's hash first: a retired lesson names its successor by id (supersededBy).
+def _hashed_rows(name: str, translation: Translation, *, approved, retired):
+    """``(approved rows, retired rows, id -> hash)``: each entry of the store's two lesson files as
+    ``(position, entry, lesson id, hash)``, an entry without a string id and text skipped. Every id's hash
+    comes first because a retired lesson names its successor by id (``supersededBy``); approved is read
+    last, so its version of an id wins."""
     approved_rows, retired_rows = [], []
     id_hash: dict[str, str] = {}
     for rows, entries, label in (
@@ -284,33 +273,18 @@ def _translate_store(
                 )
                 continue
             rows.append((position, entry, *ident))
-            id_hash[ident[0]] = ident[1]  # approved is read last: its version wins
+            id_hash[ident[0]] = ident[1]
+    return approved_rows, retired_rows, id_hash
 
-    team = team_lessons(store, translation, [row[2] for row in approved_rows])
-    for position, _entry, lesson_id, _digest in approved_rows:
-        if lesson_id in team.hidden:
-            translation.skip(HIDDEN, f"{name}/approved.json[{position}]", HIDDEN_WHY.format(id=lesson_id))
-    approved_rows = [row for row in approved_rows if row[2] not in team.hidden]
-    team_rows = [
-        (lesson["id"], lesson, lesson_hash(name, SUBJECT, lesson["text"])) for lesson in team.lessons
-    ]
-    known_hashes = {v.hash: v for v in known}
-    emitted: dict[str, str] = {}  # hash -> status
-    rows = [(f"{name}/approved.json[{p}]", e, d) for p, e, _i, d in approved_rows]
-    rows += [
-        (f"{name}/remote.json: {e['lesson_key']}", e, d) for _i, e, d in team_rows if normalize(e["text"])
-    ]
-    for origin, entry, digest in rows:
-        if digest in emitted:
-            continue
-        emitted[digest] = "live"
-        translation.live_hashes.add(digest)
-        translation.add(origin, _lesson_record(name, entry, digest, usage, known_hashes))
-    if team_rows:  # counted only when there are some: a store without sync reports as before
-        translation.count(TEAM, len(team_rows))
+
+def _retired_records(
+    name: str, translation: Translation, retired_rows, *, approved_ids, emitted, id_hash, usage, known_hashes
+) -> dict[str, tuple[str, str | None]]:
+    """The records of retired.json's lessons (superseded when their successor is known, else retracted),
+    added to ``translation``; ``emitted`` gains their statuses. A removal still staged (the id is still
+    approved) and a text also approved are left out with a line saying why. Returns each retired id's
+    ``(status, superseded_by)``."""
     retired_status: dict[str, tuple[str, str | None]] = {}
-    approved_ids = {lesson_id: digest for _p, _e, lesson_id, digest in approved_rows}
-    approved_ids.update((i, d) for i, _e, d in team_rows)
     for position, entry, lesson_id, digest in retired_rows:
         origin = f"{name}/retired.json[{position}]"
         if lesson_id in approved_ids:
@@ -339,6 +313,61 @@ def _translate_store(
         if isinstance(reason, str) and reason.strip():
             translation.retired_reasons[digest] = reason.strip()
         translation.add(origin, record)
+
+    return retired_status
+
+
+def _translate_store(
+    store: Path,
+    translation: Translation,
+    known: list[KnownVersion],
+    exposures: dict,
+    shown: dict,
+    legacy: list[tuple[str, dict]],
+) -> None:
+    name = store.name
+    approved = _lesson_file(store / "approved.json", translation)
+    retired = _lesson_file(store / "retired.json", translation)
+    candidates = _lesson_file(store / "candidate.json", translation)
+    translation.count(CANDIDATES, len(candidates or []))
+    usage = _usage(store / "usage.json", translation)
+
+    approved_rows, retired_rows, id_hash = _hashed_rows(name, translation, approved=approved, retired=retired)
+
+    team = team_lessons(store, translation, [row[2] for row in approved_rows])
+    for position, _entry, lesson_id, _digest in approved_rows:
+        if lesson_id in team.hidden:
+            translation.skip(HIDDEN, f"{name}/approved.json[{position}]", HIDDEN_WHY.format(id=lesson_id))
+    approved_rows = [row for row in approved_rows if row[2] not in team.hidden]
+    team_rows = [
+        (lesson["id"], lesson, lesson_hash(name, SUBJECT, lesson["text"])) for lesson in team.lessons
+    ]
+    known_hashes = {v.hash: v for v in known}
+    emitted: dict[str, str] = {}  # hash -> status
+    rows = [(f"{name}/approved.json[{p}]", e, d) for p, e, _i, d in approved_rows]
+    rows += [
+        (f"{name}/remote.json: {e['lesson_key']}", e, d) for _i, e, d in team_rows if normalize(e["text"])
+    ]
+    for origin, entry, digest in rows:
+        if digest in emitted:
+            continue
+        emitted[digest] = "live"
+        translation.live_hashes.add(digest)
+        translation.add(origin, _lesson_record(name, entry, digest, usage, known_hashes))
+    if team_rows:  # counted only when there are some: a store without sync reports as before
+        translation.count(TEAM, len(team_rows))
+    approved_ids = {lesson_id: digest for _p, _e, lesson_id, digest in approved_rows}
+    approved_ids.update((i, d) for i, _e, d in team_rows)
+    retired_status = _retired_records(
+        name,
+        translation,
+        retired_rows,
+        approved_ids=approved_ids,
+        emitted=emitted,
+        id_hash=id_hash,
+        usage=usage,
+        known_hashes=known_hashes,
+    )
 
     if approved is not None:
         _earlier_versions(name, translation, known, emitted, approved_ids, retired_status)

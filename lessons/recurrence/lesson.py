@@ -190,7 +190,38 @@ def lesson_recurrence(
     key = key_of(lesson)
     if versions is None:
         versions = key_versions(host_id=lesson.host_id, keys=[key])
-    current = current_versions(versions).get(key) or Version(
+    current = _current_version(lesson, key, versions)
+    if current.id == lesson.id and Lesson._meta.get_field("recurrence").is_cached(lesson):
+        counts = recurrence_dict(lesson)
+    else:
+        counts = recurrence_dict(RecurrenceCount.objects.filter(lesson_id=current.id).first())
+    grouped, sessions, sessions_total = _sessions_shown(lesson.host_id, key, current)
+    charged = _charged(current)
+    if verdicts is None:
+        verdicts = Verdict.objects.filter(lesson_id=lesson.id)
+    return LessonRecurrence(
+        lesson=lesson,
+        current=current,
+        is_current=current.id == lesson.id,
+        counts=counts,
+        sessions=sessions,
+        sessions_total=sessions_total,
+        charged=charged,
+        on_topic=_on_topic(lesson.host_id, current, {c.id for c in charged}),
+        verdicts=tuple(
+            sorted(
+                verdicts, key=lambda v: (v.measured_at, -1 if v.horizon_ms is None else v.horizon_ms, v.id)
+            )
+        ),
+        other_hosts=_other_hosts(lesson),
+        by_session=_by_session(grouped, sessions, charged),
+        texts_shown=_texts_shown(lesson.host_id, key, {v.text_hash for v in versions}),
+    )
+
+
+def _current_version(lesson: Lesson, key: str, versions: list[Version]) -> Version:
+    """The current version of ``lesson``'s key among ``versions``, or the lesson itself as one."""
+    return current_versions(versions).get(key) or Version(
         lesson.id,
         lesson.hash,
         key,
@@ -200,12 +231,13 @@ def lesson_recurrence(
         to_ms(lesson.created_at),
         lesson.status,
     )
-    if current.id == lesson.id and Lesson._meta.get_field("recurrence").is_cached(lesson):
-        counts = recurrence_dict(lesson)
-    else:
-        counts = recurrence_dict(RecurrenceCount.objects.filter(lesson_id=current.id).first())
 
-    exposures = Exposure.objects.filter(host_id=lesson.host_id, lesson_key=key)
+
+def _sessions_shown(host_id: int, key: str, current: Version):
+    """``(grouped, sessions, total)``: the key's exposures grouped by session (a queryset: each session's
+    first exposure, and its first of the current text), the newest ``TIMELINE_SESSIONS`` of them, and how
+    many sessions there are (counted only when the page is full)."""
+    exposures = Exposure.objects.filter(host_id=host_id, lesson_key=key)
     grouped = (
         exposures.values("session")
         .order_by()
@@ -215,10 +247,15 @@ def lesson_recurrence(
         SessionShown(r["session"], r["first"], r["first_current"])
         for r in grouped.order_by("-first", "session")[:TIMELINE_SESSIONS]
     )
-    sessions_total = len(sessions)
-    if sessions_total == TIMELINE_SESSIONS:  # only then can there be more
-        sessions_total = exposures.aggregate(n=Count("session", distinct=True))["n"]
+    total = len(sessions)
+    if total == TIMELINE_SESSIONS:  # only then can there be more
+        total = exposures.aggregate(n=Count("session", distinct=True))["n"]
+    return grouped, sessions, total
 
+
+def _charged(current: Version) -> tuple[ChargedCorrection, ...]:
+    """The newest ``ATTRIBUTION_LIMIT`` corrections charged to the current version, each ambiguous one with
+    the other lessons it was charged to."""
     attributions = list(
         CorrectionAttribution.objects.filter(lesson_id=current.id)
         .select_related("correction")
@@ -236,7 +273,7 @@ def lesson_recurrence(
             .order_by("lesson__hash")
         ):
             others[other.correction_id].append(other.lesson)
-    charged = tuple(
+    return tuple(
         ChargedCorrection(
             id=a.correction_id,
             session=a.session,
@@ -249,21 +286,22 @@ def lesson_recurrence(
         for a in attributions
     )
 
-    if verdicts is None:
-        verdicts = Verdict.objects.filter(lesson_id=lesson.id)
-    verdicts = tuple(
-        sorted(verdicts, key=lambda v: (v.measured_at, -1 if v.horizon_ms is None else v.horizon_ms, v.id))
-    )
-    other_hosts = tuple(
-        # A missing reverse one-to-one raises an AttributeError subclass, so getattr's default applies.
+
+def _other_hosts(lesson: Lesson) -> tuple[OtherHostLesson, ...]:
+    """The same text on other hosts, with their counts (a missing reverse one-to-one is no counts)."""
+    return tuple(
         OtherHostLesson(other, recurrence_dict(other))
         for other in Lesson.objects.filter(text_hash=lesson.text_hash)
         .exclude(host_id=lesson.host_id)
         .select_related("host", "recurrence")
         .order_by("host__name", "hash")
     )
+
+
+def _by_session(grouped, sessions, charged) -> tuple[SessionCorrections, ...]:
+    """The charged corrections by session, newest first, each session with its first exposure (a charged
+    session older than the newest ``TIMELINE_SESSIONS`` still gets it listed: one more query then)."""
     shown_by_session = {s.session: s for s in sessions}
-    # A charged session older than the newest TIMELINE_SESSIONS still gets its first exposure listed.
     missing = sorted({c.session for c in charged} - shown_by_session.keys())
     if missing:
         for r in grouped.filter(session__in=missing):
@@ -271,23 +309,9 @@ def lesson_recurrence(
     grouped_charged: dict[str, list[ChargedCorrection]] = defaultdict(list)
     for correction in charged:
         grouped_charged[correction.session].append(correction)
-    by_session = tuple(
+    return tuple(
         SessionCorrections(session, shown_by_session.get(session), tuple(items))
         for session, items in sorted(grouped_charged.items(), key=lambda kv: (-_newest(kv[1]), kv[0]))
-    )
-    return LessonRecurrence(
-        lesson=lesson,
-        current=current,
-        is_current=current.id == lesson.id,
-        counts=counts,
-        sessions=sessions,
-        sessions_total=sessions_total,
-        charged=charged,
-        on_topic=_on_topic(lesson.host_id, current, {c.id for c in charged}),
-        verdicts=verdicts,
-        other_hosts=other_hosts,
-        by_session=by_session,
-        texts_shown=_texts_shown(lesson.host_id, key, {v.text_hash for v in versions}),
     )
 
 

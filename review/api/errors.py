@@ -70,52 +70,53 @@ def plain_error(status: int, message: str, details: list) -> JsonResponse:
     return JsonResponse({"error": message, "details": details}, status=status)
 
 
-def install(api: NinjaAPI) -> None:
-    """Answer ``api``'s refusals with the error body: ``ApiError``, a missing or bad token (401, with
-    ``WWW-Authenticate``), ninja's own ``HttpError`` and validation errors (400), ``Http404``, a body
-    over ``settings.API_MAX_BODY_BYTES`` (413, refused from its Content-Length before auth or any read),
-    an unreadable body (``BodyRefused``: 411/413/400), a database that is down (503 with ``Retry-After``),
-    a full disk (503) and any other failure (500, logged with its traceback): never Django's HTML page."""
+class _ErrorAnswers:
+    """The error bodies of the API's refusals, one method a kind (``install`` registers them)."""
 
-    def _error_response(
-        request: HttpRequest, status: int, message: str, details: list, **extra: Any
+    def __init__(self, api: NinjaAPI):
+        self.api = api
+
+    def error_response(
+        self, request: HttpRequest, status: int, message: str, details: list, **extra: Any
     ) -> HttpResponse:
-        return api.create_response(request, {"error": message, "details": details, **extra}, status=status)
+        return self.api.create_response(
+            request, {"error": message, "details": details, **extra}, status=status
+        )
 
-    def _api_error(request: HttpRequest, exc: ApiError) -> HttpResponse:
-        return _error_response(request, exc.status_code, exc.message, exc.details, **exc.extra)
+    def api_error(self, request: HttpRequest, exc: ApiError) -> HttpResponse:
+        return self.error_response(request, exc.status_code, exc.message, exc.details, **exc.extra)
 
-    def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-        response = _error_response(request, 401, E_UNAUTHORIZED, [E_UNAUTHORIZED_DETAIL])
+    def unauthorized(self, request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+        response = self.error_response(request, 401, E_UNAUTHORIZED, [E_UNAUTHORIZED_DETAIL])
         response["WWW-Authenticate"] = "Bearer"
         return response
 
-    def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    def http_error(self, request: HttpRequest, exc: HttpError) -> HttpResponse:
         # ninja's own refusals, e.g. 400 "Cannot parse request body": the message becomes the detail
         if exc.status_code == 400:
-            return _error_response(request, 400, E_INVALID, [str(exc)])
-        return _error_response(request, exc.status_code, str(exc), [])
+            return self.error_response(request, 400, E_INVALID, [str(exc)])
+        return self.error_response(request, exc.status_code, str(exc), [])
 
-    def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    def invalid(self, request: HttpRequest, exc: ValidationError) -> HttpResponse:
         details = []
         for error in exc.errors:
             where = ".".join(str(part) for part in error.get("loc", ()))
             details.append(
                 f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg", "invalid"))
             )
-        return _error_response(request, 400, E_INVALID, details)
+        return self.error_response(request, 400, E_INVALID, details)
 
-    def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
-        return _error_response(request, 404, E_NOT_FOUND, [str(exc)] if str(exc) else [])
+    def not_found(self, request: HttpRequest, exc: Http404) -> HttpResponse:
+        return self.error_response(request, 404, E_NOT_FOUND, [str(exc)] if str(exc) else [])
 
-    def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-        return _too_large_response(request)
+    def too_big(self, request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+        return self.too_large_response(request)
 
-    def _too_large_response(request: HttpRequest) -> HttpResponse:
+    def too_large_response(self, request: HttpRequest) -> HttpResponse:
         limit = settings.API_MAX_BODY_BYTES
-        return _error_response(request, 413, E_TOO_LARGE, [E_TOO_LARGE_DETAIL.format(limit=limit)])
+        return self.error_response(request, 413, E_TOO_LARGE, [E_TOO_LARGE_DETAIL.format(limit=limit)])
 
-    def _limit_body(run):
+    def limit_body(self, run):
         """Refuse a body over ``API_MAX_BODY_BYTES`` from its Content-Length, before auth or any read."""
 
         @functools.wraps(run)
@@ -125,43 +126,51 @@ def install(api: NinjaAPI) -> None:
             except ValueError:
                 length = 0
             if length > settings.API_MAX_BODY_BYTES:
-                return _too_large_response(request)
+                return self.too_large_response(request)
             return run(request, *args, **kwargs)
 
         return wrapper
 
-    def _retry_later(request: HttpRequest, message: str, detail: str) -> HttpResponse:
-        response = _error_response(request, 503, message, [detail])
+    def retry_later(self, request: HttpRequest, message: str, detail: str) -> HttpResponse:
+        response = self.error_response(request, 503, message, [detail])
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
 
-    def _database_down(request: HttpRequest, exc: OperationalError) -> HttpResponse:
+    def database_down(self, request: HttpRequest, exc: OperationalError) -> HttpResponse:
         # the database restarting, unreachable or (SQLite) locked past the busy timeout: worth a retry
         if is_lock_timeout(exc):  # another writer held the rows past the web's wait (review/locking.py)
             logger.warning("API %s %s: lock not granted: %s", request.method, request.path, exc)
             return busy_response(request)
         logger.error("API %s %s: database unavailable: %s", request.method, request.path, exc)
         if disk_full(exc):
-            return _retry_later(request, E_DISK_FULL, E_DISK_FULL_DETAIL)
-        return _retry_later(request, E_DATABASE_DOWN, E_RETRY_DETAIL)
+            return self.retry_later(request, E_DISK_FULL, E_DISK_FULL_DETAIL)
+        return self.retry_later(request, E_DATABASE_DOWN, E_RETRY_DETAIL)
 
-    def _server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    def server_error(self, request: HttpRequest, exc: Exception) -> HttpResponse:
         # ninja would re-raise (Django's HTML 500) or, under DEBUG, answer a plain-text traceback
         logger.exception("API %s %s failed", request.method, request.path)
         if disk_full(exc):
-            return _retry_later(request, E_DISK_FULL, E_DISK_FULL_DETAIL)
-        return _error_response(request, 500, E_SERVER, [E_SERVER_DETAIL])
+            return self.retry_later(request, E_DISK_FULL, E_DISK_FULL_DETAIL)
+        return self.error_response(request, 500, E_SERVER, [E_SERVER_DETAIL])
 
-    def _body_refused(request: HttpRequest, exc: BodyRefused) -> HttpResponse:
-        return _error_response(request, exc.status, exc.message, exc.details)
+    def body_refused(self, request: HttpRequest, exc: BodyRefused) -> HttpResponse:
+        return self.error_response(request, exc.status, exc.message, exc.details)
 
-    api.add_exception_handler(Exception, _server_error)
-    api.add_exception_handler(OperationalError, _database_down)
-    api.add_exception_handler(BodyRefused, _body_refused)
-    api.add_exception_handler(ApiError, _api_error)
-    api.add_exception_handler(AuthenticationError, _unauthorized)
-    api.add_exception_handler(HttpError, _http_error)
-    api.add_exception_handler(ValidationError, _invalid)
-    api.add_exception_handler(Http404, _not_found)
-    api.add_exception_handler(RequestDataTooBig, _too_big)
-    api.add_decorator(_limit_body, mode="view")
+
+def install(api: NinjaAPI) -> None:
+    """Answer ``api``'s refusals with the error body: ``ApiError``, a missing or bad token (401, with
+    ``WWW-Authenticate``), ninja's own ``HttpError`` and validation errors (400), ``Http404``, a body
+    over ``settings.API_MAX_BODY_BYTES`` (413, refused from its Content-Length before auth or any read),
+    an unreadable body (``BodyRefused``: 411/413/400), a database that is down (503 with ``Retry-After``),
+    a full disk (503) and any other failure (500, logged with its traceback): never Django's HTML page."""
+    answers = _ErrorAnswers(api)
+    api.add_exception_handler(Exception, answers.server_error)
+    api.add_exception_handler(OperationalError, answers.database_down)
+    api.add_exception_handler(BodyRefused, answers.body_refused)
+    api.add_exception_handler(ApiError, answers.api_error)
+    api.add_exception_handler(AuthenticationError, answers.unauthorized)
+    api.add_exception_handler(HttpError, answers.http_error)
+    api.add_exception_handler(ValidationError, answers.invalid)
+    api.add_exception_handler(Http404, answers.not_found)
+    api.add_exception_handler(RequestDataTooBig, answers.too_big)
+    api.add_decorator(answers.limit_body, mode="view")

@@ -237,21 +237,7 @@ def draft_approve(
             raise DecisionRefused(DRAFT_DROPS_ANCHORS.format(anchors=", ".join(f"`{a}`" for a in dropped)))
         evidence = draft_evidence(draft=locked, lessons=lessons, host=host)
         evidence["dropped_anchors"] = dropped
-        created = Lesson.objects.create(
-            host=host,
-            hash=new_hash,
-            namespace=locked.namespace,
-            subject=locked.subject,
-            text=locked.text,
-            text_hash=text_hash(locked.text),
-            created_at=at,
-            status=Lesson.Status.LIVE,
-            kind=Lesson.Kind.CONSOLIDATION,
-            origin=_origin(locked.drafted_by),
-            consolidates=list(locked.supersedes),
-            decided_at=at,
-        )
-        recurrence_after_commit(lessons=[created])
+        created = _consolidation_lesson(locked, new_hash, at)
         # The draft is approved before the members' status changes: the status service refreshes the
         # entity's counts (EntityCount), and they then see the new lesson, the members and the draft.
         locked.status = Draft.Status.APPROVED
@@ -275,6 +261,27 @@ def draft_approve(
         )
     _sync(draft, locked)
     return decision
+
+
+def _consolidation_lesson(draft: Draft, digest: str, at: datetime) -> Lesson:
+    """The live ``consolidation`` lesson an approval creates from ``draft`` (hash ``digest``, created and
+    decided at ``at``), its recurrence refreshed once the transaction commits."""
+    created = Lesson.objects.create(
+        host=draft.host,
+        hash=digest,
+        namespace=draft.namespace,
+        subject=draft.subject,
+        text=draft.text,
+        text_hash=text_hash(draft.text),
+        created_at=at,
+        status=Lesson.Status.LIVE,
+        kind=Lesson.Kind.CONSOLIDATION,
+        origin=_origin(draft.drafted_by),
+        consolidates=list(draft.supersedes),
+        decided_at=at,
+    )
+    recurrence_after_commit(lessons=[created])
+    return created
 
 
 def draft_reject(

@@ -50,6 +50,23 @@ class WrittenRefused(DecisionRefused):
         self.errors = errors
 
 
+def _checked_text(
+    host: Host, text: str, members: Sequence[Lesson], waivers: Mapping[str, str]
+) -> tuple[str, dict[str, str]]:
+    """``(normalized text, the waivers kept)`` for a written consolidation of ``members``: the text within
+    the host's engine's limits, a waiver for each member anchor it drops; ``WrittenRefused`` with every
+    problem otherwise."""
+    normalized, errors = check_text(text, engine=host_engine(host=host, members=members))
+    kept: dict[str, str] = {}
+    if normalized:
+        dropped = dropped_anchors(normalized, [(m.hash, m.text) for m in members])
+        kept, waiver_errors = check_waivers([anchor for anchor, _holders in dropped], waivers)
+        errors += waiver_errors
+    if errors:
+        raise WrittenRefused(errors)
+    return normalized, kept
+
+
 def consolidation_write(
     *,
     host: Host,
@@ -89,14 +106,7 @@ def consolidation_write(
             if h not in live:
                 raise DecisionRefused(MEMBER_NOT_LIVE.format(short=hash8(h)))
         members = [live[h] for h in chosen]
-        normalized, errors = check_text(text, engine=host_engine(host=host, members=members))
-        kept: dict[str, str] = {}
-        if normalized:
-            dropped = dropped_anchors(normalized, [(m.hash, m.text) for m in members])
-            kept, waiver_errors = check_waivers([anchor for anchor, _holders in dropped], waivers)
-            errors += waiver_errors
-        if errors:
-            raise WrittenRefused(errors)
+        normalized, kept = _checked_text(host, text, members, waivers)
         new_hash = lesson_hash(namespace, subject, normalized)
         existing = next((x for x in lessons if x.hash == new_hash), None)
         if existing is not None:
