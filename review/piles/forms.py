@@ -58,48 +58,50 @@ class QueueFilterForm(forms.Form):
         }
 
 
-class RetireForm(ReasonForm):
+class _PileDecisionForm(ReasonForm):
+    """A decision on some of a pile's lessons with one reason: the lessons (``choice_field``, its choices
+    ``hashes``), the pile version the page showed and the newest decision on the entity it was built after
+    (``seen_seq``: a stale refusal names those after it)."""
+
+    choice_field = ""
+
+    pile_version = forms.CharField(
+        widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64
+    )
+    seen_seq = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
+
+    def __init__(self, *args, hashes: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields[self.choice_field].choices = [(h, h) for h in hashes]
+        self.order_fields([self.choice_field, "reason", "reason_code", "pile_version", "seen_seq"])
+
+
+class RetireForm(_PileDecisionForm):
     """Retire one or more live members of a pile with one reason. ``hashes`` are the entity's lessons
     (any status: a member retired meanwhile is caught as a stale pile by the service, not here).
     """
 
+    choice_field = "members"
     members = forms.MultipleChoiceField(
         widget=forms.CheckboxSelectMultiple,
         error_messages={"required": MEMBERS_REQUIRED, "invalid_choice": MEMBER_NOT_ON_ENTITY},
     )
-    pile_version = forms.CharField(
-        widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64
-    )
-    # The newest decision on the entity when the page was built: a stale refusal names those after it.
-    seen_seq = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
-
-    field_order = ["members", "reason", "reason_code", "pile_version", "seen_seq"]
-
-    def __init__(self, *args, hashes: list[str], **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["members"].choices = [(h, h) for h in hashes]
 
 
-class RestoreManyForm(ReasonForm):
+class RestoreManyForm(_PileDecisionForm):
     """Restore one or more retired lessons of a pile with one reason (issue 12, finding 7). ``hashes`` are
     the entity's lessons a retire decision retracted (``PileDetail.restorable``). Its fields' ids start
     with ``restore_`` so they do not clash with the retire form's on the same page."""
 
+    choice_field = "lessons"
     lessons = forms.MultipleChoiceField(
         widget=forms.CheckboxSelectMultiple,
         error_messages={"required": RESTORE_REQUIRED, "invalid_choice": RESTORE_NOT_RESTORABLE},
     )
-    pile_version = forms.CharField(
-        widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64
-    )
-    seen_seq = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
-
-    field_order = ["lessons", "reason", "reason_code", "pile_version", "seen_seq"]
 
     def __init__(self, *args, hashes: list[str], **kwargs):
         kwargs.setdefault("auto_id", "restore_%s")
-        super().__init__(*args, **kwargs)
-        self.fields["lessons"].choices = [(h, h) for h in hashes]
+        super().__init__(*args, hashes=hashes, **kwargs)
 
 
 class MergeForm(ReasonTextForm):
