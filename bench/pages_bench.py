@@ -12,8 +12,9 @@ sort the queue's header offers (found in its HTML), the host filter, the text fi
 by following the page's ``rel="next"`` link 49 times, whatever the queue's pagination is: page numbers
 or a cursor); the largest pile (200 members), one of its lessons; hosts; the biggest host's page (and,
 with ``--only topics``, its unmatched topics: on ``bench/ingested.py``'s set, which has corrections); the
-decision log (first page, and filtered by the biggest host); the API's piles pages with a read token
-created in the database: ``GET /api/v1/piles`` (first page of 100, all hosts), the biggest host's first
+decision log (first page, and filtered by the biggest host); the log filtered by outcome, revisit and
+calibration (issue 24: they read the stored outcomes); the API's piles pages with a read token created in
+the database: ``GET /api/v1/piles`` (first page of 100, all hosts), the biggest host's first
 page, a page of the 500 maximum, and page 11 (reached by following ``next`` ten times); and
 ``manage.py piles --format json`` in a subprocess (wall time and that process's peak RSS).
 
@@ -253,7 +254,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated groups: queue,sorts,pile,lesson,hosts,log,api,command (default all), topics",
+        help="groups: queue,sorts,pile,lesson,hosts,log,outcomes,api,command (default all), topics",
     )
     args = parser.parse_args()
     only = {g for g in args.only.split(",") if g}
@@ -312,6 +313,18 @@ def main() -> None:
                 None,
             )
         )
+    if wanted("outcomes"):  # issue 24: the pages that read the decisions' outcomes
+        n = decision_count()
+        plan += [
+            (
+                "outcomes",
+                f"decision log, outcome filter contradicted ({n:,} decisions)",
+                "/decisions/?outcome=contradicted",
+                None,
+            ),
+            ("outcomes", "revisit (contradicted decisions, newest first)", "/decisions/revisit/", None),
+            ("outcomes", "calibration (the reviewer's own, by month)", "/decisions/calibration/", None),
+        ]
     if wanted("api"):
         auth = {"Authorization": f"Bearer {bench_token()}"}
         plan += [

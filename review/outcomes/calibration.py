@@ -1,6 +1,6 @@
 """Calibration: how a reviewer's decisions turned out, by month, host and reason code (issue 24). For a
 reviewer's own judgement, not a ranking: a reviewer sees their own; an admin also sees the team's
-totals and each reviewer's, by name. Read from the stored outcomes in one grouped query.
+totals and each reviewer's, by name. Read from the rollup of the stored outcomes in one query.
 docs/decisions.md, "Outcomes".
 """
 
@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date
 from urllib.parse import urlencode
 
-from django.db.models import Count
-from django.db.models.functions import TruncMonth
-
-from review.models import DecisionOutcome
+from review.models import CalibrationCount, DecisionOutcome
 from review.web.links import route_path
 
 SUPPORTED, CONTRADICTED, TOO_EARLY = (k.value for k in DecisionOutcome.Kind)
@@ -25,7 +22,7 @@ class Line:
     """One row: decisions judged (``supported`` + ``contradicted``; ``too_early`` beside them) of one
     month, host and reason code (``""`` for none), and the log's link to them."""
 
-    month: datetime
+    month: date
     host: str
     reason_code: str
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
@@ -49,7 +46,7 @@ class Line:
 
     @property
     def href(self) -> str:
-        query = {"host": self.host, "from": self.month.date().isoformat()}
+        query = {"host": self.host, "from": self.month.isoformat()}
         if self.actor:
             query["actor"] = self.actor
         if self.reason_code:
@@ -60,27 +57,24 @@ class Line:
 def calibration_lines(*, actor: str | None) -> tuple[list[Line], dict[str, list[Line]]]:
     """``(lines, by_actor)``: the month x host x reason-code lines of ``actor``'s decisions (all
     actors', summed, when None), newest month first; and, when ``actor`` is None, each actor's lines by
-    name. One query."""
-    rows = DecisionOutcome.objects.all()
+    name. One query, of the rollup (``CalibrationCount``: months x hosts x codes rows, whatever the
+    number of decisions)."""
+    rows = CalibrationCount.objects.all()
     if actor is not None:
-        rows = rows.filter(decision__actor=actor)
-    grouped = (
-        rows.annotate(month=TruncMonth("decision__at"))
-        .values_list("decision__actor", "month", "host", "decision__reason_code", "outcome")
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
+        rows = rows.filter(actor=actor)
     team: dict[tuple, Line] = {}
     mine: dict[str, dict[tuple, Line]] = defaultdict(dict)
-    for who, month, host, code, outcome, n in grouped:
-        key = (month, host, code or "")
-        line = team.setdefault(key, Line(month, host, code or "", actor=actor))
+    for who, month, host, code, outcome, n in rows.values_list(
+        "actor", "month", "host", "reason_code", "outcome", "n"
+    ):
+        key = (month, host, code)
+        line = team.setdefault(key, Line(month, host, code, actor=actor))
         line.counts[outcome] += n
         if actor is None:
-            own = mine[who].setdefault(key, Line(month, host, code or "", actor=who))
+            own = mine[who].setdefault(key, Line(month, host, code, actor=who))
             own.counts[outcome] += n
 
     def ordered(lines: dict[tuple, Line]) -> list[Line]:
-        return sorted(lines.values(), key=lambda x: (-x.month.timestamp(), x.host, x.reason_code))
+        return sorted(lines.values(), key=lambda x: (-x.month.toordinal(), x.host, x.reason_code))
 
     return ordered(team), {who: ordered(lines) for who, lines in sorted(mine.items())}

@@ -16,7 +16,8 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Count, DateField, Max
+from django.db.models.functions import TruncMonth
 from django.utils import timezone
 
 from lessons.core.outcomes import (
@@ -31,7 +32,7 @@ from lessons.core.outcomes import (
 from lessons.core.recurrence import USER_CORRECTION
 from lessons.core.text import from_ms, to_ms
 from lessons.models import Correction, CorrectionAttribution, Draft, Exposure, Host, Lesson, Verdict
-from review.models import Action, Decision, DecisionOutcome
+from review.models import Action, CalibrationCount, Decision, DecisionOutcome
 
 JUDGED = (Action.RETIRE, Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
 WRITE_BATCH = 500
@@ -184,6 +185,28 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
             unique_fields=["decision"],
             update_fields=["outcome", "sessions_after", "evidence", "computed_at", "version"],
         )
+        calibration_rollup(host=host.name)
+    return len(rows)
+
+
+def calibration_rollup(*, host: str) -> int:
+    """Rebuild ``host``'s rows of the calibration rollup (``CalibrationCount``) from its stored outcomes:
+    one grouped read of the host's outcomes (by actor, month of the decision (UTC), reason code and
+    outcome), one delete, one insert. Run inside the transaction that stored the outcomes. Returns the rows
+    written."""
+    grouped = (
+        DecisionOutcome.objects.filter(host=host)
+        .annotate(month=TruncMonth("decision__at", output_field=DateField()))
+        .values_list("decision__actor", "month", "decision__reason_code", "outcome")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    rows = [
+        CalibrationCount(actor=actor, month=month, host=host, reason_code=code or "", outcome=outcome, n=n)
+        for actor, month, code, outcome, n in grouped
+    ]
+    CalibrationCount.objects.filter(host=host).delete()
+    CalibrationCount.objects.bulk_create(rows, batch_size=WRITE_BATCH)
     return len(rows)
 
 
