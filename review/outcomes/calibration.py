@@ -1,4 +1,5 @@
-"""Calibration: how a reviewer's decisions turned out, by month, host and reason code (issue 24). For a
+"""Calibration: how a reviewer's decisions turned out, by month and reason code, over every host or on one
+(issue 24), ``MONTHS_SHOWN`` months a page. For a
 reviewer's own judgement, not a ranking: a reviewer sees their own; an admin also sees the team's
 totals and each reviewer's, by name. Read from the rollup of the stored outcomes in one query.
 docs/decisions.md, "Outcomes".
@@ -46,7 +47,8 @@ class Line:
 
     @property
     def href(self) -> str:
-        query = {"host": self.host, "from": self.month.isoformat()}
+        query = {"host": self.host} if self.host else {}
+        query["from"] = self.month.isoformat()
         if self.actor:
             query["actor"] = self.actor
         if self.reason_code:
@@ -54,24 +56,49 @@ class Line:
         return route_path("review:decisions") + "?" + urlencode(query)
 
 
-def calibration_lines(*, actor: str | None) -> tuple[list[Line], dict[str, list[Line]]]:
-    """``(lines, by_actor)``: the month x host x reason-code lines of ``actor``'s decisions (all
-    actors', summed, when None), newest month first; and, when ``actor`` is None, each actor's lines by
-    name. One query, of the rollup (``CalibrationCount``: months x hosts x codes rows, whatever the
-    number of decisions)."""
+MONTHS_SHOWN = 6  # months a page shows, newest first; "Earlier months" pages back
+
+
+def calibration_months(
+    *, actor: str | None, host: str | None, before: date | None
+) -> tuple[list[date], bool]:
+    """``(months, more)``: the newest ``MONTHS_SHOWN`` months (before ``before``, when given) in which
+    ``actor`` (everyone, when None) has decisions with an outcome on ``host`` (any, when None), newest first,
+    and whether earlier ones exist. One query, of the rollup's distinct months."""
     rows = CalibrationCount.objects.all()
     if actor is not None:
         rows = rows.filter(actor=actor)
+    if host:
+        rows = rows.filter(host=host)
+    if before is not None:
+        rows = rows.filter(month__lt=before)
+    found = list(rows.values_list("month", flat=True).distinct().order_by("-month")[: MONTHS_SHOWN + 1])
+    return found[:MONTHS_SHOWN], len(found) > MONTHS_SHOWN
+
+
+def calibration_lines(
+    *, actor: str | None, months: list[date], host: str | None = None
+) -> tuple[list[Line], dict[str, list[Line]]]:
+    """``(lines, by_actor)``: the lines of ``actor``'s decisions (all actors', summed, when None) in
+    ``months``, newest month first: by month and reason code over every host, or by month, host and reason
+    code on ``host`` alone; and, when ``actor`` is None, each actor's lines by name. One query, of the
+    rollup (``CalibrationCount``: its rows follow the months and hosts shown, not the decisions)."""
+    rows = CalibrationCount.objects.filter(month__in=months)
+    if actor is not None:
+        rows = rows.filter(actor=actor)
+    if host:
+        rows = rows.filter(host=host)
     team: dict[tuple, Line] = {}
     mine: dict[str, dict[tuple, Line]] = defaultdict(dict)
-    for who, month, host, code, outcome, n in rows.values_list(
+    for who, month, row_host, code, outcome, n in rows.values_list(
         "actor", "month", "host", "reason_code", "outcome", "n"
     ):
-        key = (month, host, code)
-        line = team.setdefault(key, Line(month, host, code, actor=actor))
+        shown_host = row_host if host else ""  # every host summed unless one is asked for
+        key = (month, shown_host, code)
+        line = team.setdefault(key, Line(month, shown_host, code, actor=actor))
         line.counts[outcome] += n
         if actor is None:
-            own = mine[who].setdefault(key, Line(month, host, code, actor=who))
+            own = mine[who].setdefault(key, Line(month, shown_host, code, actor=who))
             own.counts[outcome] += n
 
     def ordered(lines: dict[tuple, Line]) -> list[Line]:

@@ -4,6 +4,8 @@ contradicted decisions, newest first, each with its way back). docs/decisions.md
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib.auth.decorators import permission_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -11,8 +13,9 @@ from django.views.decorators.http import require_GET
 
 from lessons.core.text import from_ms
 from review.models import Action, Decision, DecisionOutcome
-from review.outcomes.calibration import calibration_lines
+from review.outcomes.calibration import calibration_lines, calibration_months
 from review.outcomes.format import LABELS, outcome_of
+from review.outcomes.forms import CalibrationFilter
 from review.roles import ADMIN, PERM_VIEW_DECISIONS, user_role
 from review.web.links import draft_url, lesson_url, pile_href
 
@@ -106,10 +109,28 @@ def revisit(request: HttpRequest) -> HttpResponse:
 @require_GET
 @permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
 def calibration(request: HttpRequest) -> HttpResponse:
-    """How decisions turned out by month, host and reason code: the signed-in user's own; an admin's
-    view adds the team's totals and each reviewer's lines (by name, never ranked). One query."""
+    """How decisions turned out by month and reason code (over every host, or on ``?host=``), the newest
+    ``MONTHS_SHOWN`` months (``?before=YYYY-MM-DD`` pages back): the signed-in user's own; an admin's view
+    adds the team's totals and each reviewer's lines (by name, never ranked). A few queries, of the
+    rollup, whatever the number of decisions."""
     admin = user_role(request.user) == ADMIN
-    mine, _ = calibration_lines(actor=request.user.get_username())
-    team, by_actor = calibration_lines(actor=None) if admin else ([], {})
-    context = {"mine": mine, "team": team, "by_actor": by_actor, "admin": admin, "empty": EMPTY_CALIBRATION}
+    form = CalibrationFilter(request.GET)
+    host, before = (form.cleaned_data["host"], form.cleaned_data["before"]) if form.is_valid() else ("", None)
+    me = request.user.get_username()
+    months, more = calibration_months(actor=None if admin else me, host=host, before=before)
+    mine, _ = calibration_lines(actor=me, months=months, host=host)
+    team, by_actor = calibration_lines(actor=None, months=months, host=host) if admin else ([], {})
+    query = {"host": host} if host else {}
+    context = {
+        "mine": mine,
+        "team": team,
+        "by_actor": by_actor,
+        "admin": admin,
+        "empty": EMPTY_CALIBRATION,
+        "filter": form,
+        "host": host,
+        "months": months,
+        "earlier": "?" + urlencode({**query, "before": months[-1].isoformat()}) if more else "",
+        "newest": "?" + urlencode(query) if before else "",
+    }
     return render(request, "review/outcomes/calibration.html", context)

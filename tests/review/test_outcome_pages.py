@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from review.outcomes.views import EMPTY_CALIBRATION
 from tests.builders import correction
 from tests.fixtures.outcomes import HOST, OTHER, RETIRED, at, h, retire, session
 from tests.html import inline_text, parse
@@ -123,8 +124,8 @@ def test_calibration_shows_a_reviewer_their_own_and_an_admin_the_team(
             for t in page.find_all("table")
         ]
 
-    rita = ["2026-02", HOST, "—", "1", "0%", "100%", "0"]
-    ada = ["2026-03", HOST, "obsolete", "0", "—", "—", "1"]
+    rita = ["2026-02", "every host", "—", "1", "0%", "100%", "0"]
+    ada = ["2026-03", "every host", "obsolete", "0", "—", "—", "1"]
     assert tables(reviewer) == [("Your decisions", [rita])]
     assert tables(admin_user) == [
         ("Your decisions", [ada]),
@@ -132,6 +133,55 @@ def test_calibration_shows_a_reviewer_their_own_and_an_admin_the_team(
         (admin_user.username, [ada]),
         ("rita", [rita]),
     ]
+    # one host asked for: its lines name it, and their links filter the log by it
+    client.force_login(reviewer)
+    page = parse(client.get(f"/decisions/calibration/?host={HOST}").content)
+    cells = [td.text for td in page.find("tbody").find("tr").find_all("td")]
+    assert cells[:7] == ["2026-02", HOST, "—", "1", "0%", "100%", "0"]
+    assert page.find("tbody").find("a").attrs["href"] == f"/decisions/?host={HOST}&from=2026-02-01&actor=rita"
+    assert parse(client.get("/decisions/calibration/?host=elsewhere").content).find("p", "empty").text == (
+        EMPTY_CALIBRATION
+    )
+
+
+def test_calibration_shows_six_months_a_page_newest_first(outcome_host, reviewer, client):
+    """Eight months with decisions: the first page shows the newest six and links to the earlier two."""
+    from datetime import UTC, datetime
+
+    from lessons.models import Lesson
+    from review.outcomes.calibration import MONTHS_SHOWN
+    from review.services.decisions import lesson_restore, lessons_retire
+    from review.services.outcomes import outcomes_refresh
+
+    for month in range(1, 9):  # a retire, then (but the last) its restore, in each month of 2026 from January
+        lessons_retire(
+            host=outcome_host,
+            hashes=[h(OTHER)],
+            actor=reviewer,
+            reason="r",
+            now=datetime(2026, month, 2, tzinfo=UTC),
+        )
+        if month < 8:
+            lesson = Lesson.objects.get(hash=h(OTHER))
+            lesson_restore(
+                lesson=lesson, actor=reviewer, reason="b", now=datetime(2026, month, 3, tzinfo=UTC)
+            )
+    outcomes_refresh(host=outcome_host)
+    client.force_login(reviewer)
+
+    def months(url):
+        page = parse(client.get(url).content)
+        rows = [tr.find("td").text for tr in page.find("tbody").find_all("tr")]
+        links = {a.text: a.attrs["href"] for a in page.find("p", data_testid="months").find_all("a")}
+        return rows, links
+
+    assert MONTHS_SHOWN == 6
+    rows, links = months("/decisions/calibration/")
+    assert rows == ["2026-08", "2026-07", "2026-06", "2026-05", "2026-04", "2026-03"]
+    assert links == {"earlier months": "?before=2026-03-01"}
+    rows, links = months("/decisions/calibration/" + links["earlier months"])
+    assert rows == ["2026-02", "2026-01"]
+    assert links == {"newest months": "?"}
 
 
 def test_the_api_gives_outcomes_beside_the_hashed_records(contradicted, call, make_token):
