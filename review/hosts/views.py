@@ -11,6 +11,8 @@ to the hosts page.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import PermissionDenied
@@ -40,26 +42,48 @@ from review.services.common import (
 from review.web.htmx import render_region, wants_region
 from review.web.links import target_link
 from review.web.lookups import HOST_UNKNOWN, NotFound, get_host_or_404, has_nul, shows_not_found
-from review.web.paging import PageSizeConfig
+from review.web.paging import PageSizeConfig, keyset_links, keyset_page, page_number, page_size
 
 BUDGET_TEMPLATE = "review/hosts/budget.html"
 TOPIC_EXAMPLES = 3
 # The unmatched-topics page has always worded an unknown host this way (the other pages add "named").
 TOPICS_HOST_UNKNOWN = "There is no host {host!r}."
+HOSTS_PER_PAGE = 100
+HOST_COLUMNS = (
+    "name",
+    "description",
+    "max_active",
+    "budget_enabled",
+    "live_lessons",
+    "entity_count",
+    "pile_count",
+)
 BUDGET_SAVED = "Budget of {host} saved: max_active {max_active}, {state}. Decision #{seq} is in the log."
 
 
 @require_GET
 @permission_required(PERM_VIEW, raise_exception=True)
 def hosts(request: HttpRequest) -> HttpResponse:
-    """``/hosts/``: one row per host; an "Edit budget" link for admins."""
-    found = list(selectors.hosts_overview())
+    """``/hosts/``: one row per host, by name, ``HOSTS_PER_PAGE`` a page (keyset links, as the queue's);
+    an "Edit budget" link for admins. Two queries, whatever the number of hosts."""
+    rows = selectors.hosts_overview().values(*HOST_COLUMNS)
+    page = keyset_page(
+        rows,
+        order=["name"],
+        per_page=page_size(request, HOSTS_PER_PAGE),
+        number=page_number(request),
+        after=request.GET.get("after"),
+        before=request.GET.get("before"),
+    )
+    found = [SimpleNamespace(**row) for row in page.rows]
     can_set_budget = request.user.has_perm(PERM_SET_BUDGET)
     context = {
         "hosts": found,
         "host_rows": hosts_rows(found, can_set_budget=can_set_budget),
         "topics_links": unmatched_topics_links(found),
         "can_set_budget": can_set_budget,
+        "page": page,
+        "page_links": keyset_links(request, page),
     }
     return render(request, "review/hosts/hosts.html", context)
 

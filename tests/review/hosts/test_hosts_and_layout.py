@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from tests.html import parse, table_rows
 
-HOSTS_MAX_QUERIES = 4
+HOSTS_MAX_QUERIES = 5  # session, user, the count of hosts and a page of them (one query with their totals)
 
 
 def test_the_hosts_page_counts_lessons_entities_and_piles(corpora, client, viewer):
@@ -52,6 +52,26 @@ def test_the_hosts_page_counts_in_a_fixed_number_of_queries(
     with django_assert_max_num_queries(HOSTS_MAX_QUERIES):
         rows = table_rows(parse(client.get("/hosts/").content), "hosts")
     assert [r[3:] for r in rows] == [["12", "1", "1"]] * 4
+
+
+def test_the_hosts_page_is_paged_by_name(entity, client, viewer, django_assert_max_num_queries):
+    """Issue 25: the hosts page shows a page of hosts, not every host; its links page on by name."""
+    for i in range(5):
+        entity(9, host=f"h{i}", subject=f"s{i}")
+    client.force_login(viewer)
+
+    def names(url):
+        page = parse(client.get(url).content)
+        links = {a.text: a.attrs["href"] for a in page.find("nav", cls="pagination").find_all("a")}
+        return [r[0] for r in table_rows(page, "hosts")], links
+
+    first, links = names("/hosts/?per_page=2")
+    assert first == ["h0", "h1"] and set(links) == {"next ›"}
+    with django_assert_max_num_queries(HOSTS_MAX_QUERIES):
+        second, links = names("/hosts/" + links["next ›"])
+    assert second == ["h2", "h3"] and set(links) == {"‹ previous", "next ›"}
+    third, links = names("/hosts/" + links["next ›"])
+    assert third == ["h4"] and set(links) == {"‹ previous"}
 
 
 def test_viewers_never_see_an_edit_budget_link(corpora, client, viewer):
