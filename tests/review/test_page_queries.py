@@ -22,7 +22,7 @@ PILE_QUERIES = 10  # with the pile's claim (review.services.claims), its stored 
 LESSON_QUERIES = 13  # with the undo of the latest retire; the key's versions read once (review/lessons)
 HOST_QUERIES = 9  # with the newest restatement marks (review.hosts.marks) and, over time, the newest
 # exposure and correction (no session here: no weeks to read; review.outcomes.host_weeks)
-HOSTS_QUERIES = 4
+HOSTS_QUERIES = 5  # paged (issue 25): the count of hosts, then a page of them with their stored totals
 LOG_QUERIES = 9  # actor choices (the host is typed: issue 25), the page, the bounded count, the chart
 PILE = "/pile/?host=qa-host&namespace=qa&subject=orders"
 
