@@ -24,7 +24,7 @@ from lessons.core.groups import _restating_pairs, keep_choice
 from lessons.core.piles import PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
-FACTS_VERSION = 3
+FACTS_VERSION = 4
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -202,6 +202,8 @@ WORD_RULES_SCORE = 1.0
 CANNOT = -1e6  # a "different" mark, and evidence that splits
 LABEL_CHARS = 60
 UMBRELLA_ROUNDS = 8  # at most this many umbrellas a pile
+# A member whose semantic similarity with another member reaches this is not an umbrella.
+UMBRELLA_SIMILARITY = 0.45
 
 
 def _short(label: str) -> str:
@@ -320,10 +322,12 @@ def _weighted_cosine(sets: list[frozenset], weight: Mapping) -> np.ndarray:
 
 
 def _splits(a: Profile, b: Profile) -> bool:
-    """Evidence that two lessons state different facts: one negates an instruction the other gives
-    ("never compute it" / "compute it as ..."), a quantity of one dimension with other values ("within 15
-    minutes" / "within 4 hours"), or the same numbered name with another number ("P1" / "P2")."""
-    if (a.negated & b.commanded) or (b.negated & a.commanded):
+    """Evidence that two lessons state different facts: one negates an instruction the other gives and
+    does not negate itself ("never compute it" / "compute it as ..."; "don't code X; code Y" and "X is
+    not coded; code Y" both negate "code", so that splits nothing), a quantity of one dimension with
+    other values ("within 15 minutes" / "within 4 hours"), or the same numbered name with another number
+    ("P1" / "P2")."""
+    if ((a.negated & b.commanded) - b.negated) or ((b.negated & a.commanded) - a.negated):
         return True
     for left, right in ((a.quantities, b.quantities), (a.names, b.names)):
         if left and right:
@@ -512,6 +516,11 @@ def _umbrellas(
     n = len(pile.texts)
     found: set[int] = set()
     clusters: list[list[int]] = []
+    # A lesson that states several facts is close to none of their restatements on its own: one that is
+    # restates that member (the diagonal is 1: itself is not counted).
+    near = pile.similarity >= UMBRELLA_SIMILARITY
+    np.fill_diagonal(near, False)
+    restates = near.any(axis=1)
     for _round in range(UMBRELLA_ROUNDS + 1):
         rest = [i for i in range(n) if i not in found]
         clusters = _cluster(scores, rest, signature)
@@ -519,7 +528,7 @@ def _umbrellas(
             break
         best, most = None, 1
         for u in rest:
-            if u in marked or len(pile.anchors[u]) < 2:
+            if u in marked or len(pile.anchors[u]) < 2 or restates[u]:
                 continue
             others = [[c for c in cluster if c != u] for cluster in clusters]
             covered = len(_covered(pile, scores, u, others, everyone=True, besides=frozenset(found)))

@@ -118,6 +118,46 @@ def test_evidence_splits_the_same_anchor_with_other_numbers_or_an_opposite_instr
     )
 
 
+def test_two_lessons_that_both_negate_a_word_are_not_split_on_it():
+    from lessons.core.fact_signals import profile
+    from lessons.core.facts import _splits
+
+    # Both forbid coding an uncertain diagnosis and both command coding the symptoms: one fact.
+    dont = profile(
+        'In outpatient notes, don\'t code "probable", "suspected" or "rule out" diagnoses; code the symptoms.'
+    )
+    not_coded = profile("For clinic visits an uncertain diagnosis is not coded; code the presenting signs.")
+    assert "cod" in dont.negated & not_coded.negated & not_coded.commanded  # "code", stemmed
+    assert not _splits(dont, not_coded)
+    # One that only commands it is still split from one that forbids it.
+    assert _splits(dont, profile("Code probable diagnoses as if confirmed."))
+
+
+def test_a_lesson_close_to_another_member_is_not_taken_for_an_umbrella():
+    from lessons.core.facts import UMBRELLA_SIMILARITY, _Pile
+
+    texts = {
+        "a": "Run the TIN through IRS TIN Matching before filing; on a mismatch, request a new W-9.",
+        "b": "Withhold 24% backup withholding when the contractor gave no TIN.",
+        "c": "File with the IRS and furnish the recipient copy by January 31.",
+        "d": "No TIN on file: backup-withhold 24% of every payment to that contractor.",
+        "e": (
+            "Check each contractor's name and TIN with the IRS TIN Matching program before filing; "
+            "a mismatch gets a new W-9 request."
+        ),
+    }
+    pile = _Pile(list(texts.values()))
+    assert pile.similarity[0, 4] >= UMBRELLA_SIMILARITY  # a and e restate each other
+    facts = pile_facts(members=[_m(h, i) for i, h in enumerate(texts)], texts=texts)
+    # "a" names "IRS" (of the filing lesson) and "TIN" (of the withholding ones), yet it is no umbrella:
+    # it restates "e".
+    assert [(f.members, f.umbrella) for f in facts] == [
+        (("a", "e"), False),
+        (("b", "d"), False),
+        (("c",), False),
+    ]
+
+
 def test_an_umbrella_is_its_own_group_and_never_joins_two_facts():
     texts = {
         "a": "Write Gross Amount as a bare number with two decimals.",
