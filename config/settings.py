@@ -34,6 +34,10 @@ OUTCOME_SUPPORT_SESSIONS  sessions after a retire with no correction on its topi
 JOBS_STALE_SECONDS  a running job silent this long is queued again by a worker (default 300)
 JOBS_KEEP_DAYS  days a finished job's row is kept (default 30)
 IMPORT_DRY_RUN_KEEP_SECONDS  seconds an upload's dry-run zip is kept for "Import this zip now" (default 3600)
+CACHE_URL     redis://HOST:PORT/DB for a Redis cache shared by every server process (Django's RedisCache);
+              default: each process's own memory (docs/production.md, "Cache")
+FRAGMENT_CACHE_SECONDS  how long a rendered part of a page is kept for its data version (default 600; 0:
+              never kept)
 """
 
 import os
@@ -211,6 +215,24 @@ JOBS_STALE_SECONDS = env_int("JOBS_STALE_SECONDS", default=300, minimum=1)
 # an upload's dry run, kept this many seconds for "Import this zip now" (review/services/jobs.py).
 JOBS_KEEP_DAYS = env_int("JOBS_KEEP_DAYS", default=30, minimum=1)
 IMPORT_DRY_RUN_KEEP_SECONDS = env_int("IMPORT_DRY_RUN_KEEP_SECONDS", default=3600, minimum=0)
+
+# Rendered parts of pages, kept by data version (review/web/fragments.py; docs/production.md, "Cache").
+_cache_url = os.environ.get("CACHE_URL", "").strip()
+if _cache_url:
+    if not _cache_url.startswith(("redis://", "rediss://", "unix://")):
+        raise ImproperlyConfigured(
+            f"CACHE_URL must be a redis://, rediss:// or unix:// address, not {_cache_url!r}"
+        )
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}}
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "lesson-pile-review",
+            "OPTIONS": {"MAX_ENTRIES": 1000},
+        }
+    }
+FRAGMENT_CACHE_SECONDS = env_int("FRAGMENT_CACHE_SECONDS", default=600, minimum=0)
 # How long a web write request waits for a lock held by another writer (an ingest, another reviewer)
 # before it is answered 503 with Retry-After (review/locking.py).
 WEB_LOCK_TIMEOUT_SECONDS = env_int("WEB_LOCK_TIMEOUT_SECONDS", default=3, minimum=1)

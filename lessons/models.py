@@ -559,3 +559,13 @@ class TextEmbedding(models.Model):
 
     def __str__(self) -> str:
         return f"{hash8(self.key)} {self.model}"
+
+
+class DataVersion(models.Model):
+    """The one row (``id`` 1) that counts committed writes: ``value`` goes up after every transaction that
+    wrote to the database (``lessons.services.data_version``), ``epoch`` is set when the row is made, so a
+    version from before a wipe never matches one after. Conditional API reads (``ETag``) are built from it.
+    docs: docs/api.md ("Conditional reads")."""
+
+    epoch = models.CharField(max_length=32)
+    value = models.BigIntegerField(default=0)

@@ -360,4 +360,4 @@ def test_the_settings_docstring_names_every_environment_variable_the_settings_re
     documented = set(re.findall(r"^([A-Z_]+) ", settings_module.__doc__, re.M))
     assert read - documented == set()
     assert documented - read == set()
-    assert len(read) == 25
+    assert len(read) == 27

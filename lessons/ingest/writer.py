@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from lessons.core.text import from_ms
 from lessons.ingest.report import ImportReport
+from lessons.services.data_version import note_write
 
 T = TypeVar("T")
 _NAIVE_EPOCH = datetime(1970, 1, 1)
@@ -144,7 +145,9 @@ class Table:
 def _copy(sql: str, rows: list[Sequence[object]]) -> int:
     """Run ``COPY ... FROM STDIN`` (PostgreSQL, psycopg 3) with ``rows``, in the current transaction: its
     errors raised as Django's (``wrap_database_errors``), the statement in Django's query log as an
-    ``executemany`` would be (``CaptureQueriesContext`` counts it). Returns ``len(rows)``."""
+    ``executemany`` would be (``CaptureQueriesContext`` counts it), and counted as a write for the data
+    version (``COPY`` passes no execute wrapper). Returns ``len(rows)``."""
+    note_write(connection)
     start = time.monotonic()
     try:
         with connection.cursor() as cursor, connection.wrap_database_errors:

@@ -18,6 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap
 
@@ -26,7 +27,7 @@ from review.piles import selectors
 from review.piles.facts import facts_line, mark_forms
 from review.piles.forms import ClaimForm, QueueFilterForm, RestoreManyForm, RetireForm
 from review.piles.lookups import get_entity_or_404
-from review.piles.rows import member_rows, selected_hashes
+from review.piles.rows import age_text, member_rows, selected_hashes
 from review.piles.tables import QUEUE_PER_PAGE, OrderedRows, QueueTable
 from review.roles import PERM_CLAIM, PERM_DECIDE, PERM_VIEW
 from review.services import claims
@@ -35,6 +36,7 @@ from review.services.common import DecisionRefused, NotAllowed, StalePile
 from review.services.decisions import lessons_restore, lessons_retire
 from review.web.decide import decide, not_allowed
 from review.web.forms import undo_offer
+from review.web.fragments import fragment
 from review.web.htmx import render_region, wants_region
 from review.web.links import pile_href
 from review.web.lookups import shows_not_found
@@ -179,14 +181,7 @@ def pile_context(
         "facts_line": facts_line(
             rules=detail.count, facts=detail.fact_count, umbrellas=detail.umbrella_count
         ),
-        "member_rows": member_rows(
-            detail,
-            form=form,
-            selected=selected_hashes(form),
-            entity_qs=_entity_qs(detail),
-            now=timezone.now(),
-            keepers=keepers,
-        ),
+        "member_rows": _member_rows(request, detail, form, keepers),
         "form": form,
         "restore_form": restore_form if can_decide else None,
         "can_decide": can_decide,
@@ -197,6 +192,25 @@ def pile_context(
         **marks,
         **extra,
     }
+
+
+def _member_rows(
+    request: HttpRequest, detail: selectors.PileDetail, form: RetireForm | None, keepers: frozenset[str]
+) -> SafeString:
+    """The member table's body (``member_rows``), kept by data version (``review.web.fragments``) with what
+    else it shows: the role (a form or not), the selection, the picked keepers and each member's age."""
+    now = timezone.now()
+    selected = selected_hashes(form)
+    entity_qs = _entity_qs(detail)
+
+    def build() -> SafeString:
+        return member_rows(
+            detail, form=form, selected=selected, entity_qs=entity_qs, now=now, keepers=keepers
+        )
+
+    ages = tuple(age_text(m.created_at, now) for m in detail.members)
+    key = ("pile_rows", detail.host.pk, entity_qs, form is None, sorted(selected), sorted(keepers), ages)
+    return fragment(request, key, build)
 
 
 def retire_form(detail: selectors.PileDetail, initial: dict | None = None) -> RetireForm:
@@ -214,7 +228,7 @@ def pile(request: HttpRequest) -> HttpResponse:
     that fact but its suggested keeper; an unknown fact pre-selects nothing. ``&merge={fact}`` and
     ``&split={member}`` (the "same fact as…" and "take out" links) pre-fill the mark forms.
     """
-    _host, detail = get_entity_or_404(request.GET)
+    _host, detail = get_entity_or_404(request.GET, request=request)
     form = None
     extra = {}
     if request.user.has_perm(PERM_DECIDE):

@@ -17,6 +17,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from lessons.models import Host
+from lessons.services.data_version import uncounted
 from lessons.services.disk import disk_full
 from review.models import ApiToken
 
@@ -110,7 +111,8 @@ def token_authenticate(raw: str, *, now: datetime | None = None) -> ApiToken | N
     now = now or timezone.now()
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
         try:
-            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+            with uncounted():  # bookkeeping: no read shows it (docs/api.md, "Conditional reads")
+                ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         except DatabaseError as exc:
             if not disk_full(exc):
                 raise

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def test_an_api_500_is_its_json_error_body(client, monkeypatch):
+def test_an_api_500_is_its_json_error_body(client, monkeypatch, db):
     import review.api.auth
 
     def broken(token):

@@ -1,0 +1,62 @@
+"""Parts of pages kept in Django's cache by data version, so a page nothing changed since is not rebuilt.
+
+A part's key is a digest of the data version (``lessons.services.data_version.current``, read once per
+request, before the part's data) and what else the part depends on (the entity, the viewer's role, the
+selection, the members' ages as shown). Any committed write raises the version, so a part is never served
+for data that changed after it was built; an old version's parts are never asked for again and expire
+(``FRAGMENT_CACHE_SECONDS``). Nothing is kept or read while the data version is ``"0"`` (no counted write
+committed yet) or inside a transaction (the request's own writes are not committed, so not versioned).
+The cache is the process's memory by default, Redis with ``CACHE_URL``. docs: docs/production.md
+("Cache").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.http import HttpRequest
+
+from lessons.services.data_version import current
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_MISSING = object()
+
+
+def request_version(request: HttpRequest) -> str:
+    """The data version of ``request``'s cached parts, read once (one query) and kept on the request."""
+    version = getattr(request, "_data_version", None)
+    if version is None:
+        version = request._data_version = current()  # type: ignore[attr-defined]
+    return version
+
+
+def fragment(request: HttpRequest, key: tuple, build: Callable[[], T]) -> T:
+    """``build()``'s value for ``key`` (a tuple of plain values: strings, numbers, booleans, tuples) at
+    this request's data version: from the cache when it holds it, else built and kept for
+    ``FRAGMENT_CACHE_SECONDS``. Built every time while nothing may be cached (see the module)."""
+    seconds = settings.FRAGMENT_CACHE_SECONDS
+    if seconds <= 0 or connection.in_atomic_block:
+        return build()
+    version = request_version(request)
+    if version == "0":
+        return build()
+    name = "fragment:" + hashlib.sha256(repr((version, key)).encode()).hexdigest()
+    try:
+        value = cache.get(name, _MISSING)
+    except Exception:  # a cache server that is down costs time, never the page
+        log.warning("cache unavailable: %s built without it", key[0], exc_info=True)
+        return build()
+    if value is _MISSING:
+        value = build()
+        try:
+            cache.set(name, value, seconds)
+        except Exception:
+            log.warning("cache unavailable: %s not kept", key[0], exc_info=True)
+    return value  # type: ignore[return-value]

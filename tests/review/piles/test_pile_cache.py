@@ -1,0 +1,185 @@
+"""The pile page's kept parts (review/web/fragments.py; docs/production.md, "Cache"): a view nothing changed
+since reads them from the cache; any committed write, through the page or not, is shown at once; a
+viewer never gets a reviewer's rows. With the process's memory and with a real Redis server."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+from django.core.cache import cache, caches
+from django.db import connection, transaction
+from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+
+from lessons.core.text import lesson_hash
+from lessons.services.data_version import current
+from review.web.fragments import fragment
+from tests.builders import day_ms, lesson
+
+ENTITY = "host=acme&namespace=qa&subject=orders"
+PILE = f"/pile/?{ENTITY}"
+TEXTS = [f"Copy order field {i} exactly as printed, digit {i} kept." for i in range(4)]
+HASHES = [lesson_hash("qa", "orders", t) for t in TEXTS]
+# A kept pile's view reads the sign-in, the host, the data version and the claim: no lesson, no fact.
+QUERIES_KEPT = [
+    '"django_session"',
+    '"auth_user"',
+    '"auth_permission"',
+    '"lessons_host"',
+    "lessons_dataversion",
+    '"review_pileclaim"',
+]
+ROW = re.compile(r'<tr data-hash="([0-9a-f]{64})" data-row="[0-9a-f]{64}" data-group=')  # member rows
+
+
+def _records(texts):
+    records = [{"type": "host", "name": "acme", "max_active": 2, "budget_enabled": True}]
+    return records + [
+        lesson(host="acme", namespace="qa", subject="orders", text=t, created_at=day_ms(i))
+        for i, t in enumerate(texts)
+    ]
+
+
+def _rows(response) -> list[str]:
+    assert response.status_code == 200
+    return ROW.findall(response.content.decode())
+
+
+def _version(client) -> str:
+    return re.search(r'name="pile_version" value="([^"]+)"', client.get(PILE).content.decode()).group(1)
+
+
+def _kept_then_changed(ingest, client, reviewer, viewer):
+    cache.clear()
+    assert ingest(_records(TEXTS)).ok
+    client.force_login(reviewer)
+    first = client.get(PILE)
+    assert _rows(first) == HASHES and 'name="members"' in first.content.decode()
+    with CaptureQueriesContext(connection) as kept:
+        again = client.get(PILE)
+    assert _rows(again) == HASHES
+    assert QUERIES_KEPT == [q["sql"].split(" FROM ")[1].split()[0] for q in kept if " FROM " in q["sql"]]
+    # a viewer at the same version gets the rows without checkboxes, not the reviewer's
+    client.force_login(viewer)
+    seen = client.get(PILE)
+    assert _rows(seen) == HASHES and 'name="members"' not in seen.content.decode()
+    # a decision through the page
+    client.force_login(reviewer)
+    before = current()
+    retired = client.post(
+        f"/pile/retire/?{ENTITY}",
+        {"members": [HASHES[0]], "reason": "restates 1", "pile_version": _version(client)},
+    )
+    assert retired.status_code == 302 and current() != before
+    assert _rows(client.get(PILE)) == HASHES[1:]
+    # a write outside the web: an import adds a member
+    assert ingest(_records([*TEXTS, "Copy order field 9 exactly as printed, digit 9 kept."])).ok
+    assert _rows(client.get(PILE)) == [
+        *HASHES[1:],
+        lesson_hash("qa", "orders", "Copy order field 9 exactly as printed, digit 9 kept."),
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_pile_is_read_from_the_cache_and_every_write_shows_at_once(ingest, client, reviewer, viewer):
+    _kept_then_changed(ingest, client, reviewer, viewer)
+
+
+def test_nothing_is_kept_inside_a_transaction(rf, db):
+    built = []
+    request = rf.get("/")
+    with transaction.atomic():
+        fragment(request, ("x",), lambda: built.append(1))
+        fragment(request, ("x",), lambda: built.append(1))
+    assert built == [1, 1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_nothing_is_kept_before_the_first_write_or_when_turned_off(rf, settings):
+    built = []
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM lessons_dataversion")  # as before the first write
+    assert current() == "0"
+    fragment(rf.get("/"), ("x",), lambda: built.append(1))
+    fragment(rf.get("/"), ("x",), lambda: built.append(1))
+    assert built == [1, 1]
+    from lessons.models import Host
+
+    Host.objects.create(name="alpha")
+    cache.clear()
+    assert fragment(rf.get("/"), ("x",), lambda: "built") == "built"
+    assert fragment(rf.get("/"), ("x",), lambda: "again") == "built"  # kept at this version
+    assert fragment(rf.get("/"), ("y",), lambda: "other") == "other"  # another key
+    settings.FRAGMENT_CACHE_SECONDS = 0
+    assert fragment(rf.get("/"), ("x",), lambda: "fresh") == "fresh"
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    """A real Redis server on a free local port for the test, stopped after it."""
+    server = shutil.which("redis-server")
+    if server is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is missing: .ci/run installs it (apt-get install redis-server)")
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [
+            server,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(100):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_with_a_real_redis_server(redis_url, ingest, client, reviewer, viewer):
+    redis = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}}
+    with override_settings(CACHES=redis):
+        assert type(caches["default"]).__name__ == "RedisCache"
+        _kept_then_changed(ingest, client, reviewer, viewer)
+        client_keys = caches["default"]._cache.get_client().keys("*fragment:*")
+        assert len(client_keys) >= 4  # the parts were kept in Redis
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cache_server_that_is_down_costs_time_not_the_page(ingest, client, reviewer, caplog):
+    down = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",
+        }
+    }
+    assert ingest(_records(TEXTS)).ok
+    client.force_login(reviewer)
+    with override_settings(CACHES=down):
+        assert _rows(client.get(PILE)) == HASHES
+    assert "cache unavailable: pile_detail built without it" in caplog.text
