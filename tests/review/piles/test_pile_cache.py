@@ -1,6 +1,6 @@
-"""The pile page's kept parts (review/web/fragments.py; docs/production.md, "Cache"): a view nothing changed
-since reads them from the cache; any committed write, through the page or not, is shown at once; a
-viewer never gets a reviewer's rows. With the process's memory and with a real Redis server."""
+"""The kept parts of the pile page and the queue (review/web/fragments.py; docs/production.md, "Cache"):
+a view nothing changed since reads them from the cache; any committed write, through the page or not, is
+shown at once; a viewer never gets a reviewer's rows. With the process's memory and a real Redis server."""
 
 from __future__ import annotations
 
@@ -183,3 +183,31 @@ def test_a_cache_server_that_is_down_costs_time_not_the_page(ingest, client, rev
     with override_settings(CACHES=down):
         assert _rows(client.get(PILE)) == HASHES
     assert "cache unavailable: pile_detail built without it" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_queue_table_is_kept_and_follows_every_write(ingest, client, reviewer, monkeypatch):
+    from review.piles.tables import QueueTable
+
+    built = []
+    as_html = QueueTable.as_html
+    monkeypatch.setattr(
+        QueueTable, "as_html", lambda table, request: built.append(1) or as_html(table, request)
+    )
+    cache.clear()
+    assert ingest(_records(TEXTS)).ok
+    client.force_login(reviewer)
+    first = client.get("/").content.decode()
+    assert "4 lessons" in first and "claimed by" not in first
+    assert client.get("/").content.decode().count("4 lessons") == first.count("4 lessons") == 1
+    assert len(built) == 1  # the second view read the table from the cache
+    assert client.post(f"/pile/claim/?{ENTITY}", {"do": "claim"}).status_code == 302
+    assert "claimed by rita, 0 min ago" in client.get("/").content.decode()
+    assert len(built) == 2
+    retired = client.post(
+        f"/pile/retire/?{ENTITY}",
+        {"members": [HASHES[0]], "reason": "restates 1", "pile_version": _version(client)},
+    )
+    assert retired.status_code == 302
+    after = client.get("/").content.decode()
+    assert "3 lessons" in after and "4 lessons" not in after
