@@ -1,6 +1,7 @@
-"""The kept parts of the pile page and the queue (review/web/fragments.py; docs/production.md, "Cache"):
-a view nothing changed since reads them from the cache; any committed write, through the page or not, is
-shown at once; a viewer never gets a reviewer's rows. With the process's memory and a real Redis server."""
+"""The kept parts of the pile page, the queue and the log (review/web/fragments.py; docs/production.md,
+"Cache"): a view nothing changed since reads them from the cache; any committed write, through the page
+or not, is shown at once; a viewer never gets a reviewer's rows. With the process's memory and a real
+Redis server."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from lessons.core.text import lesson_hash
+from lessons.models import Host
 from lessons.services.data_version import current
 from review.web.fragments import fragment
 from tests.builders import day_ms, lesson
@@ -109,8 +111,6 @@ def test_nothing_is_kept_before_the_first_write_or_when_turned_off(rf, settings)
     fragment(rf.get("/"), ("x",), lambda: built.append(1))
     fragment(rf.get("/"), ("x",), lambda: built.append(1))
     assert built == [1, 1]
-    from lessons.models import Host
-
     Host.objects.create(name="alpha")
     cache.clear()
     assert fragment(rf.get("/"), ("x",), lambda: "built") == "built"
@@ -211,3 +211,25 @@ def test_the_queue_table_is_kept_and_follows_every_write(ingest, client, reviewe
     assert retired.status_code == 302
     after = client.get("/").content.decode()
     assert "3 lessons" in after and "4 lessons" not in after
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_log_chart_is_kept_and_follows_a_new_decision(ingest, client, reviewer, monkeypatch):
+    import review.log.views as log_views
+    from review.services.decisions import lessons_retire
+
+    drawn = []
+    chart = log_views._chart
+    monkeypatch.setattr(log_views, "_chart", lambda *a: drawn.append(1) or chart(*a))
+    cache.clear()
+    assert ingest(_records(TEXTS)).ok
+    host = Host.objects.get(name="acme")
+    lessons_retire(host=host, hashes=[HASHES[0]], actor=reviewer, reason="restates 1", reason_code="obsolete")
+    client.force_login(reviewer)
+    first = client.get("/decisions/").content.decode()
+    assert client.get("/decisions/?page=1").content.decode().count("<figure") == first.count("<figure") == 1
+    assert len(drawn) == 1  # the second view (another table page) read the chart from the cache
+    assert len(client.get("/decisions/?action=retire").content) and len(drawn) == 2  # another filter
+    lessons_retire(host=host, hashes=[HASHES[1]], actor=reviewer, reason="restates 2", reason_code="obsolete")
+    client.get("/decisions/")
+    assert len(drawn) == 3  # a new decision: drawn again
