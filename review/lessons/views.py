@@ -25,6 +25,7 @@ from review.services import decisions
 from review.services.common import DecisionRefused, StalePile
 from review.web.decide import decide
 from review.web.forms import undo_offer
+from review.web.fragments import fragment
 from review.web.htmx import render_region
 from review.web.lookups import shows_not_found
 
@@ -53,8 +54,12 @@ def _context(
         "form": form if can_restore else None,
         "retire_form": retire_form if can_retire else None,
         "refusal": refusal,
-        "rec": lesson_recurrence(
-            lesson=detail.lesson, verdicts=detail.lesson.history, versions=list(detail.versions)
+        "rec": fragment(
+            request,
+            ("lesson_recurrence", detail.lesson.host_id, detail.lesson.hash),
+            lambda: lesson_recurrence(
+                lesson=detail.lesson, verdicts=detail.lesson.history, versions=list(detail.versions)
+            ),
         ),
         **_retired_notice(request, detail, can_restore),
     }
@@ -82,7 +87,7 @@ def _retired_notice(request: HttpRequest, detail: selectors.LessonDetail, can_re
 @shows_not_found
 def lesson(request: HttpRequest, host: str, lesson_hash: str) -> HttpResponse:
     """``/lessons/<host>/<hash>/``: everything known about one lesson version."""
-    detail = get_lesson_or_404(host, lesson_hash)
+    detail = get_lesson_or_404(host, lesson_hash, request=request)
     return render_region(request, TEMPLATE, "lesson", _context(request, detail, None))
 
 

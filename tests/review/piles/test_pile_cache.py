@@ -1,7 +1,7 @@
-"""The kept parts of the pile page, the queue and the log (review/web/fragments.py; docs/production.md,
-"Cache"): a view nothing changed since reads them from the cache; any committed write, through the page
-or not, is shown at once; a viewer never gets a reviewer's rows. With the process's memory and a real
-Redis server."""
+"""The kept parts of the pile page, the queue, the log and the lesson page (review/web/fragments.py;
+docs/production.md, "Cache"): a view nothing changed since reads them from the cache; any committed
+write, through the page or not, is shown at once; a viewer never gets a reviewer's rows. With the
+process's memory and a real Redis server."""
 
 from __future__ import annotations
 
@@ -233,3 +233,24 @@ def test_the_log_chart_is_kept_and_follows_a_new_decision(ingest, client, review
     lessons_retire(host=host, hashes=[HASHES[1]], actor=reviewer, reason="restates 2", reason_code="obsolete")
     client.get("/decisions/")
     assert len(drawn) == 3  # a new decision: drawn again
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lesson_page_is_kept_and_follows_its_retire(ingest, client, reviewer, monkeypatch):
+    import review.lessons.lookups as lookups
+
+    read = []
+    detail = lookups.lesson_detail
+    monkeypatch.setattr(lookups, "lesson_detail", lambda **kw: read.append(1) or detail(**kw))
+    cache.clear()
+    assert ingest(_records(TEXTS)).ok
+    client.force_login(reviewer)
+    page = f"/lessons/acme/{HASHES[0]}/"
+    first = client.get(page).content.decode()
+    assert 'class="retire-one"' in first and client.get(page).status_code == 200
+    assert len(read) == 1  # the second view read the lesson from the cache
+    version = re.search(r'name="pile_version" value="([^"]+)"', first).group(1)
+    retired = client.post(page + "retire/", {"reason": "said elsewhere", "pile_version": version})
+    assert retired.status_code == 302
+    after = client.get(page).content.decode()
+    assert 'class="retire-one"' not in after and "retracted" in after
