@@ -24,7 +24,7 @@ from lessons.core.groups import _restating_pairs, keep_choice
 from lessons.core.piles import PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
-FACTS_VERSION = 4
+FACTS_VERSION = 5
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -197,8 +197,12 @@ WORDS_WEIGHT = 0.0  # cross-validation weighed the shared words at nothing besid
 ANCHORS_WEIGHT = 0.15
 SAME_FACT = 0.2
 CENTRE_PRIOR = 0  # how many members the pile's mean is discounted by (see _centred)
-# A pair today's word rules join scores at least this (the rules keep their restatements).
+# A pair today's word rules join scores at least this (the rules keep their restatements), when its
+# semantic similarity reaches RULES_SIMILARITY: a shared name and a word do not join two lessons the
+# sentence model sets apart ("`timeout-minutes: 20` on every job" and "the e2e job may take
+# `timeout-minutes: 45`"; 0.13 for "`monthly_rent` is base rent only" and "… annual rent divided by 12").
 WORD_RULES_SCORE = 1.0
+RULES_SIMILARITY = 0.2
 CANNOT = -1e6  # a "different" mark, and evidence that splits
 LABEL_CHARS = 60
 UMBRELLA_ROUNDS = 8  # at most this many umbrellas a pile
@@ -273,7 +277,8 @@ class _Pile:
         scores = SIMILARITY_WEIGHT * similarity + WORDS_WEIGHT * words + ANCHORS_WEIGHT * anchors
         # Today's word rules, counted for all pairs at once (lessons.core.groups, in bit planes).
         for i, j in _restating_pairs([_rules_profile(t) for t in self.texts]):
-            scores[i, j] = scores[j, i] = max(scores[i, j], WORD_RULES_SCORE)
+            if similarity[i, j] >= RULES_SIMILARITY:  # not where the sentence model sets the two apart
+                scores[i, j] = scores[j, i] = max(scores[i, j], WORD_RULES_SCORE)
         # Evidence that splits, looked for only where it can be: a pair that scores above 0, one negating
         # and the other commanding, or both with quantities, or both with numbered names.
         flags = np.array(

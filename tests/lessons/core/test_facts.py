@@ -2,6 +2,8 @@
 the stored form round-trips, and the queue's counts."""
 
 from lessons.core.facts import Fact, Mark, fact_counts, pile_facts
+from lessons.core.groups import _profile as _rules_profile
+from lessons.core.groups import _restating_pairs
 from lessons.core.piles import PileMember
 
 
@@ -156,6 +158,29 @@ def test_a_lesson_close_to_another_member_is_not_taken_for_an_umbrella():
         (("b", "d"), False),
         (("c",), False),
     ]
+
+
+def test_the_word_rules_do_not_join_two_lessons_the_sentence_model_sets_apart():
+    from lessons.core.facts import RULES_SIMILARITY, _Pile
+
+    texts = {
+        "a": "`monthly_rent` is base rent only; exclude CAM, taxes and insurance.",
+        "b": (
+            "When the lease states only annual rent, set `monthly_rent` to the annual rent divided by 12, "
+            "rounded to cents."
+        ),
+        "c": "Commencement Date is the date rent obligations begin, not the date the lease was signed.",
+        "d": (
+            "Operating expense pass-throughs (common area maintenance, property tax, insurance) never go "
+            "into the rent figure we abstract."
+        ),
+    }
+    # a shared backticked name and a shared word: today's word rules join "a" and "b"
+    assert (0, 1) in set(_restating_pairs([_rules_profile(t) for t in texts.values()]))
+    assert _Pile(list(texts.values())).similarity[0, 1] < RULES_SIMILARITY  # two instructions, two facts
+    facts = pile_facts(members=[_m(h, i) for i, h in enumerate(texts)], texts=texts)
+    group = {h: f.name for f in facts for h in f.members}
+    assert group["a"] != group["b"] and group["c"] == "c"
 
 
 def test_an_umbrella_is_its_own_group_and_never_joins_two_facts():
