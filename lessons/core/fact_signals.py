@@ -33,6 +33,8 @@ _CAPITAL = re.compile(r"[A-Z][a-z0-9]+|[A-Z]{2,}[0-9]*s?|[A-Z][0-9]+")
 _ACRONYM = re.compile(r"[A-Z]{2,}[0-9]*s?|[A-Z][0-9]+")
 _SENTENCE_END = re.compile(r"(?:^|[.!?:;(\[\"“'—–-]\s*)$")
 _NAME = re.compile(r"\b([A-Za-z]{1,3})([0-9]{1,3})\b")
+# A numbered name in two words: a capitalized word and a number of one or two digits ("Section 2", "Box 1").
+_NAME_WORD = re.compile(r"\b([A-Z][a-z]+) ([0-9]{1,2})\b(?![.,:/-][0-9])")
 # A quantity: a number and its unit, or a number a comparison bounds.
 _QUANTITY = re.compile(
     r"(?:(at least|at most|no more than|no less than|more than|less than|up to|within|over|under|"
@@ -133,7 +135,8 @@ class Profile:
         with its first spelling in ``spellings``; ``negated``: content words an instruction negates ("never
         compute"); ``commanded``: the content words an instruction starts with, not negated ("compute it as
     ...", "must compute"); ``quantities``: ``(dimension, value)`` pairs, times in seconds ("15 minutes" is
-        ``("time", 900.0)``); ``names``: numbered names as ``(letters, number)`` ("P1" is ``("p", 1)``).
+        ``("time", 900.0)``); ``names``: numbered names as ``(letters, number)`` ("P1" is ``("p", 1)``,
+        "Section 2" is ``("section", 2)``).
     """
 
     sequence: tuple[str, ...]
@@ -171,7 +174,10 @@ def profile(text: str) -> Profile:
         negated=_negated(text),
         commanded=_commanded(text),
         quantities=_quantities(text),
-        names=frozenset((letters.lower(), int(number)) for letters, number in _NAME.findall(text)),
+        names=frozenset(
+            (letters.lower(), int(number))
+            for letters, number in (*_NAME.findall(text), *_NAME_WORD.findall(text))
+        ),
     )
 
 

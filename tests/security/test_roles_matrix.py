@@ -328,7 +328,7 @@ def build_world() -> World:
 
     second_reviewer = make_user("rob", "reviewer")
 
-    texts = [f"Lesson {i}: record field{i} of every invoice as printed." for i in range(7)]
+    texts = [f"Lesson number {i}: record field{i} of every invoice as printed." for i in range(7)]
     hashes = [lesson_hash(NS, SUBJECT, t) for t in texts]
     records: list[dict] = [{"type": "host", "name": "acme", "max_active": 3, "budget_enabled": True}]
     records += [

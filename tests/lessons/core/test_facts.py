@@ -113,6 +113,15 @@ def test_evidence_splits_the_same_anchor_with_other_numbers_or_an_opposite_instr
         "Leave Due Date empty when the invoice does not print one; never compute it from the terms."
     )
     assert _splits(compute, blank)  # "never compute" against "compute it as"
+    # numbered names of two words: "Section 2" / "Section 1"; the same box named among others is no split
+    section2 = profile("Section 2 of Form I-9 must be completed within 3 business days of the start date.")
+    section1 = profile("The employee completes I-9 Section 1 no later than their first day of work.")
+    assert (section2.names, section1.names) == ({("section", 2)}, {("section", 1)})
+    assert _splits(section2, section1)
+    assert not _splits(
+        profile("Contractor fees go in Box 1 (Nonemployee compensation) of the 1099-NEC."),
+        profile("Never put service fees in Box 7 or Box 3; on the NEC they belong in Box 1."),
+    )
     # A restatement that says the same thing in the negative is not split.
     assert not _splits(
         profile("Never deploy `:latest`; pin images by digest."),
