@@ -67,6 +67,10 @@ def decisions(request: HttpRequest) -> HttpResponse:
         "seq": log_filter.form.cleaned_data.get("seq") if log_filter.is_valid() else None,
         "batch": log_filter.form.cleaned_data.get("batch") if log_filter.is_valid() else None,
         "table": table,
+        # the table drawn, kept by data version and the address (filters, sort, page, page size)
+        "table_html": fragment(
+            request, ("log_table", request.get_full_path()), lambda: table.as_html(request)
+        ),
         "chart": _kept_chart(request, log_filter, decisions),
         "export_query": _filter_query(request),
     }

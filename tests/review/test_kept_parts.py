@@ -254,3 +254,28 @@ def test_the_lesson_page_is_kept_and_follows_its_retire(ingest, client, reviewer
     assert retired.status_code == 302
     after = client.get(page).content.decode()
     assert 'class="retire-one"' not in after and "retracted" in after
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_log_table_is_kept_by_address_and_follows_a_new_decision(ingest, client, reviewer, monkeypatch):
+    from review.log.tables import DecisionTable
+    from review.services.decisions import lessons_retire
+
+    drawn = []
+    as_html = DecisionTable.as_html
+    monkeypatch.setattr(
+        DecisionTable, "as_html", lambda table, request: drawn.append(1) or as_html(table, request)
+    )
+    cache.clear()
+    assert ingest(_records(TEXTS)).ok
+    host = Host.objects.get(name="acme")
+    lessons_retire(host=host, hashes=[HASHES[0]], actor=reviewer, reason="restates 1", reason_code="obsolete")
+    client.force_login(reviewer)
+    assert "restates 1" in client.get("/decisions/").content.decode()
+    client.get("/decisions/")
+    assert len(drawn) == 1  # the second view read the table from the cache
+    client.get("/decisions/?sort=-seq")
+    assert len(drawn) == 2  # another address: drawn
+    lessons_retire(host=host, hashes=[HASHES[1]], actor=reviewer, reason="restates 2", reason_code="obsolete")
+    assert "restates 2" in client.get("/decisions/").content.decode()
+    assert len(drawn) == 3
