@@ -229,7 +229,7 @@ else:
         "default": {
             "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
             "LOCATION": "lesson-pile-review",
-            "OPTIONS": {"MAX_ENTRIES": 1000},
+            "OPTIONS": {"MAX_ENTRIES": 300},  # a part of a 200-member pile is about 0.5 MB
         }
     }
 FRAGMENT_CACHE_SECONDS = env_int("FRAGMENT_CACHE_SECONDS", default=600, minimum=0)
