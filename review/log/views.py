@@ -24,7 +24,7 @@ from review.log.selectors import decisions_log, reason_codes_by_week, reason_cod
 from review.log.tables import DecisionTable
 from review.roles import PERM_VIEW_DECISIONS
 from review.services.chain_head import chain_head_stamp, chain_receipt
-from review.web.fragments import fragment
+from review.web.fragments import fragment, version_first
 from review.web.htmx import render_region
 from review.web.paging import BoundedPaginator, PageSizeConfig
 
@@ -53,6 +53,7 @@ def decisions(request: HttpRequest) -> HttpResponse:
 
     htmx requests (filters, sorting, paging) get only the ``log`` partial; the URL is pushed.
     """
+    version_first(request)  # before the filters' and the pages' reads (review/web/fragments.py)
     log_filter = filter_decisions(request.GET, decisions_log())
     decisions = log_filter.qs if log_filter.is_valid() else decisions_log().none()
     filtered = any(request.GET.get(key) for key in FILTER_PARAMS)

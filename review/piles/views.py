@@ -37,7 +37,7 @@ from review.services.decisions import lessons_restore, lessons_retire
 from review.web.decide import decide, not_allowed
 from review.web.format import relative_age
 from review.web.forms import undo_offer
-from review.web.fragments import fragment
+from review.web.fragments import fragment, version_first
 from review.web.htmx import render_region, wants_region
 from review.web.links import pile_href
 from review.web.lookups import shows_not_found
@@ -91,6 +91,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     """``/``: the queue table (25 a page, read by keyset: "previous" / "next" carry a cursor) with host /
     namespace / text filters; the region ``queue`` is what filter, sort and page links swap.
     """
+    version_first(request)  # before the rows its table is kept with (review/web/fragments.py)
     typed = request.GET.get("host", "").strip()
     pile_counts = selectors.host_pile_counts(typed if "\x00" not in typed else "")
     form = QueueFilterForm(request.GET, pile_counts=pile_counts)
@@ -242,6 +243,7 @@ def pile(request: HttpRequest) -> HttpResponse:
     that fact but its suggested keeper; an unknown fact pre-selects nothing. ``&merge={fact}`` and
     ``&split={member}`` (the "same fact as…" and "take out" links) pre-fill the mark forms.
     """
+    version_first(request)  # before the host its kept detail carries (review/web/fragments.py)
     _host, detail = get_entity_or_404(request.GET, request=request)
     form = None
     extra = {}

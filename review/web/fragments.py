@@ -37,13 +37,25 @@ def request_version(request: HttpRequest) -> str:
     return version
 
 
+def _keeps() -> bool:
+    return settings.FRAGMENT_CACHE_SECONDS > 0 and not connection.in_atomic_block
+
+
+def version_first(request: HttpRequest) -> None:
+    """Read the request's data version now, when parts may be kept: for a view that reads data of a kept
+    part before it asks for the part (the queue reads its rows, then keeps their table). A part built
+    from data read before its version could be kept under a newer version than its data."""
+    if _keeps():
+        request_version(request)
+
+
 def fragment(request: HttpRequest, key: tuple, build: Callable[[], T]) -> T:
     """``build()``'s value for ``key`` (a tuple of plain values: strings, numbers, booleans, tuples) at
     this request's data version: from the cache when it holds it, else built and kept for
     ``FRAGMENT_CACHE_SECONDS``. Built every time while nothing may be cached (see the module)."""
-    seconds = settings.FRAGMENT_CACHE_SECONDS
-    if seconds <= 0 or connection.in_atomic_block:
+    if not _keeps():
         return build()
+    seconds = settings.FRAGMENT_CACHE_SECONDS
     version = request_version(request)
     if version == "0":
         return build()

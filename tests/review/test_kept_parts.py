@@ -279,3 +279,32 @@ def test_the_log_table_is_kept_by_address_and_follows_a_new_decision(ingest, cli
     lessons_retire(host=host, hashes=[HASHES[1]], actor=reviewer, reason="restates 2", reason_code="obsolete")
     assert "restates 2" in client.get("/decisions/").content.decode()
     assert len(drawn) == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_between_the_queue_rows_and_its_table_is_shown_on_the_next_view(
+    ingest, client, reviewer, monkeypatch
+):
+    """The version is read before the rows: a table built from rows older than a write is never kept
+    under the version that write made."""
+    from review.piles import selectors
+    from review.services.decisions import lessons_retire
+
+    cache.clear()
+    assert ingest(_records(TEXTS)).ok
+    read = selectors.queue_page
+
+    def rows_then_a_write(**kwargs):
+        page = read(**kwargs)  # "4 lessons"
+        monkeypatch.setattr(selectors, "queue_page", read)
+        host = Host.objects.get(name="acme")
+        lessons_retire(
+            host=host, hashes=[HASHES[0]], actor=reviewer, reason="restates 1", reason_code="obsolete"
+        )
+        return page
+
+    monkeypatch.setattr(selectors, "queue_page", rows_then_a_write)
+    client.force_login(reviewer)
+    assert "4 lessons" in client.get("/").content.decode()  # read before the write: the race itself
+    again = client.get("/").content.decode()
+    assert "3 lessons" in again and "4 lessons" not in again
