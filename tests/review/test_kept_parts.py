@@ -28,13 +28,14 @@ ENTITY = "host=acme&namespace=qa&subject=orders"
 PILE = f"/pile/?{ENTITY}"
 TEXTS = [f"Copy order field {i} exactly as printed, digit {i} kept." for i in range(4)]
 HASHES = [lesson_hash("qa", "orders", t) for t in TEXTS]
-# A kept pile's view reads the sign-in, the host, the data version and the claim: no lesson, no fact.
+# A kept pile's view reads the sign-in, the data version (first), the host and the claim: no lesson, no
+# fact.
 QUERIES_KEPT = [
     '"django_session"',
     '"auth_user"',
     '"auth_permission"',
-    '"lessons_host"',
     "lessons_dataversion",
+    '"lessons_host"',
     '"review_pileclaim"',
 ]
 ROW = re.compile(r'<tr data-hash="([0-9a-f]{64})" data-row="[0-9a-f]{64}" data-group=')  # member rows
