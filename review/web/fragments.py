@@ -5,7 +5,9 @@ request, before the part's data) and what else the part depends on (the entity, 
 selection, the members' ages as shown). Any committed write raises the version, so a part is never served
 for data that changed after it was built; an old version's parts are never asked for again and expire
 (``FRAGMENT_CACHE_SECONDS``). Nothing is kept or read while the data version is ``"0"`` (no counted write
-committed yet) or inside a transaction (the request's own writes are not committed, so not versioned).
+committed yet), inside a transaction (the request's own writes are not committed, so not versioned), or
+for a request that writes (its page after the write is built from what it read, in whatever order). A
+view reads the version before any data its parts show (``version_first``).
 The cache is the process's memory by default, Redis with ``CACHE_URL``. docs: docs/production.md
 ("Cache").
 """
@@ -37,15 +39,18 @@ def request_version(request: HttpRequest) -> str:
     return version
 
 
-def _keeps() -> bool:
-    return settings.FRAGMENT_CACHE_SECONDS > 0 and not connection.in_atomic_block
+READS = ("GET", "HEAD")
+
+
+def _keeps(request: HttpRequest) -> bool:
+    return request.method in READS and settings.FRAGMENT_CACHE_SECONDS > 0 and not connection.in_atomic_block
 
 
 def version_first(request: HttpRequest) -> None:
     """Read the request's data version now, when parts may be kept: for a view that reads data of a kept
     part before it asks for the part (the queue reads its rows, then keeps their table). A part built
     from data read before its version could be kept under a newer version than its data."""
-    if _keeps():
+    if _keeps(request):
         request_version(request)
 
 
@@ -53,7 +58,7 @@ def fragment(request: HttpRequest, key: tuple, build: Callable[[], T]) -> T:
     """``build()``'s value for ``key`` (a tuple of plain values: strings, numbers, booleans, tuples) at
     this request's data version: from the cache when it holds it, else built and kept for
     ``FRAGMENT_CACHE_SECONDS``. Built every time while nothing may be cached (see the module)."""
-    if not _keeps():
+    if not _keeps(request):
         return build()
     seconds = settings.FRAGMENT_CACHE_SECONDS
     version = request_version(request)

@@ -94,6 +94,18 @@ def test_a_kept_pile_is_read_from_the_cache_and_every_write_shows_at_once(ingest
     _kept_then_changed(ingest, client, reviewer, viewer)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_nothing_is_kept_for_a_request_that_writes(rf):
+    Host.objects.create(name="alpha")  # a counted write: the version is not "0"
+    cache.clear()
+    built = []
+    for _ in range(2):
+        fragment(rf.post("/"), ("x",), lambda: built.append(1))
+    assert built == [1, 1]
+    assert fragment(rf.get("/"), ("x",), lambda: "built") == "built"
+    assert fragment(rf.head("/"), ("x",), lambda: "again") == "built"
+
+
 def test_nothing_is_kept_inside_a_transaction(rf, db):
     built = []
     request = rf.get("/")
