@@ -146,14 +146,14 @@ def _copy(sql: str, rows: list[Sequence[object]]) -> int:
     """Run ``COPY ... FROM STDIN`` (PostgreSQL, psycopg 3) with ``rows``, in the current transaction: its
     errors raised as Django's (``wrap_database_errors``), the statement in Django's query log as an
     ``executemany`` would be (``CaptureQueriesContext`` counts it), and counted as a write for the data
-    version (``COPY`` passes no execute wrapper). Returns ``len(rows)``."""
-    note_write(connection)
+    version once it is written (``COPY`` passes no execute wrapper). Returns ``len(rows)``."""
     start = time.monotonic()
     try:
         with connection.cursor() as cursor, connection.wrap_database_errors:
             with cursor.cursor.copy(sql) as copy:
                 for row in rows:
                     copy.write_row(row)
+        note_write(connection)
     finally:  # logged whether or not it failed, as Django logs a statement
         if connection.queries_logged:
             connection.queries_log.append(
