@@ -49,6 +49,19 @@ def _records(texts):
     ]
 
 
+def _counted(monkeypatch, owner, name: str) -> list:
+    """Count the calls of ``owner.name`` (a module's function or a class's method) in the returned list."""
+    calls: list = []
+    original = getattr(owner, name)
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return calls
+
+
 def _rows(response) -> list[str]:
     assert response.status_code == 200
     return ROW.findall(response.content.decode())
@@ -202,11 +215,7 @@ def test_a_cache_server_that_is_down_costs_time_not_the_page(ingest, client, rev
 def test_the_queue_table_is_kept_and_follows_every_write(ingest, client, reviewer, monkeypatch):
     from review.piles.tables import QueueTable
 
-    built = []
-    as_html = QueueTable.as_html
-    monkeypatch.setattr(
-        QueueTable, "as_html", lambda table, request: built.append(1) or as_html(table, request)
-    )
+    built = _counted(monkeypatch, QueueTable, "as_html")
     cache.clear()
     assert ingest(_records(TEXTS)).ok
     client.force_login(reviewer)
@@ -231,9 +240,7 @@ def test_the_log_chart_is_kept_and_follows_a_new_decision(ingest, client, review
     import review.log.views as log_views
     from review.services.decisions import lessons_retire
 
-    drawn = []
-    chart = log_views._chart
-    monkeypatch.setattr(log_views, "_chart", lambda *a: drawn.append(1) or chart(*a))
+    drawn = _counted(monkeypatch, log_views, "_chart")
     cache.clear()
     assert ingest(_records(TEXTS)).ok
     host = Host.objects.get(name="acme")
@@ -252,9 +259,7 @@ def test_the_log_chart_is_kept_and_follows_a_new_decision(ingest, client, review
 def test_the_lesson_page_is_kept_and_follows_its_retire(ingest, client, reviewer, monkeypatch):
     import review.lessons.lookups as lookups
 
-    read = []
-    detail = lookups.lesson_detail
-    monkeypatch.setattr(lookups, "lesson_detail", lambda **kw: read.append(1) or detail(**kw))
+    read = _counted(monkeypatch, lookups, "lesson_detail")
     cache.clear()
     assert ingest(_records(TEXTS)).ok
     client.force_login(reviewer)
@@ -274,11 +279,7 @@ def test_the_log_table_is_kept_by_address_and_follows_a_new_decision(ingest, cli
     from review.log.tables import DecisionTable
     from review.services.decisions import lessons_retire
 
-    drawn = []
-    as_html = DecisionTable.as_html
-    monkeypatch.setattr(
-        DecisionTable, "as_html", lambda table, request: drawn.append(1) or as_html(table, request)
-    )
+    drawn = _counted(monkeypatch, DecisionTable, "as_html")
     cache.clear()
     assert ingest(_records(TEXTS)).ok
     host = Host.objects.get(name="acme")
