@@ -56,6 +56,7 @@ def test_another_token_or_another_page_is_another_tag(hosts, call, make_token):
     assert _get(call, "/piles", two, tag).status_code == 200
     assert _get(call, "/piles?limit=1", one, tag).status_code == 200
     assert _get(call, "/piles", None, tag).status_code == 401  # no token: no 304, the 401
+    assert _get(call, "/piles", "lpr_" + "x" * 43, "*").status_code == 401  # "*" matches nothing
 
 
 def test_a_revoked_token_gets_401_not_304(hosts, call, make_token, reviewer):
