@@ -1,4 +1,4 @@
-"""Acceptance of the foundation issue on the corpora of tests/data: exactly two piles, as piles.md defines."""
+"""Acceptance of the foundation issue on the corpora of tests/data: exactly two piles, as docs/piles-and-recurrence.md defines."""
 
 import json
 
@@ -78,7 +78,7 @@ def test_member_fields_are_in_the_spec_shape(piles):
         "text": "Write Gross Amount as a bare number with two decimals \u2014 no currency symbol, no commas (e.g. 18450.00).",
         "created_at": "2026-01-15T00:00:00.000Z",
         "verdict": "held",
-        # recurrence.md: shown in 8 sessions; corr-a03 (ses_a06) matches it with no turn timing.
+        # docs/piles-and-recurrence.md: shown in 8 sessions; corr-a03 (ses_a06) matches it with no turn timing.
         "recurrence": {
             "sessions_shown": 8,
             "recurred": 0,
@@ -88,7 +88,7 @@ def test_member_fields_are_in_the_spec_shape(piles):
             "ambiguous": 0,
             "earlier_version": 0,
         },
-        # Extra keys (piles.md allows them): the fact it states, named by its oldest member, that fact's
+        # Extra keys (docs/piles-and-recurrence.md allows them): the fact it states, named by its oldest member, that fact's
         # label, and the facts it covers when it is an umbrella (issue 22).
         "group": "36727f000a42d1e7a5433589cd409dd00beee693f1e5ed207234dfaa30717f05",
         "fact": "Gross Amount",

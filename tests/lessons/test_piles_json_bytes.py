@@ -1,6 +1,6 @@
 """``manage.py piles --format json`` writes each pile through orjson (``pile_json_text``): the output must
 stay byte for byte what Python's ``json.dumps(indent=2, ensure_ascii=False)`` gave (issue 10; spec:
-piles.md, "JSON output"). Compared on the corpora through the command, and on generated piles with
+docs/piles-and-recurrence.md, "JSON output"). Compared on the corpora through the command, and on generated piles with
 awkward text (non-ASCII, quotes, backslashes, control characters, lone surrogates), awkward numbers (NaN,
 infinities, 1e-05, ints beyond 64 bits) straight through ``write_piles_json``."""
 

@@ -1,5 +1,5 @@
 """2,000 piles: ``manage.py piles`` and ``GET /api/v1/piles`` read them all with bounded queries (issue 10,
-build 3; SQLite failed from ~990 piles with "Expression tree is too large"). spec: piles.md, cli.md."""
+build 3; SQLite failed from ~990 piles with "Expression tree is too large"). spec: docs/piles-and-recurrence.md, README.md ("Commands")."""
 
 from __future__ import annotations
 

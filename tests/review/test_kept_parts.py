@@ -236,26 +236,6 @@ def test_the_queue_table_is_kept_and_follows_every_write(ingest, client, reviewe
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_log_chart_is_kept_and_follows_a_new_decision(ingest, client, reviewer, monkeypatch):
-    import review.log.views as log_views
-    from review.services.decisions import lessons_retire
-
-    drawn = _counted(monkeypatch, log_views, "_chart")
-    cache.clear()
-    assert ingest(_records(TEXTS)).ok
-    host = Host.objects.get(name="acme")
-    lessons_retire(host=host, hashes=[HASHES[0]], actor=reviewer, reason="restates 1", reason_code="obsolete")
-    client.force_login(reviewer)
-    first = client.get("/decisions/").content.decode()
-    assert client.get("/decisions/?page=1").content.decode().count("<figure") == first.count("<figure") == 1
-    assert len(drawn) == 1  # the second view (another table page) read the chart from the cache
-    assert len(client.get("/decisions/?action=retire").content) and len(drawn) == 2  # another filter
-    lessons_retire(host=host, hashes=[HASHES[1]], actor=reviewer, reason="restates 2", reason_code="obsolete")
-    client.get("/decisions/")
-    assert len(drawn) == 3  # a new decision: drawn again
-
-
-@pytest.mark.django_db(transaction=True)
 def test_the_lesson_page_is_kept_and_follows_its_retire(ingest, client, reviewer, monkeypatch):
     import review.lessons.lookups as lookups
 
@@ -275,24 +255,29 @@ def test_the_lesson_page_is_kept_and_follows_its_retire(ingest, client, reviewer
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_log_table_is_kept_by_address_and_follows_a_new_decision(ingest, client, reviewer, monkeypatch):
+def test_the_log_chart_and_table_are_kept_and_follow_a_new_decision(ingest, client, reviewer, monkeypatch):
+    import review.log.views as log_views
     from review.log.tables import DecisionTable
     from review.services.decisions import lessons_retire
 
-    drawn = _counted(monkeypatch, DecisionTable, "as_html")
+    charts = _counted(monkeypatch, log_views, "_chart")
+    tables = _counted(monkeypatch, DecisionTable, "as_html")
     cache.clear()
     assert ingest(_records(TEXTS)).ok
     host = Host.objects.get(name="acme")
     lessons_retire(host=host, hashes=[HASHES[0]], actor=reviewer, reason="restates 1", reason_code="obsolete")
     client.force_login(reviewer)
-    assert "restates 1" in client.get("/decisions/").content.decode()
-    client.get("/decisions/")
-    assert len(drawn) == 1  # the second view read the table from the cache
-    client.get("/decisions/?sort=-seq")
-    assert len(drawn) == 2  # another address: drawn
+    first = client.get("/decisions/").content.decode()
+    assert "restates 1" in first and first.count("<figure") == 1
+    assert client.get("/decisions/").content.decode().count("<figure") == 1
+    assert (len(charts), len(tables)) == (1, 1)  # the second view read both from the cache
+    client.get("/decisions/?sort=-seq")  # another table order: the same chart, another table
+    assert (len(charts), len(tables)) == (1, 2)
+    client.get("/decisions/?action=retire")  # another filter: both drawn
+    assert (len(charts), len(tables)) == (2, 3)
     lessons_retire(host=host, hashes=[HASHES[1]], actor=reviewer, reason="restates 2", reason_code="obsolete")
     assert "restates 2" in client.get("/decisions/").content.decode()
-    assert len(drawn) == 3
+    assert (len(charts), len(tables)) == (3, 4)  # a new decision: both drawn again
 
 
 @pytest.mark.django_db(transaction=True)

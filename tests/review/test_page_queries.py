@@ -1,6 +1,6 @@
 """Pile, lesson, host and log pages run the same number of queries at two data sizes (issue 10, build 3:
 "constant query counts"). Each test measures a page, grows its data several-fold, measures again and
-asserts both counts are equal to the exact number. spec: style.md ("Views and templates")."""
+asserts both counts are equal to the exact number. spec: CONTRIBUTING.md ("Views and templates")."""
 
 from __future__ import annotations
 

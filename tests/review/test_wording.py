@@ -1,5 +1,5 @@
 """The product never says a lesson was "followed"; the absence of corrections is "no observed
-correction". spec: recurrence.md, "Per-lesson counts"."""
+correction". spec: docs/piles-and-recurrence.md, "Per-lesson counts"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Attacks on ingest (the command, the service, the parser): hostile bytes must give a clear error naming
 file, line and field, never a traceback, never a partial write, never lost data. spec: interchange.md,
-"Framing" and "Errors and the import report"; cli.md (exit codes).
+"Framing" and "Errors and the import report"; README.md ("Commands") (exit codes).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Hostile values through the pages whose HTML is built in Python (issue 10: ``LeanTable``,
 ``LeanSelect``, the pile's member rows, the hosts rows, the log chart, ``route_path`` / ``target_link``)
 and the job pages: every page they reach is parsed, and no element or attribute a value tried to inject
-exists, no link is a ``javascript:`` URL, and no page is a 500. spec: style.md ("Lesson text is
+exists, no link is a ``javascript:`` URL, and no page is a 500. spec: CONTRIBUTING.md ("Lesson text is
 untrusted").
 """
 

@@ -1,6 +1,6 @@
 """Attacks on the reviewer pages: untrusted text in every field is escaped everywhere it is shown,
 POSTs need a CSRF token, ?next= cannot leave the site, a user without a role cannot act, hostile
-addresses give a 4xx page. spec: style.md ("Lesson text is untrusted"); decisions.md ("Actions": who).
+addresses give a 4xx page. spec: CONTRIBUTING.md ("Lesson text is untrusted"); decisions.md ("Actions": who).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ valid request, so a 302 or 200 means the action really went through, and asserts
   endpoints are 404.
 - /favicon.ico redirects everyone, signed in or not, to the static icon (302).
 
-spec: decisions.md ("Actions": who); review/roles.py; style.md ("Login is required by default").
+spec: decisions.md ("Actions": who); review/roles.py; CONTRIBUTING.md ("Login is required by default").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a consolidation draft keeps and drops of its members. spec: decisions.md; recurrence.md "Tokens"."""
+"""What a consolidation draft keeps and drops of its members. spec: decisions.md; docs/piles-and-recurrence.md "Tokens"."""
 
 from lessons.core.coverage import MemberCoverage, draft_coverage, requires_confirmation
 

@@ -1,4 +1,4 @@
-"""The pile rules (piles.md) and the seed analyzer's test cases (seeds/lesson_pile.rs.txt), restated."""
+"""The pile rules (docs/piles-and-recurrence.md) and the seed analyzer's test cases (seeds/lesson_pile.rs.txt), restated."""
 
 from lessons.core.piles import (
     NOT_APPLIED,

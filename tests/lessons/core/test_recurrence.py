@@ -1,6 +1,6 @@
-"""Recurrence core: the worked examples of recurrence.md, token rules and unmatched topics.
+"""Recurrence core: the worked examples of docs/piles-and-recurrence.md, token rules and unmatched topics.
 
-Pure tests: no database, no Django. spec: recurrence.md.
+Pure tests: no database, no Django. spec: docs/piles-and-recurrence.md.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def run(exposures: list[Exposure], corrections: list[Correction]) -> RecurrenceR
     return attribute(versions=VERSIONS, exposures=exposures, corrections=corrections)
 
 
-# --- The ten worked examples (recurrence.md, "Worked examples") ---------------------------------
+# --- The ten worked examples (docs/piles-and-recurrence.md, "Worked examples") ---------------------------------
 
 
 def test_example_1_shown_before_the_turn_is_recurred():
@@ -178,7 +178,7 @@ def test_example_10_lesson_never_shown_does_not_compete():
     assert result.attributions[0] == Attribution("s10-10:01", "s10", "unmatched", ())
 
 
-# --- Tokens (recurrence.md, "Tokens") ---------------------------------------------------------------
+# --- Tokens (docs/piles-and-recurrence.md, "Tokens") ---------------------------------------------------------------
 
 
 def test_runs_of_l1_are_every_maximal_word_run_lowercased_in_order():
@@ -240,7 +240,7 @@ def test_correction_topics_are_its_full_anchors():
     assert correction_topics("Use `dim_calendar` and the `*_at` columns.") == {"dim_calendar"}
 
 
-# --- Matching (recurrence.md, "Matching one correction against one lesson text") --------------------
+# --- Matching (docs/piles-and-recurrence.md, "Matching one correction against one lesson text") --------------------
 
 
 def test_rule_a_anchor_plus_another_content_token_matches():
@@ -390,7 +390,7 @@ def test_key_without_a_current_text_is_refused():
         attribute(versions=[L1_EARLIER], exposures=[], corrections=[])
 
 
-# --- Unmatched topics (recurrence.md, "Unmatched topics") -------------------------------------------
+# --- Unmatched topics (docs/piles-and-recurrence.md, "Unmatched topics") -------------------------------------------
 
 
 def topic_corrections(*rows: tuple[str, str]) -> list[Correction]:

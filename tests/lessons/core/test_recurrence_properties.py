@@ -1,6 +1,6 @@
 """Property tests of recurrence attribution: order, timing and partition invariants.
 
-Pure tests: no database, no Django. spec: recurrence.md, "Attributing one correction".
+Pure tests: no database, no Django. spec: docs/piles-and-recurrence.md, "Attributing one correction".
 """
 
 from __future__ import annotations

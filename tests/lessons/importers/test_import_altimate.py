@@ -1,4 +1,4 @@
-"""``manage.py import_altimate`` on the altimate-dbt-project corpus. spec: importers.md, cli.md, piles.md.
+"""``manage.py import_altimate`` on the altimate-dbt-project corpus. spec: importers.md, README.md ("Commands"), docs/piles-and-recurrence.md.
 
 Every test that changes the store works on a copy in ``tmp_path`` (fixture ``project``).
 """
@@ -21,7 +21,7 @@ HOST = "dbt-project"
 L8201_NOW = "Convert `*_at` timestamp columns with `to_utc` in staging models."
 L8201_BEFORE = "Convert `*_at` timestamp columns with `to_utc`."
 L2FE6 = "Convert `*_cents` columns to dollars with `cents_to_dollars` in staging models."
-APPROVED_ORDER = [  # oldest first (piles.md, rule 5): approved.json's "created"
+APPROVED_ORDER = [  # oldest first (docs/piles-and-recurrence.md, rule 5): approved.json's "created"
     "L-8201",
     "L-2fe6",
     "L-5c1d",

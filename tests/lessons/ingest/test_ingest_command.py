@@ -1,4 +1,4 @@
-"""``manage.py ingest``: exit codes, stdin, reports, no tracebacks. spec: cli.md."""
+"""``manage.py ingest``: exit codes, stdin, reports, no tracebacks. spec: README.md ("Commands")."""
 
 import io
 import json

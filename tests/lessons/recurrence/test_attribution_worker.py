@@ -1,6 +1,6 @@
 """A host rebuilt whole with the attribution worker stores what it stores without one: the same attribution
 rows in the same order (ids included on SQLite), the same counts, the same report; and a worker that fails
-leaves its chunks to this process. spec: lessons/recurrence/attributing.py; recurrence.md.
+leaves its chunks to this process. spec: lessons/recurrence/attributing.py; docs/piles-and-recurrence.md.
 """
 
 from __future__ import annotations

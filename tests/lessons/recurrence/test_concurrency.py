@@ -2,7 +2,7 @@
 
 Counts are sums read back from the stored rows; on PostgreSQL (READ COMMITTED) two writers would
 each miss the other's uncommitted rows, so every writer locks the host row first. spec:
-recurrence.md, "Per-lesson counts".
+docs/piles-and-recurrence.md, "Per-lesson counts".
 """
 
 from __future__ import annotations

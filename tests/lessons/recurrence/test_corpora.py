@@ -1,5 +1,5 @@
 """Acceptance on the corpora of tests/data: the counts of the recurrence issue, through the piles JSON and the
-``recurrence`` command. spec: recurrence.md; piles.md ("recurrence" in the JSON); cli.md."""
+``recurrence`` command. spec: docs/piles-and-recurrence.md (and "recurrence" in the JSON); README.md ("Commands")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``EpochMs`` (times read as epoch milliseconds in SQL) equals ``to_ms`` of the stored datetime.
 
 The recurrence refresh and ingest's resolver read every time this way; a wrong millisecond would change
-which version is current and every attribution after it. spec: recurrence.md (times in milliseconds).
+which version is current and every attribution after it. spec: docs/piles-and-recurrence.md (times in milliseconds).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Counts kept current batch by batch equal a full recompute, and the pure attribution over everything.
 
-spec: recurrence.md ("Per-lesson counts": sums over sessions); interchange.md (records in any batch).
+spec: docs/piles-and-recurrence.md ("Per-lesson counts": sums over sessions); interchange.md (records in any batch).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def pure_counts() -> dict[tuple[str, str], dict[str, int]]:
         by_key = defaultdict(list)
         for row in lessons:
             by_key[lesson_key(hash=row.hash, store=row.store, lesson_id=row.lesson_id)].append(row)
-        # recurrence.md: the current text is the live version's, else the newest version's.
+        # docs/piles-and-recurrence.md: the current text is the live version's, else the newest version's.
         current = {
             key: max([r for r in rows if r.status == "live"] or rows, key=lambda r: (r.created_at, r.hash))
             for key, rows in by_key.items()
@@ -44,7 +44,7 @@ def pure_counts() -> dict[tuple[str, str], dict[str, int]]:
             for key, rows in by_key.items()
             for row in rows
         ]
-        # recurrence.md step 2: a text a session was shown that no stored version has is a version too.
+        # docs/piles-and-recurrence.md step 2: a text a session was shown that no stored version has is a version too.
         stored = {(v.key, v.text_hash) for v in versions}
         versions += [
             LessonVersion(shown.lesson_key, "", shown.text, shown.text_hash, False)

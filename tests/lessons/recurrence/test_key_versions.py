@@ -1,5 +1,5 @@
 """``key_versions`` finds every version of the keys asked for, in one statement per chunk of keys, whatever
-mix of keys the chunk holds. spec: recurrence.md, "Lesson keys and versions"."""
+mix of keys the chunk holds. spec: docs/piles-and-recurrence.md, "Lesson keys and versions"."""
 
 from __future__ import annotations
 

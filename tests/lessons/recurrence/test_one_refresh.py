@@ -1,5 +1,5 @@
 """A transaction's status changes run ONE recurrence refresh (issue 9): re-ingesting 20 lessons as
-retracted, and a retire of several lessons. spec: recurrence.md, "Lesson keys and versions".
+retracted, and a retire of several lessons. spec: docs/piles-and-recurrence.md, "Lesson keys and versions".
 """
 
 from __future__ import annotations

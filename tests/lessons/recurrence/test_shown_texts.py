@@ -1,7 +1,7 @@
 """A text a session was shown that is no stored version of its lesson is kept with the lesson key, and a
 correction matching only that text counts as ``earlier_version`` (issue 11, item 5).
 
-spec: recurrence.md, "Attributing one correction" (step 2: any version the session was shown; step 5:
+spec: docs/piles-and-recurrence.md, "Attributing one correction" (step 2: any version the session was shown; step 5:
 only earlier texts shown → earlier_version); interchange.md, "exposure" (``text``).
 """
 

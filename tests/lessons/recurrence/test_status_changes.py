@@ -1,6 +1,6 @@
 """A status change moves a key's current version, and its counts with it, whichever path made it.
 
-spec: recurrence.md, "Lesson keys and versions" (current text: the live version's, else the newest).
+spec: docs/piles-and-recurrence.md, "Lesson keys and versions" (current text: the live version's, else the newest).
 """
 
 from __future__ import annotations

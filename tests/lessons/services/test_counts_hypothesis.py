@@ -1,7 +1,7 @@
 """Random sequences of writes keep the stored counts equal to a recount after every write (issue 10,
 item 1): ingest of lessons, retire, restore, a draft ingested then approved or rejected, a rollback, a
 budget change, a verdict, exposures and corrections that make a member recur. Real database, the real
-services; after each step ``entity_counts_check`` must find nothing. spec: piles.md, rules 2-5.
+services; after each step ``entity_counts_check`` must find nothing. spec: docs/piles-and-recurrence.md, rules 2-5.
 """
 
 from __future__ import annotations

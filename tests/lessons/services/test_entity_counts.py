@@ -1,5 +1,5 @@
 """The stored counts: ``manage.py piles --recount`` and ``--check``, a budget change, the hosts' totals.
-spec: piles.md, rules 2-5; cli.md (``piles``).
+spec: docs/piles-and-recurrence.md, rules 2-5; README.md ("Commands") (``piles``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Contract tests of the JSON API: status codes and exact bodies of every endpoint. spec: decisions.md,
-interchange.md, piles.md ("JSON output"); review/api/endpoints.py (the error table)."""
+interchange.md, docs/piles-and-recurrence.md ("JSON output"); review/api/endpoints.py (the error table)."""
 
 from __future__ import annotations
 

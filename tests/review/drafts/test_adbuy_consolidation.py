@@ -1,7 +1,7 @@
 """Acceptance on tests/data/adbuy-desk.jsonl, through the pages (client posts): the gate-failed draft,
 the draft its trigger may not approve, an approval by another reviewer, and its roll back.
 
-spec: decisions.md ("Actions"); interchange.md ("draft"); piles.md ("JSON output"); recurrence.md ("Tokens").
+spec: decisions.md ("Actions"); interchange.md ("draft"); docs/piles-and-recurrence.md ("JSON output"); docs/piles-and-recurrence.md ("Tokens").
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tests.review.drafts.helpers import member_summary, member_words
 
 PILE_URL = "/pile/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture"
 PILE_LINK = f'href="{PILE_URL.replace("&", "&amp;")}"'  # how the queue links the pile
-# The members of rec-adbuy-consolidate-1, oldest first (piles.md rule 5).
+# The members of rec-adbuy-consolidate-1, oldest first (docs/piles-and-recurrence.md rule 5).
 MEMBERS = [
     "36727f000a42d1e7a5433589cd409dd00beee693f1e5ed207234dfaa30717f05",
     "cc844636d4273cf9e98d465b13852a8b56a4652619ad97a5752531672a8ce79f",

@@ -1,6 +1,6 @@
 """The draft page and its three actions on small drafts: statuses, refusals, confirmation, htmx, queries.
 
-spec: decisions.md ("Actions", "Stale views are refused"); interchange.md ("draft"); piles.md ("drafts").
+spec: decisions.md ("Actions", "Stale views are refused"); interchange.md ("draft"); docs/piles-and-recurrence.md ("drafts").
 """
 
 from __future__ import annotations

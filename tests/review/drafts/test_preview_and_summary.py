@@ -1,6 +1,6 @@
 """The pure parts of the draft page: per-member coverage summaries and chips, and the prompt preview.
 
-No database. spec: recurrence.md ("Tokens"), piles.md (rules 3-5).
+No database. spec: docs/piles-and-recurrence.md ("Tokens"), docs/piles-and-recurrence.md (rules 3-5).
 """
 
 from __future__ import annotations

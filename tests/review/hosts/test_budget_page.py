@@ -1,5 +1,5 @@
 """The host budget page: preview first (exact counts and targets), then save with a reason; the decision
-then shows in the log and both exports. spec: decisions.md ("set_budget"), piles.md rules 3-4."""
+then shows in the log and both exports. spec: decisions.md ("set_budget"), docs/piles-and-recurrence.md rules 3-4."""
 
 from __future__ import annotations
 

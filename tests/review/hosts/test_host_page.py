@@ -1,6 +1,6 @@
 """The host page (/hosts/<name>/): every entity of one host against its budget, counted in one query;
 the hosts page links each host to it; a queue filtered to a host whose budget is off says why it is empty.
-spec: piles.md rules 1-4."""
+spec: docs/piles-and-recurrence.md rules 1-4."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The admin upload page for a zipped learn folder. spec: importers.md; style.md (personas).
+"""The admin upload page for a zipped learn folder. spec: importers.md; CONTRIBUTING.md (personas).
 
 Refused zips get a clear message and write nothing; a valid zip runs the same import as the command.
 """

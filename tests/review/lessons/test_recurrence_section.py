@@ -1,6 +1,6 @@
 """Recurrence on the pages: the lesson page's section and the unmatched topics page of a host.
 
-spec: recurrence.md; style.md (query counts that cannot grow with the data, untrusted text escaped).
+spec: docs/piles-and-recurrence.md; CONTRIBUTING.md (query counts that cannot grow with the data, untrusted text escaped).
 """
 
 from __future__ import annotations

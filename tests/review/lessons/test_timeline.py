@@ -1,6 +1,6 @@
 """The lesson's recurrence timeline: a server-rendered SVG whose texts are all escaped.
 
-spec: recurrence.md; style.md ("Lesson text is untrusted").
+spec: docs/piles-and-recurrence.md; CONTRIBUTING.md ("Lesson text is untrusted").
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def test_the_pile_header_shows_target_count_and_budget(corpora, as_viewer):
         "10 live lessons · budget 8",
         "over budget by 2",
     )
-    # The severity is always "medium" (piles.md rule 7): the JSON keeps it, the page does not show it.
+    # The severity is always "medium" (docs/piles-and-recurrence.md rule 7): the JSON keeps it, the page does not show it.
     assert page.find("span", "sev") is None
     assert page.find(cls="gauge").attrs["title"] == "10 live of a budget of 8"
 

@@ -1,6 +1,6 @@
 """The queue pages by keyset (issue 10, item 2): "next" and "previous" carry a cursor, the page query has no
 OFFSET whatever the page, every sort walks the same rows forwards and backwards, and the text filter goes
-through the database's trigram index. spec: piles.md, rules 2-4.
+through the database's trigram index. spec: docs/piles-and-recurrence.md, rules 2-4.
 """
 
 from __future__ import annotations

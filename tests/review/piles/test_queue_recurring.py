@@ -1,6 +1,6 @@
 """The queue's recurring column: sortable, and a filter for piles with recurring members.
 
-spec: recurrence.md ("recurring": recurred_sessions >= 2); piles.md (which entities are piles).
+spec: docs/piles-and-recurrence.md ("recurring": recurred_sessions >= 2); docs/piles-and-recurrence.md (which entities are piles).
 """
 
 from __future__ import annotations

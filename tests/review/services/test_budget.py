@@ -1,4 +1,4 @@
-"""set_budget and its preview. spec: decisions.md, "Actions" (set_budget); piles.md rules 3-4."""
+"""set_budget and its preview. spec: decisions.md, "Actions" (set_budget); docs/piles-and-recurrence.md rules 3-4."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The decision commands: exit codes, outputs and refusals. spec: cli.md."""
+"""The decision commands: exit codes, outputs and refusals. spec: README.md ("Commands")."""
 
 from __future__ import annotations
 
