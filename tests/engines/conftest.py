@@ -12,6 +12,7 @@ import os
 import shutil
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -101,21 +102,62 @@ def lesson_fields(i: int) -> dict:
     }
 
 
-@pytest.fixture
-def memory(db, tmp_path) -> tuple[Path, list[str]]:
-    """``(path, lesson hashes)``: five lessons on one entity, ``loop.lesson_pile/1`` enabled with a
-    budget of 3, and the loop run by dana with the scripted model: one pile finding and one
-    consolidation recommendation that passed GROUND and VERIFY."""
-    needs_areev()
-    path = tmp_path / "memory.db"
+def build_memory(path: Path, *, policy: Path | None = None) -> list[str]:
+    """Five lessons on one entity, ``loop.lesson_pile/1`` enabled with a budget of 3, and the loop run
+    by dana with the scripted model (under the host ``policy`` file when given): one pile finding and
+    one consolidation recommendation that passed GROUND and VERIFY. Returns the lesson hashes."""
     handle = open_memory(path, TRIGGER)
     hashes = [handle.add("fact", json.dumps(lesson_fields(i))) for i in range(len(LESSONS))]
     handle.set_analyzer_config("loop.lesson_pile/1", True, json.dumps({"max_active": 3}))
-    run = json.loads(handle.loop_run(llm_cmd=f"{sys.executable} {SCRIPTED_MODEL}"))
+    if policy is not None:
+        journal_eval(handle, "eval-before", 90, int(time.time() * 1000) - 3_600_000)
+    options = {"policy": str(policy)} if policy is not None else {}
+    run = json.loads(handle.loop_run(llm_cmd=f"{sys.executable} {SCRIPTED_MODEL}", **options))
     assert run["llm_funnel"]["stored"] == 1, run
     del handle
     release()
-    return path, hashes
+    return hashes
+
+
+@pytest.fixture
+def memory(db, tmp_path) -> tuple[Path, list[str]]:
+    """``(path, lesson hashes)`` of ``build_memory`` (no host policy)."""
+    needs_areev()
+    path = tmp_path / "memory.db"
+    return path, build_memory(path)
+
+
+# The host's held-out evaluation set, as areev's loop reads it: each pass of the host's harness is a
+# fact ``mg:eval_run`` on ``evalset:<name>`` in the ``agent:harness`` namespace, its summary as the
+# object; a host policy's ``outcome_evalset`` makes the Verify gate measure every applied model-written
+# lesson by one numeric field of it (baseline: the newest run before the apply; current: a run after).
+EVALSET = "invoice-holdout"
+EVAL_FIELD = "exact"
+
+
+def journal_eval(handle, run_id: str, exact: int, at_ms: int) -> str:
+    """Journal one pass of the host's evaluation set (``exact`` of 100 fields right) at ``at_ms``."""
+    summary = {"run_id": run_id, "passed": exact, "failed": 100 - exact, EVAL_FIELD: exact}
+    fields = {
+        "namespace": "agent:harness",
+        "subject": f"evalset:{EVALSET}",
+        "relation": "mg:eval_run",
+        "object": json.dumps(summary),
+        "created_at": at_ms,
+    }
+    return handle.add("fact", json.dumps(fields))
+
+
+@pytest.fixture
+def measured_memory(db, tmp_path) -> tuple[Path, list[str], Path]:
+    """``(path, lesson hashes, policy file)``: ``build_memory`` under a host policy whose
+    ``outcome_evalset`` names ``EVALSET``, with one pass of it (90 of 100) journaled before the loop
+    drafted the consolidation."""
+    needs_areev()
+    path, policy = tmp_path / "memory.db", tmp_path / "loop-policy.json"
+    evalset = {"hash": EVALSET, "field": EVAL_FIELD, "higher_is_better": True}
+    policy.write_text(json.dumps({"outcome_evalset": evalset}), encoding="utf-8")
+    return path, build_memory(path, policy=policy), policy
 
 
 def loop_live(path: Path, actor: str = "user:reader") -> list[str]:

@@ -7,17 +7,22 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 import pytest
 
 from lessons.models import AreevCursor, Draft, Lesson
-from review.models import DecisionAck
+from review.models import DecisionAck, DecisionOutcome
 from review.services.consolidation import draft_approve, draft_reject
 from review.services.decisions import lesson_restore, lessons_retire
 from tests.engines.conftest import (
+    DAY_MS,
+    EVAL_FIELD,
+    EVALSET,
     HOST,
     LESSONS,
     TRIGGER,
+    journal_eval,
     lesson_fields,
     loop_live,
     needs_areev,
@@ -278,3 +283,43 @@ def test_a_retire_that_leaves_the_entity_over_budget_dismisses_nothing(memory, r
     lessons_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason=REASON)
     code, out, _err = apply(path)
     assert [line.split(":")[0] for line in out.splitlines()] == ["applied", "1 applied, 0 refused, 0 skipped"]
+
+
+@pytest.mark.parametrize(
+    ("after", "verdict", "outcome"), [(95, "held", "supported"), (60, "regressed", "contradicted")]
+)
+def test_the_engines_re_measurement_of_an_applied_consolidation_is_the_approvals_outcome(
+    measured_memory, reviewer, after, verdict, outcome
+):
+    """Issue 24: a host policy names an evaluation set; the consolidation a reviewer approved is applied
+    by ``apply_decisions``, the host's harness journals a pass of the set a day later, and the engine's
+    loop re-measures the applied consolidation against the pass before the apply (90 of 100). The next
+    sync brings that verdict onto the consolidation, and the approval's outcome follows it."""
+    from areev.helpers import days_later
+
+    path, _hashes, policy = measured_memory
+    assert sync(path)[0] == 0
+    approval = draft_approve(draft=Draft.objects.get(), actor=reviewer, reason="Five rules say three things.")
+    code, out, err = apply(path)
+    assert code == 0 and out.splitlines()[-1] == "1 applied, 0 refused, 0 skipped", err
+    db = open_memory(path, TRIGGER)
+    journal_eval(db, "eval-after", after, int(time.time() * 1000) + DAY_MS + 60_000)
+    with days_later(2):
+        db.loop_run(policy=str(policy))
+    measured = json.loads(db.loop_outcomes())
+    del db
+    release()
+    assert [(o["rec_hash"], o["metric"], o["baseline"], o["current"], o["verdict"]) for o in measured] == [
+        (approval.draft_id, f"evalset:{EVALSET}:{EVAL_FIELD}", 90.0, float(after), verdict)
+    ]
+
+    code, out, err = sync(path)
+    assert code == 0 and "1 outcome rows, 0 unmapped outcome rows" in out, err
+    consolidation = Lesson.objects.get(hash=approval.created_hash)
+    assert list(consolidation.verdicts.values_list("verdict", flat=True)) == [verdict]
+    row = DecisionOutcome.objects.get(decision=approval)
+    assert (row.outcome, row.evidence["why"], row.evidence["verdicts"]) == (
+        outcome,
+        f"the consolidation: {verdict} when re-measured",
+        [{"lesson": approval.created_hash, "verdict": verdict, "at_ms": measured[0]["measured_at_ms"]}],
+    )
