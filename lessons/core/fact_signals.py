@@ -35,6 +35,9 @@ _SENTENCE_END = re.compile(r"(?:^|[.!?:;(\[\"“'—–-]\s*)$")
 _NAME = re.compile(r"\b([A-Za-z]{1,3})([0-9]{1,3})\b")
 # A numbered name in two words: a capitalized word and a number of one or two digits ("Section 2", "Box 1").
 _NAME_WORD = re.compile(r"\b([A-Z][a-z]+) ([0-9]{1,2})\b(?![.,:/-][0-9])")
+# A setting written in backticks: a key, ":" or "=", and one value ("timeout-minutes: 20",
+# "materialized='view'").
+_SETTING = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*[:=]\s*[\"']?([\w.\-/]+)[\"']?\s*$")
 # A quantity: a number and its unit, or a number a comparison bounds.
 _QUANTITY = re.compile(
     r"(?:(at least|at most|no more than|no less than|more than|less than|up to|within|over|under|"
@@ -136,7 +139,9 @@ class Profile:
         compute"); ``commanded``: the content words an instruction starts with, not negated ("compute it as
     ...", "must compute"); ``quantities``: ``(dimension, value)`` pairs, times in seconds ("15 minutes" is
         ``("time", 900.0)``); ``names``: numbered names as ``(letters, number)`` ("P1" is ``("p", 1)``,
-        "Section 2" is ``("section", 2)``).
+        "Section 2" is ``("section", 2)``); ``settings``: backticked settings as ``(key, value)``, folded to
+        lower case ("`timeout-minutes: 20`" is ``("timeout-minutes", "20")``, "`materialized='view'`" is
+        ``("materialized", "view")``).
     """
 
     sequence: tuple[str, ...]
@@ -148,6 +153,7 @@ class Profile:
     commanded: frozenset[str]
     quantities: frozenset[tuple[str, float]]
     names: frozenset[tuple[str, int]]
+    settings: frozenset[tuple[str, str]]
 
 
 @lru_cache(maxsize=16384)
@@ -177,6 +183,11 @@ def profile(text: str) -> Profile:
         names=frozenset(
             (letters.lower(), int(number))
             for letters, number in (*_NAME.findall(text), *_NAME_WORD.findall(text))
+        ),
+        settings=frozenset(
+            (key.lower(), value.lower())
+            for span in _BACKTICK.findall(text)
+            for key, value in _SETTING.findall(span)
         ),
     )
 
@@ -269,6 +280,7 @@ def _negated(text: str) -> frozenset[str]:
 MODALS = frozenset("must should always shall need needs".split())
 # A clause that starts with one of these is a condition, not an instruction.
 CONDITIONS = frozenset("if when unless whenever while once before after until".split())
+SUBJECT_REACH = 3  # a modal or negator this many words after a clause's first word makes it the subject
 
 
 def _commanded(text: str) -> frozenset[str]:
@@ -284,7 +296,14 @@ def _commanded(text: str) -> frozenset[str]:
             if word in NEGATORS or word in CLAUSE_NEGATORS:
                 break
             if len(word) >= MIN_WORD and word not in FUNCTION_WORDS and not word[0].isdigit():
-                if first or (i and found[i - 1] in MODALS) or (i > 1 and found[i - 2] in MODALS):
+                # A first word a modal or a negator follows is the clause's subject ("Tier 1 should not
+                # answer them", "marts must not divide"), not the instruction.
+                subject = first and not (MODALS | NEGATORS).isdisjoint(found[i + 1 : i + 1 + SUBJECT_REACH])
+                if (
+                    (first and not subject)
+                    or (i and found[i - 1] in MODALS)
+                    or (i > 1 and found[i - 2] in MODALS)
+                ):
                     out.add(word)
                 first = False
     return frozenset(out)

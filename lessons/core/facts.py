@@ -24,7 +24,7 @@ from lessons.core.groups import _restating_pairs, keep_choice
 from lessons.core.piles import PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
-FACTS_VERSION = 6
+FACTS_VERSION = 7
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -253,7 +253,16 @@ class _Pile:
         self.embedding = _centred(raw)
         # Members that score alike with everyone: the same words, anchors, evidence and embedding.
         self.signature = [
-            (p.words, frozenset(found), p.negated, p.commanded, p.quantities, p.names, vector.tobytes())
+            (
+                p.words,
+                frozenset(found),
+                p.negated,
+                p.commanded,
+                p.quantities,
+                p.names,
+                p.settings,
+                vector.tobytes(),
+            )
             for p, found, vector in zip(self.profiles, self.anchors, raw, strict=True)
         ]
         self.scores = self._scores()
@@ -280,9 +289,12 @@ class _Pile:
             if similarity[i, j] >= RULES_SIMILARITY:  # not where the sentence model sets the two apart
                 scores[i, j] = scores[j, i] = max(scores[i, j], WORD_RULES_SCORE)
         # Evidence that splits, looked for only where it can be: a pair that scores above 0, one negating
-        # and the other commanding, or both with quantities, or both with numbered names.
+        # and the other commanding, or both with quantities, or both with numbered names or settings.
         flags = np.array(
-            [[bool(p.negated), bool(p.commanded), bool(p.quantities), bool(p.names)] for p in self.profiles]
+            [
+                [bool(p.negated), bool(p.commanded), bool(p.quantities), bool(p.names or p.settings)]
+                for p in self.profiles
+            ]
         ).reshape(n, 4)
         neg, cmd, qty, named = flags[:, 0], flags[:, 1], flags[:, 2], flags[:, 3]
         maybe = (np.outer(neg, cmd) | np.outer(cmd, neg) | np.outer(qty, qty) | np.outer(named, named)) & (
@@ -330,11 +342,11 @@ def _splits(a: Profile, b: Profile) -> bool:
     """Evidence that two lessons state different facts: one negates an instruction the other gives and
     does not negate itself ("never compute it" / "compute it as ..."; "don't code X; code Y" and "X is
     not coded; code Y" both negate "code", so that splits nothing), a quantity of one dimension with
-    other values ("within 15 minutes" / "within 4 hours"), or the same numbered name with another number
-    ("P1" / "P2")."""
+    other values ("within 15 minutes" / "within 4 hours"), the same numbered name with another number
+    ("P1" / "P2"), or the same backticked setting with another value ("`timeout-minutes: 20`" / "`45`")."""
     if ((a.negated & b.commanded) - b.negated) or ((b.negated & a.commanded) - a.negated):
         return True
-    for left, right in ((a.quantities, b.quantities), (a.names, b.names)):
+    for left, right in ((a.quantities, b.quantities), (a.names, b.names), (a.settings, b.settings)):
         if left and right:
             mine: dict = {}
             theirs: dict = {}

@@ -144,6 +144,48 @@ def test_two_lessons_that_both_negate_a_word_are_not_split_on_it():
     assert _splits(dont, profile("Code probable diagnoses as if confirmed."))
 
 
+def test_a_clause_subject_before_a_modal_is_not_an_instruction_and_is_not_split_on():
+    from lessons.core.fact_signals import profile
+    from lessons.core.facts import _splits
+
+    # "Tier 1 should not answer them": Tier 1 is who must not act, not what to do; "not Tier 1" in the
+    # other lesson says the same. Method version 6 split these two restatements on "tier".
+    route = profile(
+        "Route anything mentioning invoices, refunds or charges to the Billing queue, not Tier 1."
+    )
+    belong = profile(
+        "Refund, invoice and charge questions belong to the Billing queue; Tier 1 should not answer them."
+    )
+    assert "tier" not in belong.commanded and "tier" in route.negated
+    assert not _splits(route, belong)
+    divide = profile(
+        "`amount_cents / 100.0 as amount` belongs in stg_orders; marts must not divide by 100 again."
+    )
+    assert "mart" not in divide.commanded and "divid" in divide.negated
+    assert not _splits(
+        profile(
+            "In `stg_orders`, convert `amount_cents` to `amount` in dollars by dividing by 100.0, never in the marts."
+        ),
+        divide,
+    )
+    # The word right after the modal is still the instruction.
+    assert profile("Each alert must carry a `runbook_url` annotation.").commanded == {"carry"}
+
+
+def test_a_backticked_setting_with_another_value_splits():
+    from lessons.core.fact_signals import profile
+    from lessons.core.facts import _splits
+
+    every = profile("Set `timeout-minutes: 20` on every job; the default of 360 hides hung tests.")
+    e2e = profile("The e2e job may take `timeout-minutes: 45`; don't lower it to 20.")
+    assert (every.settings, e2e.settings) == ({("timeout-minutes", "20")}, {("timeout-minutes", "45")})
+    assert _splits(every, e2e)
+    view = profile("Materialize stg_orders as a view (`materialized='view'`), not as a table.")
+    assert view.settings == {("materialized", "view")}
+    assert not _splits(view, profile("Keep `materialized = 'view'` on every staging model."))
+    assert profile("Use `a = b c` there.").settings == frozenset()  # not one value: not a setting
+
+
 def test_a_lesson_close_to_another_member_is_not_taken_for_an_umbrella():
     from lessons.core.facts import UMBRELLA_SIMILARITY, _Pile
 
