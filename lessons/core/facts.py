@@ -24,7 +24,7 @@ from lessons.core.groups import _restating_pairs, keep_choice
 from lessons.core.piles import PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
-FACTS_VERSION = 7
+FACTS_VERSION = 8
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -144,16 +144,17 @@ def pile_facts(
         marked |= {i, j}
     signature = [("marked", i) if i in marked else sig for i, sig in enumerate(pile.signature)]
     umbrellas, clusters = _umbrellas(pile, scores, marked, signature)
-    rest = [i for i in range(len(ordered)) if i not in umbrellas]
-    if umbrellas and len(rest) > 1:
-        # The signals again without the umbrellas: a term every umbrella repeats is rarer than it looked.
-        again = _Pile([pile.texts[i] for i in rest]).scores
-        for x, i in enumerate(rest):
-            for y, j in enumerate(rest):
-                if scores[i, j] == CANNOT:
-                    again[x, y] = CANNOT
-        scores[np.ix_(rest, rest)] = again
-        clusters = _cluster(scores, rest, signature)
+    base = scores
+    while umbrellas:
+        scores, clusters = _without(pile, base, umbrellas, signature)
+        # An umbrella whose facts the final clusters no longer show as two or more is a member like the
+        # others ("If there is no Due Date, compute it from the Invoice Date" names two fields, one fact).
+        released = {u for u in umbrellas if len(_covered(pile, scores, u, clusters)) < 2}
+        if not released:
+            break
+        umbrellas = umbrellas - released
+        if not umbrellas:
+            scores, clusters = base, _cluster(base, list(range(len(ordered))), signature)
     clusters = _join_marked(clusters, scores, same)
     names = {}
     for cluster in clusters:
@@ -306,6 +307,23 @@ class _Pile:
         np.fill_diagonal(scores, 0.0)
         self.similarity = similarity
         return scores
+
+
+def _without(
+    pile: _Pile, scores: np.ndarray, umbrellas: set[int], signature: Sequence
+) -> tuple[np.ndarray, list[list[int]]]:
+    """The pair scores and the clusters of the members but ``umbrellas``: the signals computed again
+    without them (a term every umbrella repeats is rarer than it looked), "different" kept."""
+    rest = [i for i in range(len(pile.texts)) if i not in umbrellas]
+    scores = scores.copy()
+    if len(rest) > 1:
+        again = _Pile([pile.texts[i] for i in rest]).scores
+        for x, i in enumerate(rest):
+            for y, j in enumerate(rest):
+                if scores[i, j] == CANNOT:
+                    again[x, y] = CANNOT
+        scores[np.ix_(rest, rest)] = again
+    return scores, _cluster(scores, rest, signature)
 
 
 def _ngrams(sequence: tuple[str, ...], longest: int) -> set[Phrase]:
