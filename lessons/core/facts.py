@@ -12,6 +12,7 @@ fact").
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ from lessons.core.groups import _restating_pairs, keep_choice
 from lessons.core.piles import PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
-FACTS_VERSION = 8
+FACTS_VERSION = 9
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -149,7 +150,7 @@ def pile_facts(
         scores, clusters = _without(pile, base, umbrellas, signature)
         # An umbrella whose facts the final clusters no longer show as two or more is a member like the
         # others ("If there is no Due Date, compute it from the Invoice Date" names two fields, one fact).
-        released = {u for u in umbrellas if len(_covered(pile, scores, u, clusters)) < 2}
+        released = {u for u in umbrellas if len(_states(pile, scores, u, clusters)) < 2}
         if not released:
             break
         umbrellas = umbrellas - released
@@ -165,7 +166,7 @@ def pile_facts(
         facts.append((cluster[0], _fact(pile, ordered, cluster, marked=bool(marked & set(cluster)))))
     by_first = {first: fact for first, fact in facts}
     for u in sorted(umbrellas):
-        covered = sorted({clusters[k][0] for k in _covered(pile, scores, u, clusters)})
+        covered = sorted({clusters[k][0] for k in _states(pile, scores, u, clusters)})
         covers = tuple(ordered[c].hash for c in covered)
         label = ", ".join(by_first[c].label for c in covered if by_first[c].label)
         facts.append(
@@ -209,6 +210,10 @@ LABEL_CHARS = 60
 UMBRELLA_ROUNDS = 8  # at most this many umbrellas a pile
 # A member whose semantic similarity with another member reaches this is not an umbrella.
 UMBRELLA_SIMILARITY = 0.45
+# An item of a listing lesson states a cluster's fact when its similarity with a member reaches this.
+ITEM_SIMILARITY = 0.45
+# Where a lesson's list of items breaks: a comma, semicolon or colon, "and" / "or" / "then", a dash.
+_ITEM_BREAK = re.compile(r"[;,:]\s+|\s+(?:and|or|then)\s+|\s+[—–]\s+")
 
 
 def _short(label: str) -> str:
@@ -251,7 +256,9 @@ class _Pile:
         # How rare a term is in the pile: a word every member has says nothing about which fact.
         self.weight = {term: math.log((n + 1) / (count + 0.5)) for term, count in counts.items()}
         raw = vectors(texts)
-        self.embedding = _centred(raw)
+        self.shift = _shift(raw)
+        self.embedding = _unit(raw - self.shift)
+        self._items: dict[int, np.ndarray | None] = {}
         # Members that score alike with everyone: the same words, anchors, evidence and embedding.
         self.signature = [
             (
@@ -267,6 +274,15 @@ class _Pile:
             for p, found, vector in zip(self.profiles, self.anchors, raw, strict=True)
         ]
         self.scores = self._scores()
+
+    def items(self, i: int) -> np.ndarray | None:
+        """The embeddings of the items member ``i`` lists ("Before a listing goes live: title under 150
+        chars, a real GTIN only, colour from our palette"), centred as the members' are: one row an
+        item of two or more content words; ``None`` when it lists fewer than two."""
+        if i not in self._items:
+            parts = [part for part in _ITEM_BREAK.split(self.texts[i]) if len(profile(part).words) >= 2]
+            self._items[i] = _unit(vectors(parts) - self.shift) if len(parts) >= 2 else None
+        return self._items[i]
 
     def spelled(self, i: int) -> set[str]:
         return {self.spellings.get(a, " ".join(a)) for a in self.anchors[i]}
@@ -331,13 +347,22 @@ def _ngrams(sequence: tuple[str, ...], longest: int) -> set[Phrase]:
 
 
 def _centred(vectors: np.ndarray) -> np.ndarray:
-    """Unit vectors of the embeddings minus a share of the pile's mean: what every member of a pile
-    shares is its topic, not a fact. The share, ``(n - 1) / (n + CENTRE_PRIOR)``, grows with the pile: the
-    mean of a few members is mostly those members themselves (of three, full centring would set every
-    pair apart)."""
+    """Unit vectors of the embeddings minus ``_shift``: what every member of a pile shares is its topic,
+    not a fact."""
+    return _unit(vectors - _shift(vectors))
+
+
+def _shift(vectors: np.ndarray) -> np.ndarray:
+    """The share of the pile's mean embedding taken off each member's: ``(n - 1) / (n + CENTRE_PRIOR)``,
+    growing with the pile (the mean of a few members is mostly those members themselves: of three, full
+    centring would set every pair apart); nothing for a pile of one."""
     n = len(vectors)
-    if n >= 2:
-        vectors = vectors - vectors.mean(axis=0) * ((n - 1) / (n + CENTRE_PRIOR))
+    if n < 2:
+        return np.zeros(vectors.shape[1:], dtype=vectors.dtype)
+    return vectors.mean(axis=0) * ((n - 1) / (n + CENTRE_PRIOR))
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.maximum(norms, 1e-9)
 
@@ -541,6 +566,34 @@ def _covered(
     return sorted(covered)
 
 
+def _states(pile: _Pile, scores: np.ndarray, u: int, clusters: list[list[int]], **pool: object) -> list[int]:
+    """The indexes of the clusters whose facts lesson ``u`` states, when it states two or more: by the
+    anchors it names (``_covered``; ``pool`` is passed on), else by the items it lists
+    (``_items_covered``); ``[]`` when it states fewer than two."""
+    return _covered(pile, scores, u, clusters, **pool) or _items_covered(pile, scores, u, clusters)
+
+
+def _items_covered(pile: _Pile, scores: np.ndarray, u: int, clusters: list[list[int]]) -> list[int]:
+    """The indexes of the clusters (``u`` not in them) whose facts the items lesson ``u`` lists state,
+    when they are two or more: each item's closest member (``Pile.items``, similarity at least
+    ``ITEM_SIMILARITY``) names its cluster, unless something splits ``u`` from that cluster. ``[]`` for a
+    lesson that lists fewer than two items, or whose items state fewer than two facts."""
+    items = pile.items(u)
+    members = [c for cluster in clusters for c in cluster if c != u]
+    if items is None or not members:
+        return []
+    at = {c: k for k, cluster in enumerate(clusters) for c in cluster}
+    similarity = items @ pile.embedding[members].T
+    covered: set[int] = set()
+    for row in similarity:
+        best = int(np.argmax(row))
+        if row[best] >= ITEM_SIMILARITY:
+            k = at[members[best]]
+            if not any(scores[u, c] <= CANNOT / 2 for c in clusters[k]):
+                covered.add(k)
+    return sorted(covered) if len(covered) >= 2 else []
+
+
 def _umbrellas(
     pile: _Pile, scores: np.ndarray, marked: set[int], signature: Sequence
 ) -> tuple[set[int], list[list[int]]]:
@@ -563,10 +616,10 @@ def _umbrellas(
             break
         best, most = None, 1
         for u in rest:
-            if u in marked or len(pile.anchors[u]) < 2 or restates[u]:
+            if u in marked or restates[u] or (len(pile.anchors[u]) < 2 and pile.items(u) is None):
                 continue
             others = [[c for c in cluster if c != u] for cluster in clusters]
-            covered = len(_covered(pile, scores, u, others, everyone=True, besides=frozenset(found)))
+            covered = len(_states(pile, scores, u, others, everyone=True, besides=frozenset(found)))
             if covered > most:
                 best, most = u, covered
         if best is None:

@@ -286,10 +286,17 @@ def test_on_the_development_set_every_umbrella_covers_two_facts_and_the_pairs_fo
     from bench.restatements_score import load_set, overall, run_grouper, score_pile
 
     piles = load_set()
+    umbrellas = {True: 0, False: 0}  # labelled an umbrella (fact null) or not
     for lessons in piles.values():
         members = [_m(lesson.hash, lesson.created_at_ms) for lesson in lessons]
         facts = pile_facts(members=members, texts={lesson.hash: lesson.text for lesson in lessons})
         assert [f.name for f in facts if f.umbrella and len(f.covers) < 2] == []
+        labelled = {lesson.hash: lesson.fact is None for lesson in lessons}
+        for fact in facts:
+            if fact.umbrella:
+                umbrellas[labelled[fact.name]] += 1
+    # 13 lessons of the set are labelled umbrellas: 10 found, and 2 restatements taken for umbrellas.
+    assert umbrellas == {True: 10, False: 2}
     scores = {name: score_pile(lessons, run_grouper(pile_facts, lessons)) for name, lessons in piles.items()}
     pooled = overall(scores)
     assert (pooled.tp, pooled.fp, pooled.fn) == (68, 27, 25)
