@@ -25,7 +25,7 @@ from lessons.core.groups import _restating_pairs, keep_choice
 from lessons.core.piles import PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
-FACTS_VERSION = 9
+FACTS_VERSION = 10
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -103,11 +103,11 @@ class Fact:
 
 
 def fact_counts(facts: Sequence[Fact]) -> tuple[int, int]:
-    """``(facts, restatements)`` of a pile: the groups that are not umbrellas, and the members minus
-    that (the queue's "facts" and "restatements" columns)."""
-    members = sum(len(f.members) for f in facts)
-    distinct = sum(1 for f in facts if not f.umbrella)
-    return distinct, members - distinct
+    """``(facts, restatements)`` of a pile: the groups that are not umbrellas, and their members minus
+    that: the lessons "keep one of each fact" selects, umbrellas left alone (the queue's "Lessons, facts"
+    and "Restatements" columns)."""
+    distinct = [f for f in facts if not f.umbrella]
+    return len(distinct), sum(len(f.members) for f in distinct) - len(distinct)
 
 
 def pile_facts(

@@ -71,7 +71,6 @@ QUEUE_SORTS = {
     "not_applied": ("not_applied",),
     "recurring": ("recurring",),
     "pending_drafts": ("pending_drafts",),
-    "groups": ("groups",),
     "facts": ("facts",),
     "restatements": ("restatements",),
     "oldest": ("oldest",),

@@ -38,16 +38,19 @@ def _then_tie(*fields: str) -> tuple[str, ...]:
     return (*fields, *(f for f in _TIE if f not in fields))
 
 
+FACTS_TITLE = "The distinct facts the live lessons state (a lesson covering several is not counted)"
+RESTATEMENTS_TITLE = "Lessons that restate another of their fact: what keeping one lesson per fact retires"
+
+
 class _CountColumn(tables.Column):
     """A small number, zero shown as a muted em dash; ``cell_class`` colours it like its verdict badge.
 
     django-tables2 does not call ``render`` for its empty values, and 0 is not one of them.
     """
 
-    def __init__(self, *args, cell_class: str = "", **kwargs):
-        kwargs.setdefault(
-            "attrs", {"th": {"class": f"num {cell_class}"}, "td": {"class": f"num {cell_class}"}}
-        )
+    def __init__(self, *args, cell_class: str = "", title: str = "", **kwargs):
+        th = {"class": f"num {cell_class}", **({"title": title} if title else {})}
+        kwargs.setdefault("attrs", {"th": th, "td": {"class": f"num {cell_class}"}})
         kwargs.setdefault("initial_sort_descending", True)  # a first click on a count: the most first
         super().__init__(*args, **kwargs)
 
@@ -71,16 +74,13 @@ class QueueTable(LeanTable):
         attrs={"td": {"class": "gauge-cell"}},
         initial_sort_descending=True,
     )
-    groups = tables.Column(
-        verbose_name="Lessons, groups",
-        order_by=_then_tie("groups"),
-        attrs={"th": {"class": "num"}, "td": {"class": "num groups"}},
-        initial_sort_descending=True,
+    # Issue 22: the facts the live members state (umbrellas not counted) beside the live count, and the
+    # restatements (the members of those facts but one each: what "keep one of each fact" retires), so the
+    # piles that shrink most by removing restatements can sort first.
+    facts = _CountColumn(verbose_name="Facts", order_by=_then_tie("facts"), title=FACTS_TITLE)
+    restatements = _CountColumn(
+        verbose_name="Restatements", order_by=_then_tie("restatements"), title=RESTATEMENTS_TITLE
     )
-    # Issue 22: the facts the live members state (umbrellas not counted), and the restatements (members
-    # minus facts): the piles that shrink most by keeping one member per fact sort first.
-    facts = _CountColumn(verbose_name="Facts", order_by=_then_tie("facts"))
-    restatements = _CountColumn(verbose_name="Restatements", order_by=_then_tie("restatements"))
     overage = _CountColumn(verbose_name="Over", order_by=_then_tie("overage"), cell_class="over")
     held = _CountColumn(verbose_name="held", order_by=_then_tie("held"), cell_class="mix mix-held")
     regressed = _CountColumn(
@@ -125,14 +125,12 @@ class QueueTable(LeanTable):
     def render_count(self, record):
         return budget_gauge(record["count"], record["max_active"])
 
-    def render_groups(self, record, value):
-        """Issue 12: "N lessons, K groups": live members, their groups (lessons.core.facts); "N lessons,
-        grouping…" while a bulk ingest's pile waits for the background regroup (no groups stored yet)."""
-        n = record["count"]
-        lessons = f"{n} lesson{'s' if n != 1 else ''}"
+    def render_facts(self, record, value):
+        """The facts the live members state (lessons.core.facts; umbrellas not counted); "grouping…"
+        while a bulk ingest's pile waits for the background regroup (nothing stored yet)."""
         if record.get("facts_version") == FACTS_PENDING:
-            return f"{lessons}, {GROUPING}"
-        return f"{lessons}, {value} group{'s' if value != 1 else ''}"
+            return GROUPING
+        return value
 
     def render_pending_drafts(self, record, value):
         """A count of pending drafts links to the pile's drafts section; zero stays a muted dash."""

@@ -21,7 +21,9 @@ def test_the_counts_store_the_facts_of_a_pile(corpora):
     row = _pile()
     assert row.facts_version == FACTS_VERSION
     assert len(row.fact_groups) == row.groups
-    assert row.facts + row.restatements == row.live
+    umbrellas = sum(1 for f in row.fact_groups if f["umbrella"])
+    assert (row.facts, row.restatements, umbrellas) == (4, 4, 2)  # 4 facts of 8 members, 2 umbrellas
+    assert row.facts + row.restatements + umbrellas == row.live
     members = sorted(h for f in row.fact_groups for h in f["members"])
     assert members == sorted(
         Lesson.objects.filter(subject="invoice_capture", status="live").values_list("hash", flat=True)

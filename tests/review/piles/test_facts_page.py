@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lessons.models import Host, Lesson
+from lessons.models import EntityCount, Host, Lesson
 from lessons.selectors.facts import pile_facts_stored
 from review.models import Decision, ReasonCode
 from review.piles.facts import RESOLVE_NOTHING, RESOLVE_READY, facts_line
@@ -184,6 +184,9 @@ def test_an_umbrella_is_shown_covering_its_facts_and_resolve_leaves_it_alone(cor
     resolved = parse(as_reviewer.post(ADBUY_RESOLVE, {}).content)
     checked = {i.attrs["value"] for i in resolved.find_all("input", name="members") if "checked" in i.attrs}
     assert not checked & {u.name for u in umbrellas}
+    # The queue's "Restatements" counts exactly what resolving by facts selects (a newcomer found 6 there
+    # against 4 selected, while umbrellas were counted as restatements).
+    assert len(checked) == EntityCount.objects.get(subject="invoice_capture").restatements == 4
     if umbrellas:
         listed = resolved.find(data_testid="resolve-umbrellas").find_all("span", cls="mono")
         assert [s.text for s in listed] == [u.name[:8] for u in umbrellas]

@@ -12,9 +12,8 @@ ADBUY_ROW = [
     "adbuy-desk",
     "entity:desk.adbuy/invoice_capture",
     "10 / 8",
-    "10 lessons, 6 groups",
-    "4",  # issue 22: facts (umbrellas not counted) and restatements (members minus facts)
-    "6",
+    "4",  # issue 22: facts (umbrellas not counted), then the restatements:
+    "4",  # the members of those facts but one each (what "keep one of each fact" retires)
     "2",
     "5",
     "2",
@@ -28,8 +27,7 @@ WAREHOUSE_ROW = [
     "warehouse-sql",
     "entity:analytics/revenue_models",
     "8 / 5",
-    "8 lessons, 7 groups",  # issue 12: the live members and their restatement groups
-    "7",
+    "7",  # the facts the live members state
     "1",
     "3",
     "1",
