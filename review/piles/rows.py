@@ -106,7 +106,7 @@ WHY_UMBRELLA = "states the anchors of several facts"
 TOOLS = '\n          <div class="fact-tools">{keeper}{merge}</div>'
 KEEPER = (
     '\n          <label class="keeper small">Keeper'
-    ' <select name="keepers" data-keeper>{options}</select></label>'
+    ' <select name="keepers" data-keeper aria-label="Keeper of {label}">{options}</select></label>'
     "{keep}"
 )
 KEEPER_OPTION = '<option value="{hash}"{selected}>{short} · {verdict}{suggested}</option>'
@@ -288,7 +288,7 @@ def _keeper_html(rows: FactRows, *, entity_qs: str, keepers: frozenset[str]) -> 
         keep=hash8(kept),
         n=len(others),
     )
-    return html_format(KEEPER, options=options, keep=keep)
+    return html_format(KEEPER, options=options, keep=keep, label=fact.label or f"fact {hash8(fact.name)}")
 
 
 def _head_html(rows: FactRows, *, form, entity_qs: str, keepers: frozenset[str]) -> SafeString:

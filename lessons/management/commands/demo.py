@@ -15,8 +15,8 @@ DEMO = Path(__file__).resolve().parents[2] / "demo"
 # demo.jsonl: three hosts of the product's own making; adbuy-desk.jsonl: the ad-buy desk whose
 # invoice_capture pile the docs tell about (ten rules, four facts).
 DEMO_CORPORA = (DEMO / "demo.jsonl", DEMO / "adbuy-desk.jsonl")
-# Demo logins: (username, password, groups). "priya" triggered the demo drafts, so she may not
-# approve them; "reviewer" can.
+# Demo logins: (username, password, groups). "priya" triggered the claims-intake demo drafts, so she
+# may not approve those; "reviewer" can.
 DEMO_USERS = (
     ("viewer", "viewer-demo-pass", ["viewer"]),
     ("reviewer", "reviewer-demo-pass", ["reviewer"]),

@@ -219,3 +219,16 @@ def test_a_nul_in_the_lesson_host_is_an_unknown_lesson(corpora, client, viewer):
     assert parse(response.content).find(cls="problem").find("p").text == LESSON_UNKNOWN.format(
         host="adbuy\x00desk", hash="0" * 64
     )
+
+
+def test_a_viewer_is_told_why_the_lesson_page_has_no_retire_form(l0a07, client, viewer, reviewer):
+    """Newcomer finding: the retire form was simply missing for a viewer; the pile page says why."""
+    client.force_login(viewer)
+    why = parse(client.get(url(l0a07)).content).find(data_testid="why-no-retire")
+    assert why.text == (
+        f"No retire form: you are signed in as {viewer.username} (role viewer), and retiring a lesson needs"
+        " the reviewer role."
+    )
+    client.force_login(reviewer)
+    page = parse(client.get(url(l0a07)).content)
+    assert page.find(data_testid="why-no-retire") is None and page.find("form", cls="retire-one") is not None
