@@ -326,7 +326,8 @@ SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"refusals": {"()": "review.web.log_filters.RefusalsWithoutTraceback"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["refusals"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
     # Django's default config gives "django" a console handler of its own (when DEBUG is on) that also
     # propagates here: every line printed twice under make run. The root handler alone prints it.
