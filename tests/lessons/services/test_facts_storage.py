@@ -91,6 +91,31 @@ def test_piles_regroup_recomputes_the_stored_facts(corpora):
     assert out.getvalue().strip() == REGROUPED.format(piles=2, hosts=3, version=FACTS_VERSION)
 
 
+def test_migrate_queues_the_regroup_of_the_hosts_with_facts_of_an_older_method(corpora):
+    """An upgrade that changes FACTS_VERSION regroups without a command: ``migrate`` (its post_migrate)
+    queues the background regroup for each host with a stale pile, and nothing for the others; the task
+    stores this version's facts again."""
+    from django.core.management import call_command
+    from django_tasks_db.models import DBTaskResult
+
+    from lessons.tasks import regroup_pending
+
+    row = _pile()
+    assert DBTaskResult.objects.count() == 0
+    call_command("migrate", verbosity=0)
+    assert DBTaskResult.objects.count() == 0  # every pile of this version: nothing queued
+    EntityCount.objects.filter(id=row.id).update(facts_version=FACTS_VERSION - 1)
+    call_command("migrate", verbosity=0)
+    (task,) = DBTaskResult.objects.all()
+    assert (task.task_path, task.args_kwargs) == (
+        "lessons.tasks.regroup_pending",
+        {"args": [row.host_id], "kwargs": {}},
+    )
+    assert regroup_pending.call(row.host_id) == 1
+    again = _pile()
+    assert (again.facts_version, again.fact_groups) == (FACTS_VERSION, row.fact_groups)
+
+
 def test_invoice_capture_comes_out_in_six_groups(corpora):
     """Issue 22's acceptance: the four restated facts found, each labelled by its field, and both
     umbrellas groups of their own covering the facts they state."""
