@@ -13,7 +13,7 @@ class LessonsConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         from lessons.services.data_version import install
-        from lessons.services.facts import regroups_after_migrate
+        from lessons.tasks import regroups_after_migrate
 
         connection_created.connect(install, dispatch_uid="lessons.data_version")
         post_migrate.connect(

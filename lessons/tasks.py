@@ -1,13 +1,17 @@
 """Background tasks of the lessons app (Django's tasks framework; the worker is ``manage.py db_worker``).
 
 ``regroup_pending``: after a bulk ingest left piles not grouped yet (their lessons' texts not encoded:
-``lessons.services.embeddings.facts_deferred``), group them. docs: docs/piles-and-recurrence.md ("Facts").
+``lessons.services.embeddings.facts_deferred``), or an upgrade left piles of an older facts method
+(``regroups_after_migrate``), group them. docs: docs/piles-and-recurrence.md ("Facts").
 """
 
 from __future__ import annotations
 
+from django.db import DEFAULT_DB_ALIAS, DatabaseError
 from django_tasks import task
 
+from lessons.core.facts import FACTS_VERSION
+from lessons.models import EntityCount
 from lessons.services.facts import facts_regroup_pending
 
 
@@ -16,3 +20,27 @@ def regroup_pending(host_id: int) -> int:
     """Group host ``host_id``'s piles left not grouped yet (``facts_regroup_pending``); returns how many
     piles were written."""
     return facts_regroup_pending(host_id=host_id)
+
+
+def regroups_after_migrate(*, using: str = DEFAULT_DB_ALIAS, **kwargs: object) -> list[int]:
+    """The ``post_migrate`` receiver (``lessons.apps``): queue the background regroup
+    (``lessons.tasks.regroup_pending``) for each host that has a pile whose stored facts are of another
+    ``FACTS_VERSION``, so an upgrade that changed the facts method regroups without a command (until the
+    worker has, a pile's facts are computed when it is read). One query; nothing queued on a fresh
+    database, or when the tables are not there yet. Returns the host ids queued, sorted.
+    docs/production.md ("Installing and starting")."""
+    try:
+        hosts = sorted(
+            set(
+                EntityCount.objects.using(using)
+                .filter(over_budget=True)
+                .exclude(facts_version=FACTS_VERSION)
+                .values_list("host_id", flat=True)
+                .distinct()
+            )
+        )
+        for host_id in hosts:
+            regroup_pending.enqueue(host_id)
+    except DatabaseError:  # migrated partly (an app at a time): the next migrate queues them
+        return []
+    return hosts

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, transaction
+from django.db import transaction
 
 from lessons.core.facts import FACTS_VERSION
 from lessons.models import EntityCount, Lesson
@@ -65,30 +65,3 @@ def facts_regroup_pending(*, host_id: int) -> int:
             embeddings_load(texts)
         written += facts_refresh(host_id=host_id, keys=chunk)
     return written
-
-
-def regroups_after_migrate(*, using: str = DEFAULT_DB_ALIAS, **kwargs: object) -> list[int]:
-    """The ``post_migrate`` receiver (``lessons.apps``): queue the background regroup
-    (``lessons.tasks.regroup_pending``) for each host that has a pile whose stored facts are of another
-    ``FACTS_VERSION``, so an upgrade that changed the facts method regroups without a command (until the
-    worker has, a pile's facts are computed when it is read). One query; nothing queued on a fresh
-    database, or when the tables are not there yet. Returns the host ids queued, sorted.
-    docs/production.md ("Installing and starting")."""
-    try:
-        hosts = sorted(
-            set(
-                EntityCount.objects.using(using)
-                .filter(over_budget=True)
-                .exclude(facts_version=FACTS_VERSION)
-                .values_list("host_id", flat=True)
-                .distinct()
-            )
-        )
-        if hosts:
-            from lessons.tasks import regroup_pending
-
-            for host_id in hosts:
-                regroup_pending.enqueue(host_id)
-    except DatabaseError:  # migrated partly (an app at a time): the next migrate queues them
-        return []
-    return hosts
