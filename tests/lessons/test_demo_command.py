@@ -37,3 +37,20 @@ def test_the_demo_holds_the_ad_buy_desk_and_its_invoice_capture_pile(db):
     run()
     pile = EntityCount.objects.get(host__name="adbuy-desk", subject="invoice_capture")
     assert (pile.namespace, pile.live, pile.over_budget, pile.overage) == ("desk.adbuy", 10, True, 2)
+
+
+def test_loading_the_demo_again_says_which_lesson_a_reviewer_decided_since(db, reviewer):
+    """Newcomer finding: a second `make run` printed "1 held" without saying what or why."""
+    from lessons.models import Lesson
+    from review.services.decisions import lessons_retire
+
+    run()
+    lesson = Lesson.objects.filter(host__name="adbuy-desk", subject="invoice_capture", status="live").first()
+    lessons_retire(host=lesson.host, hashes=[lesson.hash], actor=reviewer, reason="Restates another rule.")
+    lines = run()
+    assert lines[0].startswith("demo corpus: ") and ", 1 held, " in lines[0]
+    assert lines[1] == (
+        f"  held: lesson {lesson.hash[:8]} on adbuy-desk: stays retracted (the source says live; a reviewer's"
+        " decision is newer)"
+    )
+    assert lines[2] == "demo logins (http://127.0.0.1:8000/):"

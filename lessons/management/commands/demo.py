@@ -48,6 +48,8 @@ class Command(BaseCommand):
                     user.save()
                 user.groups.set(Group.objects.filter(name__in=groups))
         self.stdout.write(f"demo corpus: {report.summary_line()}")
+        for note in report.held:  # a reviewer's decision since the last load wins over the corpus: say which
+            self.stdout.write(f"  held: {note}")
         self.stdout.write(f"demo logins ({url}):")
         for username, password, groups in DEMO_USERS:
             self.stdout.write(f"  {username:<9} password {password:<20} role {', '.join(groups)}")
