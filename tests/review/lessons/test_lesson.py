@@ -64,8 +64,8 @@ def test_the_lesson_page_shows_the_verdict_history_newest_first(corpora, as_view
     lesson = Lesson.objects.get(host__name="adbuy-desk", hash__startswith="36727f00")
     page = parse(as_viewer.get(url(lesson)).content)
     assert table_rows(page, "verdicts") == [
-        ["held", "field_accuracy", "\u2014 → \u2014", "7 d", "2026-01-22T01:00:00.000Z"],
-        ["held", "field_accuracy", "\u2014 → \u2014", "1 d", "2026-01-16T01:00:00.000Z"],
+        ["held", "field_accuracy", "not reported", "7 d", "2026-01-22T01:00:00.000Z"],
+        ["held", "field_accuracy", "not reported", "1 d", "2026-01-16T01:00:00.000Z"],
     ]
 
 
