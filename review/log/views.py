@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils import timezone
+from django.utils.functional import lazy
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET
 
+from lessons.models import Host
 from review.log.chart import log_chart
 from review.log.exports import decisions_csv, decisions_jsonl
 from review.log.filters import filter_decisions
@@ -26,6 +28,7 @@ from review.roles import PERM_VIEW_DECISIONS
 from review.services.chain_head import chain_head_stamp, chain_receipt
 from review.web.fragments import fragment, version_first
 from review.web.htmx import render_region
+from review.web.lookups import HOST_UNKNOWN
 from review.web.paging import BoundedPaginator, PageSizeConfig
 
 PER_PAGE = 50
@@ -35,6 +38,21 @@ FILTER_PARAMS = ("seq", "batch", "host", "actor", "action", "reason_code", "stat
 # What the table says when it has no row: the log is empty, or the filters leave nothing.
 EMPTY_LOG = "No decisions yet. Every retire, restore, consolidation and budget change will be recorded here."
 EMPTY_FILTERED = "No decisions match these filters."
+
+
+def _unknown_host_first(host: str) -> str:
+    """``EMPTY_FILTERED``, after "There is no host named 'x'." when the host filter names no host (one
+    query, asked only when the empty table is drawn)."""
+    if host and not Host.objects.filter(name=host).exists():
+        return f"{HOST_UNKNOWN.format(host=host)} {EMPTY_FILTERED}"
+    return EMPTY_FILTERED
+
+
+_empty_filtered = lazy(_unknown_host_first, str)
+
+
+def _empty_text(request: HttpRequest):
+    return _empty_filtered(request.GET.get("host", "").strip())
 
 
 def _filter_query(request: HttpRequest) -> str:
@@ -57,7 +75,7 @@ def decisions(request: HttpRequest) -> HttpResponse:
     log_filter = filter_decisions(request.GET, decisions_log())
     decisions = log_filter.qs if log_filter.is_valid() else decisions_log().none()
     filtered = any(request.GET.get(key) for key in FILTER_PARAMS)
-    table = DecisionTable(decisions, empty_text=EMPTY_FILTERED if filtered else EMPTY_LOG)
+    table = DecisionTable(decisions, empty_text=_empty_text(request) if filtered else EMPTY_LOG)
     # the bounded count: a COUNT of the whole log on every view grew with it (1M decisions: seconds)
     PageSizeConfig(request, paginate={"per_page": PER_PAGE, "paginator_class": BoundedPaginator}).configure(
         table

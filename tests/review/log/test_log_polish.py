@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from review.log.views import EMPTY_FILTERED, EMPTY_LOG
-from review.models import ReasonCode
+from review.models import Decision, ReasonCode
 from tests.fixtures.log import row_seqs
 from tests.html import parse
 from tests.review.log.test_log_page import log, page  # noqa: F401 - the five-decision fixture
@@ -28,6 +28,17 @@ def test_filters_that_leave_nothing_say_so_and_offer_no_export(client, viewer, l
     html = page(client, viewer, "actor=ada&action=retire")
     assert parse(html).find("table", "decision-log").find("td").text == EMPTY_FILTERED
     assert "export.jsonl" not in html
+
+
+def test_a_host_filter_naming_no_host_says_so(client, viewer, log):  # noqa: F811
+    """Newcomer finding: "/decisions/?host=zzz" said only that no decision matched."""
+    html = page(client, viewer, "host=zzz")
+    assert parse(html).find("table", "decision-log").find("td").text == (
+        f"There is no host named 'zzz'. {EMPTY_FILTERED}"
+    )
+    known = Decision.objects.values_list("host", flat=True).first()
+    html = page(client, viewer, f"host={known}&actor=nobody")
+    assert parse(html).find("table", "decision-log").find("td").text == EMPTY_FILTERED
 
 
 def test_a_full_log_counts_its_rows_and_offers_both_exports(client, viewer, log):  # noqa: F811
