@@ -25,7 +25,7 @@ from lessons.core.groups import _restating_pairs, keep_choice
 from lessons.core.piles import PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
-FACTS_VERSION = 10
+FACTS_VERSION = 11
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -212,6 +212,7 @@ UMBRELLA_ROUNDS = 8  # at most this many umbrellas a pile
 UMBRELLA_SIMILARITY = 0.45
 # An item of a listing lesson states a cluster's fact when its similarity with a member reaches this.
 ITEM_SIMILARITY = 0.45
+LIST_ITEMS = 3  # a lesson lists its instructions when it has at least this many items
 # Where a lesson's list of items breaks: a comma, semicolon or colon, "and" / "or" / "then", a dash.
 _ITEM_BREAK = re.compile(r"[;,:]\s+|\s+(?:and|or|then)\s+|\s+[—–]\s+")
 
@@ -278,10 +279,11 @@ class _Pile:
     def items(self, i: int) -> np.ndarray | None:
         """The embeddings of the items member ``i`` lists ("Before a listing goes live: title under 150
         chars, a real GTIN only, colour from our palette"), centred as the members' are: one row an
-        item of two or more content words; ``None`` when it lists fewer than two."""
+        item of two or more content words; ``None`` when it lists fewer than ``LIST_ITEMS`` (a sentence
+        with one comma is not a list, and its parts would be encoded for nothing)."""
         if i not in self._items:
             parts = [part for part in _ITEM_BREAK.split(self.texts[i]) if len(profile(part).words) >= 2]
-            self._items[i] = _unit(vectors(parts) - self.shift) if len(parts) >= 2 else None
+            self._items[i] = _unit(vectors(parts) - self.shift) if len(parts) >= LIST_ITEMS else None
         return self._items[i]
 
     def spelled(self, i: int) -> set[str]:
