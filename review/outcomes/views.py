@@ -7,7 +7,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import permission_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -18,6 +18,10 @@ from review.outcomes.format import LABELS, outcome_of
 from review.outcomes.forms import CalibrationFilter
 from review.roles import ADMIN, PERM_VIEW_DECISIONS, user_role
 from review.web.links import draft_url, lesson_url, pile_href
+from review.web.lookups import NotFound, shows_not_found
+
+DECISION_UNKNOWN_TITLE = "Unknown decision"
+DECISION_UNKNOWN = "There is no decision #{seq} in the log."
 
 REVISIT_PER_PAGE = 25
 NO_OUTCOME = {
@@ -57,13 +61,14 @@ def _evidence(outcome: DecisionOutcome | None) -> dict:
 
 @require_GET
 @permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
+@shows_not_found
 def decision(request: HttpRequest, seq: str) -> HttpResponse:
     """Decision ``seq``: the record's fields, its outcome and the evidence it rests on (two queries)."""
-    if not seq.isdigit():
-        raise Http404("no such decision")
-    found = Decision.objects.select_related("outcome", "ack").filter(seq=int(seq)).first()
+    found = None
+    if seq.isdigit():
+        found = Decision.objects.select_related("outcome", "ack").filter(seq=int(seq)).first()
     if found is None:
-        raise Http404("no such decision")
+        raise NotFound(DECISION_UNKNOWN_TITLE, DECISION_UNKNOWN.format(seq=seq))
     outcome = outcome_of(found)
     way_back, way_back_url = _way_back(found)
     context = {

@@ -39,8 +39,12 @@ def test_a_decision_not_judged_yet_says_so_and_an_unknown_one_is_404(outcome_hos
     decision = retire(outcome_host, reviewer)
     page = parse(as_viewer.get(f"/decisions/{decision.seq}/").content)
     assert page.find("p", data_testid="outcome").text.startswith("Not judged yet")
-    assert as_viewer.get("/decisions/999/").status_code == 404
-    assert as_viewer.get("/decisions/x1/").status_code == 404
+    for seq in ("999", "x1"):  # the app's own problem page, not Django's (a newcomer saw its debug page)
+        response = as_viewer.get(f"/decisions/{seq}/")
+        assert response.status_code == 404
+        assert (
+            parse(response.content).find("main").find("p").text == f"There is no decision #{seq} in the log."
+        )
 
 
 def test_the_log_shows_the_badge_and_filters_by_outcome(contradicted, as_viewer):

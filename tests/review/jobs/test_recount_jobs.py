@@ -161,5 +161,7 @@ def test_the_job_page_is_for_recounts_and_for_signed_in_readers(background, rita
     retire_v2(rita)
     job = the_job()
     assert Client().get(f"/jobs/{job.pk}/").status_code == 302  # to sign in
-    assert rita.get(f"/jobs/{job.pk + 1}/").status_code == 404
+    missing = rita.get(f"/jobs/{job.pk + 1}/")
+    assert missing.status_code == 404
+    assert f"There is no recount job #{job.pk + 1}." in missing.content.decode()
     run_worker()
