@@ -20,10 +20,8 @@ from lessons.ingest.state import Entry, IngestState, Known, reject
 from lessons.ingest.writer import Table
 from lessons.models import Host, Lesson
 from lessons.recurrence.versions import key_of
-from lessons.services.entity_counts import (
-    entity_counts_budget_changed,
-)
 from lessons.services.status import lesson_status_set_undecided
+from lessons.tasks import budget_changed_grouping_later
 
 HASH_CONTENT_DIFFERS = (
     "hash {short}… on host {host} already names a lesson on {entity} with other content; "
@@ -62,7 +60,7 @@ def apply_host(state: IngestState, record: HostRecord) -> None:
             host.description = record.description
         host.save()
         if existing is not None and (host.max_active, host.budget_enabled) != budget_before:
-            entity_counts_budget_changed(host=host)
+            budget_changed_grouping_later(host=host)
         state.hosts[record.name] = host
         if existing is None:
             state.created_in_batch.add(record.name)

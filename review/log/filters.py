@@ -67,7 +67,9 @@ class DecisionFilter(django_filters.FilterSet):
     # Actions by their values: they are the words of the record and the exports. Reason codes by their
     # labels ("restates another"), as every form shows them; the URL carries the value.
     action = django_filters.ChoiceFilter(
-        choices=[(a, a.replace("_", " ")) for a in Action.values], empty_label="every action", widget=LeanSelect
+        choices=[(a, a.replace("_", " ")) for a in Action.values],
+        empty_label="every action",
+        widget=LeanSelect,
     )
     reason_code = django_filters.ChoiceFilter(
         choices=ReasonCode.choices, empty_label="any reason code", widget=LeanSelect

@@ -15,7 +15,7 @@ from django.db.models import Count
 from lessons.core.interchange import MAX_ACTIVE_MAX, MAX_ACTIVE_MIN, MAX_ACTIVE_WANTED
 from lessons.core.piles import pile_target
 from lessons.models import Host, Lesson
-from lessons.services.entity_counts import entity_counts_budget_changed
+from lessons.tasks import budget_changed_grouping_later
 from review.models import Action, Decision
 from review.roles import PERM_SET_BUDGET
 from review.services.chain import decision_append
@@ -124,7 +124,7 @@ def host_set_budget(
         locked.max_active = after["max_active"]
         locked.budget_enabled = after["budget_enabled"]
         locked.save(update_fields=["max_active", "budget_enabled"])
-        entity_counts_budget_changed(host=locked)
+        budget_changed_grouping_later(host=locked)
         decision = decision_append(
             actor=actor.get_username(),
             action=Action.SET_BUDGET,
