@@ -73,7 +73,15 @@ from lessons.ingest.forked import Forked, ForkedFailed, can_fork
 from lessons.ingest.lesson_pass import apply_host, apply_lessons
 from lessons.ingest.memory import collector_paused, releasing
 from lessons.ingest.precheck import precheck
-from lessons.ingest.reading import Source, iter_lines, iter_lines_from, iter_lines_until, line_start_after
+from lessons.ingest.reading import (
+    LINE_TOO_LONG,
+    MAX_LINE_BYTES,
+    Source,
+    iter_lines,
+    iter_lines_from,
+    iter_lines_until,
+    line_start_after,
+)
 from lessons.ingest.reference_pass import Resolver, apply_references
 from lessons.ingest.report import ImportReport, LineError
 from lessons.ingest.state import Entry, IngestState, Spool
@@ -96,6 +104,8 @@ BUSY = (
     "(other writers hold the same rows); nothing was kept, send the batch again"
 )
 Progress = Callable[[str, int], None]  # (phase, bytes read so far in this phase's current source)
+
+LINE_TOO_LONG_ERROR = "longer than {limit:,} bytes: no record is that long (is this an interchange file?)"
 
 
 class IngestBusy(OperationalError):
@@ -534,9 +544,10 @@ def _validate_lines(
         done += size
         if progress and number % 1000 == 0:
             progress("validate", done)
-        if text is None:
+        if text is None or text is LINE_TOO_LONG:
             report.lines += 1
-            report.add_error(LineError(source.name, number, "line", "not valid UTF-8"), None)
+            why = "not valid UTF-8" if text is None else LINE_TOO_LONG_ERROR.format(limit=MAX_LINE_BYTES)
+            report.add_error(LineError(source.name, number, "line", why), None)
             continue
         try:
             record = parse_line(text, default_host=state.default_host)

@@ -14,6 +14,11 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 BOM = b"\xef\xbb\xbf"
+# No record's line is longer (a lesson's text is at most 100,000 characters, 6 bytes each when escaped
+# as \uXXXX): a longer line is refused without being read into memory whole (docs/interchange.md).
+MAX_LINE_BYTES = 1 << 20
+# The text ``iter_lines`` gives for such a line (compare with ``is``).
+LINE_TOO_LONG = "\x00line too long"
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,9 @@ class _Unclosable:
     def read(self, *args) -> bytes:
         return self._inner.read(*args)
 
+    def readline(self, *args) -> bytes:
+        return self._inner.readline(*args)
+
     def close(self) -> None:
         pass
 
@@ -91,7 +99,8 @@ class _Unclosable:
 
 
 def iter_lines(source: Source) -> Iterator[tuple[int, str | None, int]]:
-    """Yield ``(line_number, text, bytes_read)``; ``text`` is None for a line that is not valid UTF-8.
+    """Yield ``(line_number, text, bytes_read)``; ``text`` is None for a line that is not valid UTF-8, and
+    ``LINE_TOO_LONG`` for one longer than ``MAX_LINE_BYTES`` (never read whole into memory).
 
     Line numbers start at 1; ``\\n`` and ``\\r\\n`` ends are accepted; a leading BOM is ignored.
     """
@@ -131,15 +140,29 @@ def line_start_after(path: str, offset: int) -> tuple[int, int]:
 
 def _lines(stream: BinaryIO, *, first: int, stop: int | None) -> Iterator[tuple[int, str | None, int]]:
     read = 0
-    for number, raw in enumerate(stream, start=first):
+    number = first
+    while True:
         if stop is not None and read >= stop:
             return
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
         size = len(raw)
+        if size > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            # Longer than any record can be: skipped to its end a block at a time, never held whole.
+            while raw and not raw.endswith(b"\n"):
+                raw = stream.readline(1 << 20)
+                size += len(raw)
+            read += size
+            yield number, LINE_TOO_LONG, size
+            number += 1
+            continue
         read += size
-        if number == 1 and raw.startswith(BOM):
+        if number == first == 1 and raw.startswith(BOM):
             raw = raw[len(BOM) :]
         raw = raw.rstrip(b"\n").rstrip(b"\r")
         try:
             yield number, raw.decode("utf-8"), size
         except UnicodeDecodeError:
             yield number, None, size
+        number += 1

@@ -285,6 +285,34 @@ def test_invalid_utf8_is_an_error_for_that_line(db):
     assert Lesson.objects.count() == 0
 
 
+def test_a_line_longer_than_any_record_is_refused_without_being_held_whole(db, tmp_path):
+    """The attacker's finding: `manage.py ingest /dev/zero` grew to 7 GB; a line is now read at most
+    ``MAX_LINE_BYTES`` at a time, and one longer is an error naming its line, the rest still read."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from lessons.ingest.reading import MAX_LINE_BYTES, file_source, iter_lines
+
+    path = tmp_path / "long.jsonl"
+    with path.open("wb") as out:
+        out.write(json.dumps(HOST).encode() + b"\n")
+        out.write(b'{"type": "lesson", "text": "' + b"x" * (3 * MAX_LINE_BYTES) + b'"}\n')
+        out.write(json.dumps(lesson()).encode() + b"\n")
+    lines = list(iter_lines(file_source(str(path))))
+    assert [(n, size) for n, _t, size in lines] == [
+        (1, len(json.dumps(HOST)) + 1),
+        (2, 3 * MAX_LINE_BYTES + 31),
+        (3, len(json.dumps(lesson())) + 1),
+    ]
+    err = StringIO()
+    with pytest.raises(CommandError):
+        call_command("ingest", str(path), stderr=err, stdout=StringIO())
+    assert f"long.jsonl:2: line: longer than {MAX_LINE_BYTES:,} bytes" in err.getvalue()
+    assert (Host.objects.count(), Lesson.objects.count()) == (0, 0)  # nothing written
+
+
 def test_only_the_first_hundred_errors_are_kept_in_full(ingest):
     report = ingest(["{bad"] * 130)
     assert report.error_count == 130 and len(report.errors) == 100
