@@ -18,7 +18,8 @@ whole batch, or "database is locked" and a traceback:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 
 from django.conf import settings
@@ -31,6 +32,7 @@ from django.template import loader
 from review.web.paths import API_PREFIX
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+NO_WAIT_SECONDS = 0.001  # the shortest wait both databases take (PostgreSQL's lock_timeout 0 means none)
 RETRY_AFTER_SECONDS = 5
 # PostgreSQL SQLSTATEs: lock_not_available (lock_timeout), deadlock_detected, serialization_failure
 LOCK_SQLSTATES = frozenset({"55P03", "40P01", "40001"})
@@ -97,6 +99,19 @@ def _set_wait(db, seconds: float | None) -> None:
 
 # Set for the length of a write request: a connection opened meanwhile gets the short wait at once.
 _web_write: ContextVar[bool] = ContextVar("web_write", default=False)
+
+
+@contextmanager
+def without_waiting() -> Iterator[None]:
+    """Within it, a write on the default connection that finds a lock fails at once (a lock timeout,
+    ``is_lock_timeout``) instead of waiting: for bookkeeping a request can do without, such as an API
+    token's "last used" hint, which made a GET wait for a long ingest and answer 503. The wait is put
+    back as it was (the request's short wait in a web write, else the settings')."""
+    _set_wait(connection, NO_WAIT_SECONDS)
+    try:
+        yield
+    finally:
+        _set_wait(connection, settings.WEB_LOCK_TIMEOUT_SECONDS if _web_write.get() else None)
 
 
 @receiver(connection_created)

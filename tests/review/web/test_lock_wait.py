@@ -35,6 +35,7 @@ def check(result: dict, *, sign_in_waits: bool = True) -> None:
     else:  # SQLite: a sign-in writes nothing that waits for the write lock (review/signin.py)
         assert (result["sign_in"]["status"], result["sign_in"]["retry_after"]) == (302, None)
     assert result["read_pile"] == {"status": 200, "retry_after": None, "body": ""}
+    assert result["api_read"] == {"status": 200, "retry_after": None, "body": ""}
     assert result["decisions_while_held"] == 0
     # released: the same retire goes through
     assert result["retire_after"]["status"] == 302
