@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 _WHITESPACE = re.compile(r"\s+")
 _ISO_WITH_OFFSET = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}:?\d{2})$"
+    r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|z|[+-](\d{2}):?(\d{2}))$"
 )
 
 
@@ -120,6 +120,9 @@ def parse_timestamp(value: object) -> int:
                     f"timestamp {value!r} has no time zone: add Z or an offset such as +02:00"
                 )
             raise TimestampError(f"expected an ISO 8601 timestamp with Z or an offset, got {value!r}")
+        shape = _ISO_WITH_OFFSET.match(value)
+        if shape.group(4) is not None and (int(shape.group(4)) > 23 or int(shape.group(5)) > 59):
+            raise TimestampError(f"timestamp {value!r}: its offset lies outside -23:59 to +23:59")
         try:
             parsed = datetime.fromisoformat(_trim_fraction(value.replace("z", "Z")))
         except ValueError as exc:

@@ -43,6 +43,8 @@ def test_lesson_hash_matches_the_corpus_given_hash():
         ("2026-10-05T18:38:10.004+02:00", 1791218290004),
         ("2026-10-05T16:38:10Z", 1791218290000),
         ("2026-10-05T16:38:10.0049999Z", 1791218290004),
+        ("2026-10-05T16:38:10.0049999999Z", 1791218290004),  # ten digits: cut too (attacker's finding 5)
+        ("2026-10-05T22:08:10.004+0530", 1791218290004),
         (1768694400000, 1768694400000),
         (0, 0),
     ],
@@ -60,6 +62,10 @@ def test_timestamps_parse_to_epoch_milliseconds(value, ms):
         (True, "expected a timestamp"),
         (None, "expected a timestamp"),
         ("2026-13-05T16:38:10Z", "invalid timestamp"),
+        # the attacker's finding 5: Python's own timedelta text before
+        ("2026-10-05T16:38:10+25:00", r"its offset lies outside -23:59 to \+23:59"),
+        ("2026-10-05T16:38:10+2400", r"its offset lies outside -23:59 to \+23:59"),
+        ("2026-10-05T16:38:10+02:60", r"its offset lies outside -23:59 to \+23:59"),
     ],
 )
 def test_invalid_timestamps_are_refused_with_a_reason(value, message):
