@@ -190,6 +190,8 @@ def ingest_sources(
                     raise IngestBusy(BUSY.format(what=what, n=attempt)) from None
                 delay = RETRY_BASE_SECONDS * 2 ** (attempt - 1)
                 time.sleep(delay * (0.5 + random.random()))
+        if state.report.error_count and not skip_invalid and not dry_run and not state.report.written:
+            state.report.refused_after_writing()  # rolled back: "1 created" of nothing written misled
         return state.report
     finally:
         state.lessons.close()

@@ -93,6 +93,16 @@ class ImportReport:
     def ok(self) -> bool:
         return self.error_count == 0
 
+    def refused_after_writing(self) -> None:
+        """A batch the write phase refused (a reference that did not resolve) was rolled back: keep only
+        its rejected lines in the counts, as for a batch refused while reading (nothing was created,
+        updated or held). docs/interchange.md, "Errors and the import report"."""
+        for counts in self.counts.values():
+            for outcome in OUTCOMES:
+                if outcome != "rejected":
+                    counts[outcome] = 0
+        self.held.clear()
+
     def totals(self) -> dict[str, int]:
         return {o: sum(c[o] for c in self.counts.values()) for o in OUTCOMES}
 

@@ -248,7 +248,8 @@ class _Counter:
 
 
 class _CountingStream:
-    """Iterates the lines of ``inner`` and counts them in ``counter`` (reset on each open: one pass)."""
+    """Reads the lines of ``inner`` (iterated, or by ``readline``) and counts them in ``counter`` (reset on
+    each open: one pass)."""
 
     def __init__(self, inner: BinaryIO, counter: _Counter):
         self._inner = inner
@@ -262,6 +263,14 @@ class _CountingStream:
 
     def read(self, *args) -> bytes:
         return self._inner.read(*args)
+
+    def readline(self, size: int = -1) -> bytes:
+        """One line, or ``size`` bytes of a longer one; a line is counted at its end (its newline, or
+        the end of the stream)."""
+        raw = self._inner.readline(size)
+        if raw.endswith(b"\n") or (raw and (size < 0 or len(raw) < size)):
+            self._counter.lines += 1
+        return raw
 
     def close(self) -> None:
         self._inner.close()

@@ -64,6 +64,12 @@ def test_an_unresolved_reference_is_an_error_naming_line_and_field(ingest):
     assert [str(e) for e in report.errors] == [
         f"batch.jsonl:2: verdict.lesson: no lesson {'b' * 64} on host h1 in this batch or the database"
     ]
+    # Refused: its report counts the rejected line and nothing else (it said "1 created" of nothing
+    # written: the attacker's finding 6), as a batch refused while reading does.
+    assert report.summary_line().endswith("2 line(s); 0 created, 0 unchanged, 0 updated, 0 held, 1 rejected")
+    assert report.counts["lesson"]["created"] == 0 and report.counts["verdict"]["rejected"] == 1
+    dry = ingest([lesson(), verdict(of="b" * 64)], dry_run=True)
+    assert dry.counts["lesson"]["created"] == 1  # a dry run still says what the valid lines would do
 
 
 def test_skip_invalid_writes_the_valid_lines_and_reports_the_rest(ingest):
