@@ -114,6 +114,12 @@ class SignInLimitMiddleware:
             address = client_address(request)
             if address_failures(address) >= settings.SIGNIN_FAILURES_PER_ADDRESS:
                 return _signin_paused(address)
+            response = self.get_response(request)
+            if response.status_code == 429 and not response.has_header("Retry-After"):
+                # django-axes' lockout of one username from one address: its page says how long, so
+                # does the header (the attacker's finding 14)
+                response["Retry-After"] = str(int(settings.AXES_COOLOFF_TIME.total_seconds()))
+            return response
         return self.get_response(request)
 
 

@@ -21,6 +21,8 @@ HOST_UNKNOWN = "{label} {name}: no such host."
 HASH_PREFIX_INVALID = "{value!r} is not a lesson hash: give at least 8 hex characters (0-9, a-f)."
 HASH_UNKNOWN = "No lesson hash starts with {prefix}{where}."
 HASH_AMBIGUOUS = "{prefix} matches {count} lessons ({matches}); give more characters{hint}."
+# A whole hash on several hosts: more characters cannot tell them apart (the attacker's finding 13).
+HASH_ON_SEVERAL_HOSTS = "{prefix} is a lesson on {count} hosts ({hosts}); add --host NAME."
 LESSONS_ON_SEVERAL_HOSTS = "The lessons named are on several hosts ({hosts}); retire them one host at a time."
 DRAFT_UNKNOWN = "No draft {draft_id}{where}."
 DRAFT_AMBIGUOUS = "Draft {draft_id} exists on several hosts ({hosts}); add --host NAME."
@@ -68,6 +70,9 @@ def lesson_by_prefix(value: str, *, host: Host | None = None) -> Lesson:
     found = list(qs[: AMBIGUOUS_SHOWN + 1])
     if not found:
         raise LookupRefused(HASH_UNKNOWN.format(prefix=prefix, where=_where(host)))
+    if len(found) > 1 and len(prefix) == 64:
+        hosts = ", ".join(x.host.name for x in found[:AMBIGUOUS_SHOWN])
+        raise LookupRefused(HASH_ON_SEVERAL_HOSTS.format(prefix=prefix, count=qs.count(), hosts=hosts))
     if len(found) > 1:
         count = qs.count()
         matches = ", ".join(f"{x.host.name}:{x.hash}" for x in found[:AMBIGUOUS_SHOWN])

@@ -12,6 +12,7 @@ from review.management.lookups import (
     DRAFT_AMBIGUOUS,
     DRAFT_UNKNOWN,
     HASH_AMBIGUOUS,
+    HASH_ON_SEVERAL_HOSTS,
     HASH_PREFIX_INVALID,
     HASH_UNKNOWN,
     LESSONS_ON_SEVERAL_HOSTS,
@@ -130,6 +131,18 @@ def test_an_ambiguous_prefix_exits_1_and_suggests_host(twins, reviewer):
             matches=f"one:{twins[0]}, two:{twins[1]}",  # whole hashes: eight characters would be the prefix
             hint=" or add --host NAME",
         ),
+    )
+
+
+def test_a_whole_hash_on_two_hosts_asks_for_the_host_not_more_characters(ingest, reviewer):
+    """The attacker's finding 13: a full 64-hex hash on two hosts was told to "give more characters"."""
+    same = "abcdef01" + "3" * 56
+    one = {**numbered_lesson(3, namespace=NS, host="one"), "hash": same}
+    two = {**numbered_lesson(3, namespace=NS, host="two"), "hash": same}
+    assert ingest([one, two]).ok
+    assert fails("review", "retire", same, "--as", "rita", "--reason", "x") == (
+        1,
+        HASH_ON_SEVERAL_HOSTS.format(prefix=same, count=2, hosts="one, two"),
     )
 
 
