@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ninja import Field, Schema
+from pydantic import ConfigDict
 
 
 class ErrorOut(Schema):
@@ -56,6 +57,8 @@ class PilesOut(Schema):
 
 
 class AckIn(Schema):
+    model_config = ConfigDict(extra="forbid")  # an unknown key is an error, as in an ingest line
+
     status: str = Field(..., description='"applied" or "failed"', json_schema_extra={"enum": ACK_STATUSES})
     detail: str | None = Field(None, description="why it failed (at most 2000 characters)")
 

@@ -21,6 +21,7 @@ from review.models import Decision, DecisionAck
 ACK_DETAIL_MAX = 2000
 ACK_STATUS_INVALID = 'status must be "applied" or "failed"'
 ACK_DETAIL_TOO_LONG = f"detail is longer than {ACK_DETAIL_MAX} characters"
+ACK_DETAIL_NUL = "detail contains the NUL character (U+0000), which no text may hold; remove it"
 ACK_DETAIL_NOT_UNICODE = "detail contains a lone surrogate escape (\\ud800-\\udfff); send valid Unicode"
 ACK_ALREADY_APPLIED = "decision {seq} is already acknowledged applied, which is final; it stays applied"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -46,7 +47,9 @@ def decision_ack(
     """
     if status not in DecisionAck.Status.values:
         raise AckRefused(ACK_STATUS_INVALID)
-    detail = (detail or "").strip().replace("\x00", "")
+    detail = (detail or "").strip()
+    if "\x00" in detail:  # refused, as ingest refuses it, not dropped silently (the attacker's finding 9)
+        raise AckRefused(ACK_DETAIL_NUL)
     if len(detail) > ACK_DETAIL_MAX:
         raise AckRefused(ACK_DETAIL_TOO_LONG)
     if _SURROGATE.search(detail):  # JSON's "\ud800" decodes to one; no database can store it

@@ -17,7 +17,7 @@ from review.api import errors as A
 from review.api.cursors import E_CURSOR as CURSOR_REFUSED
 from review.api.endpoints import api
 from review.models import ApiToken, Decision, DecisionAck
-from review.services.acks import ACK_ALREADY_APPLIED
+from review.services.acks import ACK_ALREADY_APPLIED, ACK_DETAIL_NUL
 from review.services.budget import host_set_budget
 from review.services.chain import decision_record
 from review.services.decisions import lessons_retire
@@ -582,6 +582,20 @@ def test_ack_with_a_bad_status_is_400(logged, call, make_token):
         "error": "invalid acknowledgement",
         "details": ['status must be "applied" or "failed"'],
     }
+    assert DecisionAck.objects.count() == 0
+
+
+def test_ack_with_a_nul_in_its_detail_or_an_unknown_key_is_400(logged, call, make_token):
+    """The attacker's finding 9: the NUL was dropped silently and an unknown key accepted; ingest refuses
+    both."""
+    nul = call("post", "/decisions/1/ack", token=make_token(), body={"status": "failed", "detail": "a\x00b"})
+    assert (nul.status_code, nul.json()) == (
+        400,
+        {"error": "invalid acknowledgement", "details": [ACK_DETAIL_NUL]},
+    )
+    extra = call("post", "/decisions/1/ack", token=make_token(), body={"status": "applied", "extra": 1})
+    assert extra.status_code == 400 and extra.json()["error"] == "invalid request"
+    assert "extra" in json.dumps(extra.json()["details"])
     assert DecisionAck.objects.count() == 0
 
 
