@@ -35,6 +35,7 @@ MAX_TEXT = 1000
 MAX_CORRECTION_TEXT = 2000
 NUL_MESSAGE = "must not contain the NUL character (U+0000)"
 MAX_SHORT = 200  # ids, sessions, metrics, labels: long enough for any real id, bounded for the database
+MAX_LIST_ITEMS = 100  # a list of labels (tags)
 MAX_COUNTER = 2**31 - 1  # helpful, harmful, applied: a PositiveIntegerField on PostgreSQL
 MAX_BIGINT = 2**63 - 1  # horizon_ms: a BigIntegerField
 E_JSON_TOO_DEEP = "not valid JSON (nested too deeply)"
@@ -616,6 +617,15 @@ def _string_list(r: _Reader, name: str) -> tuple[str, ...]:
         return ()
     if any("\x00" in v for v in value):
         r.fail(name, NUL_MESSAGE)
+        return ()
+    # Bounded as the other identifiers are (the attacker's finding 11: one tag of 100,000 characters, or
+    # 200,000 tags, were stored).
+    if len(value) > MAX_LIST_ITEMS:
+        r.fail(name, f"at most {MAX_LIST_ITEMS} items, got {len(value)}")
+        return ()
+    long = next((v for v in value if len(v) > MAX_SHORT), None)
+    if long is not None:
+        r.fail(name, f"each item at most {MAX_SHORT} characters, got one of {len(long)}")
         return ()
     return tuple(value)
 

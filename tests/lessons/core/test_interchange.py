@@ -199,6 +199,11 @@ def test_a_draft_keeps_gates_and_supersedes():
         ({**LESSON, "confidence": 1.5}, ["lesson.confidence: expected a number in 0.0..1.0, got 1.5"]),
         ({**LESSON, "helpful": -1}, ["lesson.helpful: expected an integer in >= 0, got -1"]),
         ({**LESSON, "tags": "a"}, ["lesson.tags: expected an array of strings"]),
+        ({**LESSON, "tags": ["t"] * 101}, ["lesson.tags: at most 100 items, got 101"]),
+        (
+            {**LESSON, "tags": ["ok", "x" * 201]},
+            ["lesson.tags: each item at most 200 characters, got one of 201"],
+        ),
         ({**LESSON, "superseded_by": H}, ['lesson.superseded_by: only with "status": "superseded"']),
         ({**LESSON, "consolidates": [H]}, ['lesson.consolidates: only with "kind": "consolidation"']),
         (
