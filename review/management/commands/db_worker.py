@@ -8,21 +8,26 @@ each running import job that has shown no progress for ``--stale-after`` seconds
 (review/services/job_liveness.py: a quiet live job is never taken): a worker killed mid-job leaves
 nothing half-written (the ingest is one transaction), and the job runs again from the start. The same
 rounds run ``jobs_prune``: a dry run's kept zip is dropped after ``IMPORT_DRY_RUN_KEEP_SECONDS``, a
-finished job's row deleted after ``JOBS_KEEP_DAYS``. spec: issue 13, Build 2; issue 21, item 4 and
-"also seen"; docs/production.md.
+finished job's row deleted after ``JOBS_KEEP_DAYS``. A database locked longer than its busy timeout
+(SQLite during a long ingest) pauses the worker instead of stopping it. spec: issue 13, Build 2; issue
+21, item 4 and "also seen"; docs/production.md.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 
-from django.db import DatabaseError, connections
+from django.db import DatabaseError, OperationalError, connections
 from django_tasks_db.management.commands.db_worker import Command as WorkerCommand
+from django_tasks_db.utils import is_locked_database_exception
 
 from review.services.jobs import RECOVER_EVERY_SECONDS, jobs_prune, jobs_recover
 
 logger = logging.getLogger(__name__)
+LOCKED_PAUSE_SECONDS = 1.0
+LOCKED_WAITING = "the database is locked by another writer; the worker tries again in %s s"
 
 
 class Command(WorkerCommand):
@@ -42,7 +47,19 @@ class Command(WorkerCommand):
         _recover_once(stale_after)
         if not options.get("batch"):
             threading.Thread(target=_recover_forever, args=(stale_after,), daemon=True).start()
-        super().handle(*args, **options)
+        while True:
+            try:
+                super().handle(*args, **options)
+                return
+            except OperationalError as exc:
+                # SQLite's write lock held longer than the busy timeout (a long ingest) when the worker
+                # starts its claim: the backport's worker stops with a traceback; this one waits and
+                # goes on (the attacker's finding 3: background work stopped, silently, until a restart).
+                if not is_locked_database_exception(exc):
+                    raise
+                logger.warning(LOCKED_WAITING, LOCKED_PAUSE_SECONDS)
+                connections.close_all()
+                time.sleep(LOCKED_PAUSE_SECONDS)
 
 
 def _recover_once(stale_after: float | None) -> None:
