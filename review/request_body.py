@@ -30,6 +30,9 @@ from review.web.paths import API_PREFIX
 
 E_EMPTY_BATCH = "empty batch: the body holds no records; nothing was written"
 E_LENGTH_REQUIRED = "Content-Length required"
+# A compressed body was read as text and refused as "not valid UTF-8" (the attacker's finding 10).
+E_ENCODING = "Content-Encoding {encoding} is not supported"
+E_ENCODING_DETAIL = "send the body uncompressed (no Content-Encoding, or identity)"
 E_LENGTH_REQUIRED_DETAIL = (
     "send a Content-Length header, or a chunked body through a server that de-chunks it"
 )
@@ -54,7 +57,8 @@ PAGE_LENGTH_REQUIRED = (
 
 
 class BodyRefused(Exception):
-    """A body that is not read: ``status`` (400, 411 or 413), ``message`` and ``details`` for the answer."""
+    """A body that is not read: ``status`` (400, 411, 413 or 415), ``message`` and ``details`` for the
+    answer."""
 
     def __init__(self, status: int, message: str, details: list[str] | None = None):
         super().__init__(message)
@@ -97,9 +101,13 @@ def body_too_large(limit: int) -> BodyRefused:
 def request_body_read(*, request: HttpRequest, limit: int) -> bytes:
     """The whole body of ``request`` (bytes, at most ``limit`` bytes).
 
-    Raises ``BodyRefused``: 400 for a Content-Length that is not a whole number, 411 for a body of unknown
-    length the server cannot hand over to its end, 413 past ``limit`` (declared or counted while reading).
+    Raises ``BodyRefused``: 415 for a ``Content-Encoding`` (a compressed body) other than identity, 400 for
+    a Content-Length that is not a whole number, 411 for a body of unknown length the server cannot hand
+    over to its end, 413 past ``limit`` (declared or counted while reading).
     """
+    encoding = request.META.get("HTTP_CONTENT_ENCODING", "").strip().lower()
+    if encoding and encoding != "identity":
+        raise BodyRefused(415, E_ENCODING.format(encoding=encoding), [E_ENCODING_DETAIL])
     length = declared_length(request)
     if length is not None:
         if length > limit:

@@ -191,6 +191,30 @@ def test_a_chunked_api_body_is_read_no_further_than_its_limit(client, token):
     assert MiB < body.taken <= MiB + PIECE_BYTES
 
 
+def test_a_compressed_api_body_is_415_naming_the_encoding(client, token, db):
+    """The attacker's finding 10: a gzip body was read as text and refused as "not valid UTF-8"."""
+    import gzip
+
+    from lessons.models import Host
+
+    body = gzip.compress(b'{"type": "host", "name": "zipped"}\n')
+    response = client.post(
+        "/api/v1/ingest",
+        data=body,
+        content_type="application/x-ndjson",
+        HTTP_CONTENT_ENCODING="gzip",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+    assert (response.status_code, response.json()) == (
+        415,
+        {
+            "error": "Content-Encoding gzip is not supported",
+            "details": ["send the body uncompressed (no Content-Encoding, or identity)"],
+        },
+    )
+    assert not Host.objects.filter(name="zipped").exists()
+
+
 def test_a_body_within_the_limit_is_read_as_before(stranger):
     """The sign-in page still reads a form under its limit (the made-up CSRF token is then refused)."""
     body = multipart_file(FORM_LIMIT)
