@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lessons.core.piles import pile_target
-from lessons.models import Lesson
+from lessons.models import Draft, Lesson
 from lessons.recurrence.versions import Version, key_of, key_versions
 from lessons.selectors.piles import pile_version
 from lessons.serializers import recurrence_dict
@@ -76,3 +76,20 @@ def lesson_detail(*, host_name: str, lesson_hash: str) -> LessonDetail | None:
         # rows with .hash and .status, not model instances: a pile may have hundreds of members
         version=pile_version(list(entity.values_list("hash", "status", named=True))),
     )
+
+
+def drafts_made_stale(lesson: Lesson) -> list[str]:
+    """The ids of the pending drafts of ``lesson``'s entity that supersede it (stale while it is retired),
+    ordered by id: one query; the supersedes lists are read in Python (a JSON "contains" is not on
+    SQLite)."""
+    pending = Draft.objects.filter(
+        host_id=lesson.host_id,
+        namespace=lesson.namespace,
+        subject=lesson.subject,
+        status=Draft.Status.PENDING,
+    ).order_by("ext_id")
+    return [
+        ext_id
+        for ext_id, supersedes in pending.values_list("ext_id", "supersedes")
+        if lesson.hash in supersedes
+    ]

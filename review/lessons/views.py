@@ -24,6 +24,7 @@ from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services import decisions
 from review.services.common import DecisionRefused, StalePile
 from review.web.decide import decide
+from review.web.format import stale_notice
 from review.web.forms import undo_offer
 from review.web.fragments import fragment
 from review.web.htmx import render_region
@@ -66,8 +67,9 @@ def _context(
 
 
 def _retired_notice(request: HttpRequest, detail: selectors.LessonDetail, can_restore: bool) -> dict:
-    """After a retire from this page (``?retired=<seq>``): its notice, and an Undo while that retire is
-    still the latest decision on the lesson. No query: the page's decisions are already read."""
+    """After a retire from this page (``?retired=<seq>``): its notice, naming the pending drafts the
+    retire made stale (one query, only then), and an Undo while that retire is still the latest decision
+    on the lesson."""
     seq = request.GET.get("retired", "")
     latest = detail.decisions[-1] if detail.decisions else None
     if not (can_restore and latest and latest.action == Action.RETIRE and str(latest.seq) == seq):
@@ -79,7 +81,8 @@ def _retired_notice(request: HttpRequest, detail: selectors.LessonDetail, can_re
         reason=latest.reason,
         version=detail.version,
     )
-    return {"notice": RETIRED_NOTICE.format(short=hash8(lesson.hash), seq=latest.seq), "undo": undo}
+    notice = RETIRED_NOTICE.format(short=hash8(lesson.hash), seq=latest.seq)
+    return {"notice": notice + stale_notice(selectors.drafts_made_stale(lesson)), "undo": undo}
 
 
 @require_GET

@@ -35,7 +35,7 @@ from review.services.claims import CLAIM_MINUTES
 from review.services.common import DecisionRefused, NotAllowed, StalePile
 from review.services.decisions import lessons_restore, lessons_retire
 from review.web.decide import decide, not_allowed
-from review.web.format import relative_age
+from review.web.format import relative_age, stale_notice
 from review.web.forms import undo_offer
 from review.web.fragments import fragment, version_first
 from review.web.htmx import render_region, wants_region
@@ -73,11 +73,6 @@ STALE_DECISION = "#{seq} {action}{short} by {actor}"
 STALE_MORE = " and {n} more"
 STALE_NO_DECISION = "No reviewer's decision changed it: an ingest, a sync or an import did."
 STALE_SELECTION_KEPT = "Your reason and the selected lessons that can still be selected are kept."
-# Finding 1: retiring a lesson a pending draft supersedes makes the draft stale; the notice says which.
-STALE_NOTICE = (
-    " Draft{s} {drafts} became stale: {it} supersede{verb} a lesson retired now, and cannot be approved"
-    " until the retired lessons {it} supersede{verb} are restored."
-)
 # After a decision or a refusal about the pile as a whole, the reviewer is at the form (bottom of the
 # page) while the news is in the header: scroll the swapped region's top into view. Field errors stay
 # next to their fields, so those responses keep the scroll position.
@@ -259,15 +254,6 @@ def pile(request: HttpRequest) -> HttpResponse:
     return render_region(request, PILE_TEMPLATE, "pile", pile_context(request, detail, form, **extra))
 
 
-def _stale_notice(drafts: list[str]) -> str:
-    if not drafts:
-        return ""
-    one = len(drafts) == 1
-    return STALE_NOTICE.format(
-        s="" if one else "s", drafts=", ".join(drafts), it="it" if one else "they", verb="s" if one else ""
-    )
-
-
 @require_POST
 @permission_required(PERM_DECIDE, raise_exception=True)
 @shows_not_found
@@ -303,7 +289,7 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
 
     def done(decisions) -> HttpResponse:
         data = form.cleaned_data
-        notice = _seqs_notice(RETIRED_NOTICE, decisions) + _stale_notice(detail.made_stale(data["members"]))
+        notice = _seqs_notice(RETIRED_NOTICE, decisions) + stale_notice(detail.made_stale(data["members"]))
         if not wants_region(request):
             messages.success(request, notice)
             return redirect(pile_href(host.name, detail.namespace, detail.subject))

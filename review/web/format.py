@@ -192,6 +192,22 @@ def dash(value) -> str:
 
 
 NOT_SHOWN_YET = "not shown in any session yet"
+# Retiring a lesson a pending draft supersedes makes the draft stale; the notice says which (the pile page
+# since issue 12's finding 1, the lesson page since a newcomer found it silent).
+STALE_NOTICE = (
+    " Draft{s} {drafts} became stale: {it} supersede{verb} a lesson retired now, and cannot be approved"
+    " until the retired lessons {it} supersede{verb} are restored."
+)
+
+
+def stale_notice(drafts: list[str]) -> str:
+    """``STALE_NOTICE`` for the ids of the drafts a retire made stale (in their order); "" for none."""
+    if not drafts:
+        return ""
+    one = len(drafts) == 1
+    return STALE_NOTICE.format(
+        s="" if one else "s", drafts=", ".join(drafts), it="it" if one else "they", verb="s" if one else ""
+    )
 
 
 def counted(n: int, word: str) -> str:

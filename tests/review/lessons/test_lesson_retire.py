@@ -87,3 +87,30 @@ def test_retiring_from_the_lesson_page_on_a_changed_pile_is_refused_409(pile, cl
     response = client.post(f"/lessons/acme/{pile[0]}/retire/", {"reason": "x", "pile_version": version})
     assert response.status_code == 409 and STALE_PILE in response.content.decode()
     assert statuses([pile[0]]) == ["live"]
+
+
+def test_retiring_a_lesson_pending_drafts_supersede_names_the_drafts_made_stale(corpora, client, reviewer):
+    """A newcomer's finding: the pile page named the drafts a retire made stale, the lesson page did not."""
+    from lessons.models import Draft
+    from review.web.format import stale_notice
+
+    drafts = list(Draft.objects.filter(host__name="adbuy-desk", status="pending").order_by("ext_id"))
+    assert [d.ext_id for d in drafts] == ["rec-adbuy-consolidate-0", "rec-adbuy-consolidate-1"]
+    shared = sorted(set(drafts[0].supersedes) & set(drafts[1].supersedes))
+    lesson = Lesson.objects.get(host__name="adbuy-desk", hash=shared[0])
+    client.force_login(reviewer)
+    page = parse(client.get(f"/lessons/adbuy-desk/{lesson.hash}/").content)
+    version = page.find("form", cls="retire-one").find("input", name="pile_version").attrs["value"]
+    response = client.post(
+        f"/lessons/adbuy-desk/{lesson.hash}/retire/",
+        {"reason": "said elsewhere", "reason_code": "duplicate", "pile_version": version},
+    )
+    notice = parse(client.get(response["Location"]).content).find(data_testid="retired-notice")
+    assert inline_text(notice).startswith(
+        f"Retired lesson {lesson.hash[:8]}…: decision #1."
+        + stale_notice(["rec-adbuy-consolidate-0", "rec-adbuy-consolidate-1"])
+    )
+    assert stale_notice(["d-1"]) == (
+        " Draft d-1 became stale: it supersedes a lesson retired now, and cannot be approved until the"
+        " retired lessons it supersedes are restored."
+    )
