@@ -357,9 +357,13 @@ def test_with_skip_invalid_a_reference_to_a_lesson_only_in_an_invalid_line_is_re
     assert Verdict.objects.count() == 0
 
 
-def test_a_10_mb_line_is_refused_by_field_with_its_size(ingest):
-    report = ingest([json.dumps(lesson("x" * 10_000_000))])
-    assert errors(report) == ["batch.jsonl:1: lesson.text: at most 100000 characters, got 10000000"]
+def test_a_10_mb_line_is_refused_by_its_size_and_a_long_text_by_field(ingest):
+    report = ingest([json.dumps(lesson("x" * 10_000_000))])  # never read whole: longer than any record
+    assert errors(report) == [
+        "batch.jsonl:1: line: longer than 1,048,576 bytes: no record is that long (is this an interchange file?)"
+    ]
+    report = ingest([json.dumps(lesson("x" * 100_001))])  # within the line limit: the field says
+    assert errors(report) == ["batch.jsonl:1: lesson.text: at most 100000 characters, got 100001"]
 
 
 # --- the command: exit 1 and a message, never a traceback ----------------------------------------
