@@ -104,8 +104,8 @@ class Fact:
 
 def fact_counts(facts: Sequence[Fact]) -> tuple[int, int]:
     """``(facts, restatements)`` of a pile: the groups that are not umbrellas, and their members minus
-    that: the lessons "keep one of each fact" selects, umbrellas left alone (the queue's "Lessons, facts"
-    and "Restatements" columns)."""
+    that: the lessons "keep one of each fact" selects, umbrellas left alone (the queue's "Facts" and
+    "Restatements" columns)."""
     distinct = [f for f in facts if not f.umbrella]
     return len(distinct), sum(len(f.members) for f in distinct) - len(distinct)
 
@@ -198,7 +198,7 @@ SIMILARITY_WEIGHT = 1.0
 WORDS_WEIGHT = 0.0  # cross-validation weighed the shared words at nothing beside the sentence model
 ANCHORS_WEIGHT = 0.15
 SAME_FACT = 0.2
-CENTRE_PRIOR = 0  # how many members the pile's mean is discounted by (see _centred)
+CENTRE_PRIOR = 0  # how many members the pile's mean is discounted by (see _shift)
 # A pair today's word rules join scores at least this (the rules keep their restatements), when its
 # semantic similarity reaches RULES_SIMILARITY: a shared name and a word do not join two lessons the
 # sentence model sets apart ("`timeout-minutes: 20` on every job" and "the e2e job may take
@@ -348,14 +348,9 @@ def _ngrams(sequence: tuple[str, ...], longest: int) -> set[Phrase]:
     return {sequence[i : i + k] for k in range(1, longest + 1) for i in range(len(sequence) - k + 1)}
 
 
-def _centred(vectors: np.ndarray) -> np.ndarray:
-    """Unit vectors of the embeddings minus ``_shift``: what every member of a pile shares is its topic,
-    not a fact."""
-    return _unit(vectors - _shift(vectors))
-
-
 def _shift(vectors: np.ndarray) -> np.ndarray:
-    """The share of the pile's mean embedding taken off each member's: ``(n - 1) / (n + CENTRE_PRIOR)``,
+    """The share of the pile's mean embedding taken off each member's (what every member of a pile shares
+    is its topic, not a fact): ``(n - 1) / (n + CENTRE_PRIOR)``,
     growing with the pile (the mean of a few members is mostly those members themselves: of three, full
     centring would set every pair apart); nothing for a pile of one."""
     n = len(vectors)
