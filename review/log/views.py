@@ -28,7 +28,7 @@ from review.roles import PERM_VIEW_DECISIONS
 from review.services.chain_head import chain_head_stamp, chain_receipt
 from review.web.fragments import fragment, version_first
 from review.web.htmx import render_region
-from review.web.lookups import HOST_UNKNOWN
+from review.web.lookups import HOST_UNKNOWN, has_nul
 from review.web.paging import BoundedPaginator, PageSizeConfig
 
 PER_PAGE = 50
@@ -43,7 +43,8 @@ EMPTY_FILTERED = "No decisions match these filters."
 def _unknown_host_first(host: str) -> str:
     """``EMPTY_FILTERED``, after "There is no host named 'x'." when the host filter names no host (one
     query, asked only when the empty table is drawn)."""
-    if host and not Host.objects.filter(name=host).exists():
+    # No host has a NUL (PostgreSQL text cannot hold one, and a query comparing one fails).
+    if host and (has_nul(host) or not Host.objects.filter(name=host).exists()):
         return f"{HOST_UNKNOWN.format(host=host)} {EMPTY_FILTERED}"
     return EMPTY_FILTERED
 
