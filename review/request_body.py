@@ -30,12 +30,12 @@ from review.web.paths import API_PREFIX
 
 E_EMPTY_BATCH = "empty batch: the body holds no records; nothing was written"
 E_LENGTH_REQUIRED = "Content-Length required"
-# A compressed body was read as text and refused as "not valid UTF-8" (the attacker's finding 10).
-E_ENCODING = "Content-Encoding {encoding} is not supported"
-E_ENCODING_DETAIL = "send the body uncompressed (no Content-Encoding, or identity)"
 E_LENGTH_REQUIRED_DETAIL = (
     "send a Content-Length header, or a chunked body through a server that de-chunks it"
 )
+# A compressed body was read as text and refused as "not valid UTF-8" (the attacker's finding 10).
+E_ENCODING = "Content-Encoding {encoding} is not supported"
+E_ENCODING_DETAIL = "send the body uncompressed (no Content-Encoding, or identity)"
 E_BAD_LENGTH = "invalid Content-Length"
 E_TOO_LARGE = "request body too large"
 E_TOO_LARGE_DETAIL = "limit is {limit} bytes"

@@ -335,12 +335,10 @@ def _without(
     rest = [i for i in range(len(pile.texts)) if i not in umbrellas]
     scores = scores.copy()
     if len(rest) > 1:
+        block = np.ix_(rest, rest)
         again = _Pile([pile.texts[i] for i in rest]).scores
-        for x, i in enumerate(rest):
-            for y, j in enumerate(rest):
-                if scores[i, j] == CANNOT:
-                    again[x, y] = CANNOT
-        scores[np.ix_(rest, rest)] = again
+        again[scores[block] == CANNOT] = CANNOT
+        scores[block] = again
     return scores, _cluster(scores, rest, signature)
 
 
@@ -350,9 +348,9 @@ def _ngrams(sequence: tuple[str, ...], longest: int) -> set[Phrase]:
 
 def _shift(vectors: np.ndarray) -> np.ndarray:
     """The share of the pile's mean embedding taken off each member's (what every member of a pile shares
-    is its topic, not a fact): ``(n - 1) / (n + CENTRE_PRIOR)``,
-    growing with the pile (the mean of a few members is mostly those members themselves: of three, full
-    centring would set every pair apart); nothing for a pile of one."""
+    is its topic, not a fact): ``(n - 1) / (n + CENTRE_PRIOR)``, growing with the pile (the mean of a few
+    members is mostly those members themselves: of three, full centring would set every pair apart);
+    nothing for a pile of one."""
     n = len(vectors)
     if n < 2:
         return np.zeros(vectors.shape[1:], dtype=vectors.dtype)
@@ -574,7 +572,7 @@ def _items_covered(pile: _Pile, scores: np.ndarray, u: int, clusters: list[list[
     """The indexes of the clusters (``u`` not in them) whose facts the items lesson ``u`` lists state,
     when they are two or more: each item's closest member (``Pile.items``, similarity at least
     ``ITEM_SIMILARITY``) names its cluster, unless something splits ``u`` from that cluster. ``[]`` for a
-    lesson that lists fewer than two items, or whose items state fewer than two facts."""
+    lesson that lists fewer than ``LIST_ITEMS`` items, or whose items state fewer than two facts."""
     items = pile.items(u)
     members = [c for cluster in clusters for c in cluster if c != u]
     if items is None or not members:

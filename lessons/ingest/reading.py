@@ -79,9 +79,6 @@ class _Unclosable:
     def __init__(self, inner: BinaryIO):
         self._inner = inner
 
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self._inner)
-
     def read(self, *args) -> bytes:
         return self._inner.read(*args)
 
@@ -151,7 +148,7 @@ def _lines(stream: BinaryIO, *, first: int, stop: int | None) -> Iterator[tuple[
         if size > MAX_LINE_BYTES and not raw.endswith(b"\n"):
             # Longer than any record can be: skipped to its end a block at a time, never held whole.
             while raw and not raw.endswith(b"\n"):
-                raw = stream.readline(1 << 20)
+                raw = stream.readline(MAX_LINE_BYTES)
                 size += len(raw)
             read += size
             yield number, LINE_TOO_LONG, size

@@ -70,11 +70,11 @@ def lesson_by_prefix(value: str, *, host: Host | None = None) -> Lesson:
     found = list(qs[: AMBIGUOUS_SHOWN + 1])
     if not found:
         raise LookupRefused(HASH_UNKNOWN.format(prefix=prefix, where=_where(host)))
-    if len(found) > 1 and len(prefix) == 64:
-        hosts = ", ".join(x.host.name for x in found[:AMBIGUOUS_SHOWN])
-        raise LookupRefused(HASH_ON_SEVERAL_HOSTS.format(prefix=prefix, count=qs.count(), hosts=hosts))
     if len(found) > 1:
         count = qs.count()
+        if len(prefix) == 64:  # a whole hash: only the host can tell its lessons apart
+            hosts = ", ".join(x.host.name for x in found[:AMBIGUOUS_SHOWN])
+            raise LookupRefused(HASH_ON_SEVERAL_HOSTS.format(prefix=prefix, count=count, hosts=hosts))
         matches = ", ".join(f"{x.host.name}:{x.hash}" for x in found[:AMBIGUOUS_SHOWN])
         if count > AMBIGUOUS_SHOWN:
             matches += ", …"

@@ -248,18 +248,13 @@ class _Counter:
 
 
 class _CountingStream:
-    """Reads the lines of ``inner`` (iterated, or by ``readline``) and counts them in ``counter`` (reset on
-    each open: one pass)."""
+    """Reads the lines of ``inner`` by ``readline`` (as ``lessons.ingest.reading`` does) and counts them in
+    ``counter`` (reset on each open: one pass)."""
 
     def __init__(self, inner: BinaryIO, counter: _Counter):
         self._inner = inner
         self._counter = counter
         counter.lines = 0
-
-    def __iter__(self):
-        for raw in self._inner:
-            self._counter.lines += 1
-            yield raw
 
     def read(self, *args) -> bytes:
         return self._inner.read(*args)
