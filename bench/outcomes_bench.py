@@ -1,0 +1,197 @@
+"""Outcomes benchmark: what recomputing a host's decision outcomes costs after an ingest brings it evidence.
+
+Usage::
+
+    .venv/bin/python bench/generate.py --db sqlite:////tmp/b10k.sqlite3 --scale 10k --decisions 100000
+    .venv/bin/python bench/outcomes_bench.py --db sqlite:////tmp/b10k.sqlite3 [--lines 100k] [--runs 3]
+
+Against a set ``bench/generate.py`` filled (SQLite only: each run ingests into a fresh copy of the file, so
+every run starts from the same data, its outcomes computed by ``manage.py outcomes`` before the ingest).
+It picks the host with the most judged decisions and writes an
+interchange file of ``--lines`` lines for it: sessions of 10 lines after every decision, each showing
+that host's lessons (exposures) and, one line in five, a user correction that repeats the words of one of
+the host's retired or live lessons, so that corrections land on the topics of retired lessons (the
+retire rule's evidence) and on live ones (recurrence). Then, per run, on a fresh copy:
+
+- ``manage.py ingest`` of the file in a subprocess, its wall time (the ingest includes the outcome
+  refresh that its ``host_evidence_changed`` signal runs);
+- the refresh alone, in a second process: ``review.services.outcomes.outcomes_refresh`` of that host,
+  twice (what the ingest's own refresh does when it has the same to read; nothing is left to write).
+
+Prints wall and CPU seconds of each, and the refresh's CPU as a share of the ingest's CPU without it
+(issue 24's "recomputing outcomes after a 100k-line ingest costs at most 10% of that ingest"): CPU time,
+since wall time on a shared machine moves with the load average (printed too).
+docs/benchmarks.md, "Outcomes recomputed after an ingest".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SESSION_LINES = 10
+CORRECTION_EVERY = 5
+
+
+def _size(text: str) -> int:
+    return (
+        int(float(text[:-1]) * {"k": 1_000, "m": 1_000_000}[text[-1].lower()])
+        if text[-1].isalpha()
+        else int(text)
+    )
+
+
+def busiest_host(db: Path, rank: int = 0) -> tuple[str, int]:
+    """The host with the most judged decisions in the SQLite file ``db`` (``rank`` 1: the second most…),
+    and the epoch ms of its newest."""
+    with sqlite3.connect(db) as con:
+        row = con.execute(
+            "SELECT host, max(at) FROM review_decision WHERE action IN ('retire', 'restore', 'approve',"
+            " 'rollback') GROUP BY host ORDER BY count(*) DESC LIMIT 1 OFFSET ?",
+            (rank,),
+        ).fetchone()
+    newest = con.execute("SELECT CAST(strftime('%s', ?) AS INTEGER) * 1000", (row[1],)).fetchone()[0]
+    return row[0], newest
+
+
+def write_input(db: Path, host: str, after_ms: int, lines: int, out: Path) -> None:
+    """``lines`` interchange lines for ``host``: sessions after ``after_ms`` showing its lessons, one line in
+    ``CORRECTION_EVERY`` a user correction that repeats one lesson's words (retired lessons first)."""
+    with sqlite3.connect(db) as con:
+        lessons = con.execute(
+            "SELECT l.store, l.lesson_id, l.text, l.status FROM lessons_lesson l JOIN lessons_host h"
+            " ON h.id = l.host_id WHERE h.name = ? ORDER BY l.status != 'retired', l.id",
+            (host,),
+        ).fetchall()
+    live = [row for row in lessons if row[3] == "live"]
+    with out.open("w") as f:
+        for j in range(lines):
+            session = f"bench-ses-{j // SESSION_LINES}"
+            at = after_ms + 60_000 + j * 1_000
+            if j % CORRECTION_EVERY == CORRECTION_EVERY - 1:
+                text = lessons[(j // CORRECTION_EVERY) % len(lessons)][2]
+                record = {
+                    "type": "correction",
+                    "host": host,
+                    "session": session,
+                    "id": f"bench-c{j}",
+                    "kind": "user_correction",
+                    "text": f"No: {text}",
+                    "corrected_at": at,
+                    "turn_started_at": at - 500,
+                }
+            else:
+                store, lesson_id, _text, _status = live[(j * 7) % len(live)]
+                record = {
+                    "type": "exposure",
+                    "host": host,
+                    "session": session,
+                    "store": store,
+                    "lesson_id": lesson_id,
+                    "shown_at": at - 1_000,
+                }
+            f.write(json.dumps(record) + "\n")
+
+
+REFRESH = """
+import os, sys, time, django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+sys.path.insert(0, os.getcwd())
+django.setup()
+from review.services.outcomes import outcomes_refresh
+times = []
+for _ in range(2):
+    start, cpu = time.perf_counter(), time.process_time()
+    outcomes_refresh(host=sys.argv[1])
+    times += [time.perf_counter() - start, time.process_time() - cpu]
+print(" ".join(f"{t:.3f}" for t in times))
+"""
+
+
+def run(db: Path, data: Path, host: str) -> tuple[tuple[float, float], list[float]]:
+    """One run on a fresh copy of ``db``: ((ingest wall, ingest CPU seconds), [refresh wall, refresh CPU
+    seconds, the same again])."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "bench.sqlite3"
+        shutil.copyfile(db, copy)
+        env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "bench", "DATABASE_URL": f"sqlite:///{copy}"}
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+        # the host's outcomes stored as before the ingest, so that its refresh revises what the ingest changed
+        subprocess.run(
+            [sys.executable, "manage.py", "outcomes", "--host", host],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu, start = usage.ru_utime + usage.ru_stime, time.perf_counter()
+        subprocess.run(
+            [sys.executable, "manage.py", "ingest", str(data)],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ingest = (time.perf_counter() - start, usage.ru_utime + usage.ru_stime - cpu)
+        out = subprocess.run(
+            [sys.executable, "-c", REFRESH, host],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return ingest, [float(t) for t in out.stdout.split()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", required=True, help="sqlite:///PATH of a bench/generate.py set")
+    parser.add_argument("--lines", default="100k")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--rank", type=int, default=0, help="0: the host with the most judged decisions, 1…")
+    args = parser.parse_args(argv)
+    if not args.db.startswith("sqlite:///"):
+        parser.error("--db must be sqlite:///PATH")
+    db = Path(args.db.removeprefix("sqlite://"))
+    host, newest = busiest_host(db, args.rank)
+    lines = _size(args.lines)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "input.jsonl"
+        write_input(db, host, newest, lines, data)
+        ingests, refreshes = [], []
+        for _ in range(args.runs):
+            load = os.getloadavg()[0]
+            ingest, refresh = run(db, data, host)
+            ingests.append(ingest[1])
+            refreshes.append(refresh[-1])
+            print(
+                f"ingest {ingest[0]:.2f} s ({ingest[1]:.2f} s CPU); the refresh after it {refresh[0]:.3f} s"
+                f" ({refresh[1]:.3f} s CPU), again {refresh[2]:.3f} s ({refresh[3]:.3f} s CPU);"
+                f" load {load:.2f}",
+                flush=True,
+            )
+    ingest, refresh = statistics.median(ingests), statistics.median(refreshes)
+    share = refresh / max(ingest - refresh, 1e-9)
+    print(
+        f"host {host}: {lines:,} lines; median CPU: ingest {ingest:.2f} s (its own refresh included),"
+        f" refresh {refresh:.3f} s = {share:.1%} of the ingest without it"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
