@@ -99,7 +99,8 @@ class DecisionOutcome(models.Model):
     hash-chained record; recomputed when new evidence arrives for the host. ``outcome``: supported,
     contradicted or too_early; ``sessions_after``: the host's sessions with activity after the decision;
     ``evidence``: the corrections and verdicts it rests on (ids, sessions, epoch ms UTC) and a sentence;
-    ``computed_at`` UTC; ``version``: the rules' version. docs/decisions.md, "Outcomes".
+    ``digest``: of the kind and evidence; ``computed_at`` UTC, when it was last revised (``sessions_after``
+    is the count then); ``version``: the rules' version. docs/decisions.md, "Outcomes".
     """
 
     class Kind(models.TextChoices):
@@ -114,6 +115,8 @@ class DecisionOutcome(models.Model):
     outcome = models.CharField(max_length=16, choices=Kind.choices)
     sessions_after = models.PositiveIntegerField(default=0)
     evidence = models.JSONField(default=dict)
+    # lessons.core.outcomes.Outcome.digest of the kind and evidence: a refresh compares by it
+    digest = models.CharField(max_length=16, default="")
     computed_at = models.DateTimeField()
     version = models.PositiveIntegerField()
 

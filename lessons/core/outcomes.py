@@ -20,12 +20,24 @@ its evidence. docs: docs/decisions.md, "Outcomes".
 
 from __future__ import annotations
 
+import bisect
+import hashlib
+import json
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from lessons.core import verdicts
 from lessons.core.recurrence import RECURRED, UNMATCHED, lesson_profile
-from lessons.core.tokens import correction_tokens, tokens_match
+from lessons.core.tokens import (
+    RULE_B_MIN_SHARE_DENOMINATOR,
+    RULE_B_MIN_SHARE_NUMERATOR,
+    RULE_B_MIN_SHARED,
+    correction_tokens,
+    tokens_match,
+)
 
 SUPPORTED = "supported"
 CONTRADICTED = "contradicted"
@@ -35,7 +47,11 @@ LABELS = {SUPPORTED: "supported", CONTRADICTED: "contradicted", TOO_EARLY: "too 
 CONTRADICTED_SESSIONS = 2  # as a lesson is "recurring" (docs/piles-and-recurrence.md)
 HELD_VERDICTS = frozenset({verdicts.HELD})
 WORSE = frozenset({verdicts.REGRESSED, verdicts.DRIFTED})
-OUTCOMES_VERSION = 1  # bumped when a rule changes: stored outcomes of another version are recomputed
+# bumped when a rule changes: stored outcomes of another version are recomputed. 2: the evidence lists the
+# first EVIDENCE_CORRECTIONS corrections and counts them all (corrections_total); a supported retire's
+# sentence names the sessions it needed, not the count so far (that count is ``sessions_after``).
+OUTCOMES_VERSION = 2
+EVIDENCE_CORRECTIONS = 10  # corrections listed in a decision's evidence; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -61,19 +77,32 @@ class VerdictSeen:
 
 @dataclass(frozen=True)
 class Outcome:
-    """A decision's outcome: ``outcome`` in ``OUTCOMES``; ``sessions_after``: the host's sessions with
-    activity after the decision; ``evidence``: the corrections (``{"id", "session", "at_ms"}``) and
-    verdicts (``{"lesson", "verdict", "at_ms"}``) it rests on, oldest first; ``why``: one sentence."""
+    """A decision's outcome: ``outcome`` in ``OUTCOMES``; the evidence it rests on, oldest first: the
+    corrections (``{"id", "session", "at_ms"}``, the first ``EVIDENCE_CORRECTIONS`` of
+    ``corrections_total``) and verdicts (``{"lesson", "verdict", "at_ms"}``); ``why``: one sentence. The
+    count of the host's sessions after the decision is the caller's (it is in ``why`` only while too
+    early), so decisions judged alike share one ``Outcome``."""
 
     outcome: str
-    sessions_after: int
     corrections: tuple[dict, ...]
     verdicts: tuple[dict, ...]
     why: str
+    corrections_total: int = 0
 
     def as_evidence(self) -> dict:
         """The stored (JSON) evidence."""
-        return {"corrections": list(self.corrections), "verdicts": list(self.verdicts), "why": self.why}
+        return {
+            "corrections": list(self.corrections),
+            "corrections_total": self.corrections_total,
+            "verdicts": list(self.verdicts),
+            "why": self.why,
+        }
+
+    def digest(self) -> str:
+        """16 hex digits that change when the kind or the evidence does: a stored outcome is compared by
+        it, without reading its evidence back."""
+        text = json.dumps([self.outcome, self.as_evidence()], sort_keys=True, separators=(",", ":"))
+        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 def on_topic(lesson_text: str, correction_text: str) -> bool:
@@ -82,81 +111,158 @@ def on_topic(lesson_text: str, correction_text: str) -> bool:
     return tokens_match(content=content, full_anchors=anchors, tokens=correction_tokens(correction_text))
 
 
-def _sessions(corrections: Iterable[CorrectionSeen]) -> set[str]:
-    return {c.session for c in corrections}
+def _when(c: CorrectionSeen) -> tuple[int, int]:
+    return c.at_ms, c.id
 
 
-def _listed(corrections: Iterable[CorrectionSeen]) -> tuple[dict, ...]:
-    return tuple(
-        {"id": c.id, "session": c.session, "at_ms": c.at_ms}
-        for c in sorted(corrections, key=lambda c: (c.at_ms, c.id))
-    )
+class Later:
+    """Corrections in time order (``(at_ms, id)``) with how many distinct sessions each tail holds, so that
+    what came after a time is a position (``start``) and its sessions a look-up, not a scan per decision."""
+
+    def __init__(self, corrections: Iterable[CorrectionSeen], *, ordered: bool = False) -> None:
+        """``ordered``: the corrections already come in time order (not sorted again)."""
+        self.items = list(corrections) if ordered else sorted(corrections, key=_when)
+        self.times = [c.at_ms for c in self.items]
+        self.sessions_from = [0] * (len(self.items) + 1)
+        seen: set[str] = set()
+        for i in range(len(self.items) - 1, -1, -1):
+            seen.add(self.items[i].session)
+            self.sessions_from[i] = len(seen)
+
+    def start(self, after_ms: int) -> int:
+        """The position of the first correction made after ``after_ms`` (epoch ms, UTC)."""
+        return bisect.bisect_right(self.times, after_ms)
+
+    def listed(self, start: int) -> tuple[tuple[dict, ...], int]:
+        """The evidence from ``start`` on: the first ``EVIDENCE_CORRECTIONS`` as ``{"id", "session",
+        "at_ms"}``, oldest first, and how many there are in all."""
+        shown = self.items[start : start + EVIDENCE_CORRECTIONS]
+        listed = tuple({"id": c.id, "session": c.session, "at_ms": c.at_ms} for c in shown)
+        return listed, len(self.items) - start
+
+
+class TopicIndex:
+    """The user corrections of one host after some time, indexed for the outcome rules: which of them
+    count against a retired lesson (``against``), which were charged ``recurred`` to given lessons
+    (``recurred``). Each correction's tokens are read once, into postings (token -> the positions of the
+    corrections that hold it). Rules A and B depend only on how many of a lesson's content tokens a
+    correction holds and which of its anchors, so one count over the postings of the lesson's tokens
+    answers ``on_topic`` for every correction at once, in time that grows with the postings read, not
+    with lessons x corrections (a test holds it to ``on_topic``)."""
+
+    def __init__(self, corrections: Iterable[CorrectionSeen]) -> None:
+        ordered = sorted(corrections, key=_when)
+        self._eligible = [c for c in ordered if any(o in (UNMATCHED, RECURRED) for o, _h in c.charged)]
+        self._unmatched = np.array([any(o == UNMATCHED for o, _h in c.charged) for c in self._eligible], bool)
+        postings: dict[str, list[int]] = defaultdict(list)
+        charged: dict[str, list[int]] = defaultdict(list)
+        for i, c in enumerate(self._eligible):
+            for token in correction_tokens(c.text):
+                postings[token].append(i)
+            for lesson in {h for o, h in c.charged if o == RECURRED and h}:
+                charged[lesson].append(i)
+        self._postings = {token: np.array(at, dtype=np.int64) for token, at in postings.items()}
+        self._charged = {lesson: np.array(at, dtype=np.int64) for lesson, at in charged.items()}
+        self._recurred: dict[str, list[CorrectionSeen]] = defaultdict(list)
+        for c in ordered:
+            for lesson in sorted({h for o, h in c.charged if o == RECURRED and h}):
+                self._recurred[lesson].append(c)
+
+    def _on_topic(self, content: frozenset[str], anchors: frozenset[str]) -> np.ndarray:
+        """Which corrections (a mask over the eligible ones) rules A or B match: B needs ``need`` shared
+        content tokens; A an anchor and another shared content token (two shared when the anchor is one)."""
+        held = [self._postings[t] for t in content if t in self._postings]
+        if not held:
+            return np.zeros(len(self._eligible), bool)
+        shared = np.bincount(np.concatenate(held), minlength=len(self._eligible))
+        share = -(-len(content) * RULE_B_MIN_SHARE_NUMERATOR // RULE_B_MIN_SHARE_DENOMINATOR)  # rounded up
+        hit = shared >= max(RULE_B_MIN_SHARED, share)
+        for anchor in anchors:
+            if anchor in self._postings:
+                at = self._postings[anchor]
+                hit[at] |= shared[at] >= (2 if anchor in content else 1)
+        return hit
+
+    def against(self, lesson_text: str, kept: Iterable[str]) -> Later:
+        """The corrections that count against retiring a lesson of text ``lesson_text`` whose fact the live
+        lessons ``kept`` (hashes) keep: on its topic, and attributed ``unmatched`` or charged ``recurred``
+        to a kept lesson (module docstring, "retire")."""
+        counted = self._unmatched.copy()
+        for lesson in set(kept):
+            if lesson in self._charged:
+                counted[self._charged[lesson]] = True
+        mask = self._on_topic(*lesson_profile(lesson_text)) & counted
+        return Later([self._eligible[i] for i in np.flatnonzero(mask).tolist()], ordered=True)
+
+    def recurred(self, lessons: Iterable[str]) -> Later:
+        """The corrections charged ``recurred`` to any of ``lessons`` (hashes), each once."""
+        found = {c.id: c for lesson in set(lessons) for c in self._recurred.get(lesson, ())}
+        return Later(found.values())
+
+
+class LatestVerdicts:
+    """Each lesson's verdicts in time order (``(at_ms, verdict)``): ``after`` gives, for the lessons asked,
+    the latest verdict measured after a time, in the order their first verdict after it came."""
+
+    def __init__(self, verdicts: Iterable[VerdictSeen]) -> None:
+        self._by_lesson: dict[str, list[VerdictSeen]] = defaultdict(list)
+        for v in sorted(verdicts, key=lambda v: (v.at_ms, v.verdict)):
+            self._by_lesson[v.lesson].append(v)
+        self._times = {lesson: [v.at_ms for v in vs] for lesson, vs in self._by_lesson.items()}
+
+    def after(self, lessons: Iterable[str], after_ms: int) -> list[VerdictSeen]:
+        """The latest verdict of each of ``lessons`` measured after ``after_ms`` (epoch ms, UTC); lessons
+        without one are left out."""
+        firsts = []
+        for lesson in set(lessons):
+            vs = self._by_lesson.get(lesson, [])
+            i = bisect.bisect_right(self._times.get(lesson, []), after_ms)
+            if i < len(vs):
+                firsts.append(((vs[i].at_ms, vs[i].verdict, lesson), vs[-1]))
+        return [latest for _first, latest in sorted(firsts, key=lambda pair: pair[0])]
 
 
 def retire_outcome(
-    *,
-    lesson_text: str,
-    kept: Sequence[tuple[str, str]],
-    corrections: Sequence[CorrectionSeen],
-    sessions_after: int,
-    support_sessions: int,
+    *, against: Later, start: int, kept: bool, sessions_after: int, support_sessions: int
 ) -> Outcome:
-    """The outcome of retiring a lesson of text ``lesson_text``. ``kept``: ``(hash, text)`` of the live
-    lessons of its entity on its topic (they keep its fact); ``corrections``: the host's user corrections
-    after the decision; ``sessions_after``: the host's sessions with activity after it."""
-    kept_hashes = {h for h, text in kept}
-    against = [
-        c
-        for c in corrections
-        if on_topic(lesson_text, c.text)
-        and any(o == UNMATCHED or (o == RECURRED and h in kept_hashes) for o, h in c.charged)
-    ]
-    sessions = _sessions(against)
-    listed = _listed(against)
-    if len(sessions) >= CONTRADICTED_SESSIONS:
-        kept_note = " (or with the lesson that keeps its fact shown)" if kept_hashes else ""
-        why = f"corrected on its topic again in {len(sessions)} sessions after the retire{kept_note}"
-        return Outcome(CONTRADICTED, sessions_after, listed, (), why)
-    if not against and sessions_after >= support_sessions:
-        why = f"no correction on its topic in the {sessions_after} sessions after the retire"
-        return Outcome(SUPPORTED, sessions_after, listed, (), why)
+    """The outcome of retiring a lesson. ``against``: the corrections that count against it
+    (``TopicIndex.against``), of which those from ``start`` on came after the decision
+    (``against.start(T)``); ``kept``: whether a live lesson keeps its fact; ``sessions_after``: the host's
+    sessions with activity after the decision."""
+    sessions = against.sessions_from[start]
+    listed, total = against.listed(start)
+    if sessions >= CONTRADICTED_SESSIONS:
+        kept_note = " (or with the lesson that keeps its fact shown)" if kept else ""
+        why = f"corrected on its topic again in {sessions} sessions after the retire{kept_note}"
+        return Outcome(CONTRADICTED, listed, (), why, total)
+    if not total and sessions_after >= support_sessions:
+        why = f"no correction on its topic in at least {support_sessions} sessions after the retire"
+        return Outcome(SUPPORTED, listed, (), why, total)
     why = (
         f"{sessions_after} sessions after the retire ({support_sessions} needed), "
-        f"corrected on its topic in {len(sessions)}"
+        f"corrected on its topic in {sessions}"
     )
-    return Outcome(TOO_EARLY, sessions_after, listed, (), why)
+    return Outcome(TOO_EARLY, listed, (), why, total)
 
 
-def live_again_outcome(
-    *,
-    lessons: Sequence[str],
-    verdicts: Sequence[VerdictSeen],
-    corrections: Sequence[CorrectionSeen],
-    sessions_after: int,
-    what: str,
-) -> Outcome:
-    """The outcome of a decision that made ``lessons`` (hashes) live: an approved consolidation, or the
-    lessons a restore or roll back brought back (``what`` names it in ``why``). ``verdicts``: theirs
-    measured after the decision; ``corrections``: the host's user corrections after it."""
-    mine = set(lessons)
-    recurred = [c for c in corrections if any(o == RECURRED and h in mine for o, h in c.charged)]
-    sessions = _sessions(recurred)
-    latest: dict[str, VerdictSeen] = {}
-    for v in sorted(verdicts, key=lambda v: (v.at_ms, v.verdict)):
-        if v.lesson in mine:
-            latest[v.lesson] = v
+def live_again_outcome(*, latest: Sequence[VerdictSeen], recurred: Later, start: int, what: str) -> Outcome:
+    """The outcome of a decision that made lessons live: an approved consolidation, or the lessons a
+    restore or roll back brought back (``what`` names it in ``why``). ``latest``: their latest verdicts
+    measured after the decision (``LatestVerdicts.after``); ``recurred``: the corrections charged
+    ``recurred`` to them (``TopicIndex.recurred``), of which those from ``start`` on came after it."""
+    sessions = recurred.sessions_from[start]
+    listed, total = recurred.listed(start)
     shown = tuple(
         {"lesson": v.lesson, "verdict": v.verdict, "at_ms": v.at_ms}
-        for v in sorted(latest.values(), key=lambda v: (v.at_ms, v.lesson))
+        for v in sorted(latest, key=lambda v: (v.at_ms, v.lesson))
     )
-    listed = _listed(recurred)
-    worse = [v for v in latest.values() if v.verdict in WORSE]
-    if worse or len(sessions) >= CONTRADICTED_SESSIONS:
+    worse = [v for v in latest if v.verdict in WORSE]
+    if worse or sessions >= CONTRADICTED_SESSIONS:
         parts = [f"{v.verdict} when re-measured" for v in worse[:1]]
-        if len(sessions) >= CONTRADICTED_SESSIONS:
-            parts.append(f"shown, then corrected on its topic in {len(sessions)} sessions")
-        return Outcome(CONTRADICTED, sessions_after, listed, shown, f"{what}: " + "; ".join(parts))
-    if any(v.verdict in HELD_VERDICTS for v in latest.values()):
-        return Outcome(SUPPORTED, sessions_after, listed, shown, f"{what}: held when re-measured")
-    why = f"{what}: no verdict since the decision, corrected on its topic in {len(sessions)} sessions"
-    return Outcome(TOO_EARLY, sessions_after, listed, shown, why)
+        if sessions >= CONTRADICTED_SESSIONS:
+            parts.append(f"shown, then corrected on its topic in {sessions} sessions")
+        return Outcome(CONTRADICTED, listed, shown, f"{what}: " + "; ".join(parts), total)
+    if any(v.verdict in HELD_VERDICTS for v in latest):
+        return Outcome(SUPPORTED, listed, shown, f"{what}: held when re-measured", total)
+    why = f"{what}: no verdict since the decision, corrected on its topic in {sessions} sessions"
+    return Outcome(TOO_EARLY, listed, shown, why, total)

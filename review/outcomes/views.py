@@ -48,13 +48,16 @@ def _way_back(decision: Decision) -> tuple[str, str | None]:
 
 
 def _evidence(outcome: DecisionOutcome | None) -> dict:
-    """The stored evidence with its times as datetimes (UTC) for the template."""
+    """The stored evidence with its times as datetimes (UTC) for the template; ``more``: how many
+    corrections it counts beyond those it lists (an outcome of rules version 1 counts none)."""
     if outcome is None:
         return {}
     evidence = outcome.evidence or {}
+    corrections = [{**c, "at": from_ms(c["at_ms"])} for c in evidence.get("corrections", [])]
     return {
         "why": evidence.get("why", ""),
-        "corrections": [{**c, "at": from_ms(c["at_ms"])} for c in evidence.get("corrections", [])],
+        "corrections": corrections,
+        "more": max(0, evidence.get("corrections_total", len(corrections)) - len(corrections)),
         "verdicts": [{**v, "at": from_ms(v["at_ms"])} for v in evidence.get("verdicts", [])],
     }
 

@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from lessons.core.outcomes import EVIDENCE_CORRECTIONS
 from review.outcomes.views import EMPTY_CALIBRATION
 from tests.builders import correction
 from tests.fixtures.outcomes import HOST, OTHER, RETIRED, at, h, retire, session
@@ -33,6 +34,22 @@ def test_the_decision_page_shows_the_outcome_its_evidence_and_the_way_back(contr
     assert [r[1:] for r in rows] == [["s1", "2026-02-01 01:01:00"], ["s2", "2026-02-01 02:01:00"]]
     (link,) = [a for a in page.find_all("a") if a.text == "Restore the lesson"]
     assert link.attrs["href"] == f"/lessons/{HOST}/{h(RETIRED)}/"
+    assert page.find("p", data_testid="more-corrections") is None  # all listed
+
+
+def test_the_decision_page_says_how_many_corrections_it_does_not_list(
+    outcome_host, reviewer, ingest, as_viewer
+):
+    decision = retire(outcome_host, reviewer)
+    rows = []
+    for n in range(1, EVIDENCE_CORRECTIONS + 4):
+        rows += session(n, hours=n, corrected=True)
+    assert ingest(rows).ok
+    page = parse(as_viewer.get(f"/decisions/{decision.seq}/").content)
+    assert len(page.find("table").find_all("tr")) == 1 + EVIDENCE_CORRECTIONS
+    assert page.find("p", data_testid="more-corrections").text == (
+        f"The first {EVIDENCE_CORRECTIONS} are listed; 3 more came after them."
+    )
 
 
 def test_a_decision_not_judged_yet_says_so_and_an_unknown_one_is_404(outcome_host, reviewer, as_viewer):

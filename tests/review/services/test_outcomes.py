@@ -10,7 +10,7 @@ from io import StringIO
 
 from django.core.management import call_command
 
-from lessons.core.outcomes import OUTCOMES_VERSION
+from lessons.core.outcomes import EVIDENCE_CORRECTIONS, OUTCOMES_VERSION
 from lessons.models import Lesson
 from review.models import DecisionOutcome
 from review.services.decisions import lesson_restore
@@ -34,6 +34,7 @@ def test_a_retire_corrected_again_in_two_sessions_is_contradicted(outcome_host, 
             {"id": ids["c1"], "session": "s1", "at_ms": int(T.timestamp() * 1000) + 3_660_000},
             {"id": ids["c2"], "session": "s2", "at_ms": int(T.timestamp() * 1000) + 7_260_000},
         ],
+        "corrections_total": 2,
         "verdicts": [],
         "why": "corrected on its topic again in 2 sessions after the retire",
     }
@@ -51,7 +52,7 @@ def test_a_retire_with_enough_quiet_sessions_is_supported_and_one_too_few_too_ea
     assert ingest(session(3, hours=3, corrected=False)).ok
     row = stored(decision)
     assert (row.outcome, row.sessions_after) == ("supported", 3)
-    assert row.evidence["why"] == "no correction on its topic in the 3 sessions after the retire"
+    assert row.evidence["why"] == "no correction on its topic in at least 3 sessions after the retire"
 
 
 def test_sessions_before_the_retire_do_not_count(outcome_host, reviewer, ingest):
@@ -130,3 +131,50 @@ def test_the_command_computes_every_host_and_the_export_streams_them(outcome_hos
     lines = out.getvalue().splitlines()
     assert lines[0] == "seq,hash,host,action,actor,at,outcome,sessions_after,evidence,computed_at,version"
     assert lines[1].startswith(f"{decision.seq},{decision.hash},{HOST},retire,rita,")
+
+
+def test_the_evidence_lists_the_first_corrections_and_counts_them_all(outcome_host, reviewer, ingest):
+    decision = retire(outcome_host, reviewer)
+    rows = []
+    for n in range(1, EVIDENCE_CORRECTIONS + 3):
+        rows += session(n, hours=n, corrected=True)
+    assert ingest(rows).ok
+    row = stored(decision)
+    assert row.evidence["corrections_total"] == EVIDENCE_CORRECTIONS + 2
+    assert [c["session"] for c in row.evidence["corrections"]] == [
+        f"s{n}" for n in range(1, EVIDENCE_CORRECTIONS + 1)
+    ]
+    assert (
+        row.evidence["why"]
+        == f"corrected on its topic again in {EVIDENCE_CORRECTIONS + 2} sessions after the retire"
+    )
+
+
+def test_a_refresh_rewrites_only_what_it_revised(outcome_host, reviewer, ingest):
+    decision = retire(outcome_host, reviewer)
+    assert ingest(session(1, hours=1, corrected=False)).ok
+    first = stored(decision)
+    assert (first.outcome, first.sessions_after) == ("too_early", 1)
+    assert outcomes_refresh(host=outcome_host) == 0  # nothing new: nothing written
+    assert stored(decision).computed_at == first.computed_at
+    # too early: its count of sessions is what it waits on, so a new session revises it
+    assert ingest(session(2, hours=2, corrected=True)).ok
+    assert (stored(decision).outcome, stored(decision).sessions_after) == ("too_early", 2)
+    assert ingest(session(3, hours=3, corrected=True)).ok
+    contradicted = stored(decision)
+    assert (contradicted.outcome, contradicted.sessions_after) == ("contradicted", 3)
+    # contradicted: a quiet session changes only the count, which is dated by computed_at: not rewritten
+    assert ingest(session(4, hours=4, corrected=False)).ok
+    row = stored(decision)
+    assert (row.outcome, row.sessions_after, row.computed_at) == ("contradicted", 3, contradicted.computed_at)
+    # a new correction on its topic changes its evidence: rewritten, with the count of then
+    assert ingest(session(5, hours=5, corrected=True)).ok
+    row = stored(decision)
+    assert (row.outcome, row.sessions_after, row.evidence["corrections_total"]) == ("contradicted", 5, 3)
+
+
+def test_outcomes_of_an_older_rules_version_are_rewritten(outcome_host, reviewer, ingest):
+    decision = retire(outcome_host, reviewer)
+    DecisionOutcome.objects.filter(decision=decision).update(version=OUTCOMES_VERSION - 1)
+    assert outcomes_refresh(host=outcome_host) == 1
+    assert stored(decision).version == OUTCOMES_VERSION

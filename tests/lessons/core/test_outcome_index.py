@@ -1,0 +1,124 @@
+"""The outcome rules' indexes (lessons/core/outcomes.py) give what a scan of every correction gives:
+``TopicIndex.against`` is ``on_topic`` and the charge rule asked of each correction, ``Later`` the
+corrections after a time with their distinct sessions, ``LatestVerdicts.after`` the latest verdict of each
+lesson after a time. docs/decisions.md, "Outcomes"."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lessons.core.outcomes import (
+    EVIDENCE_CORRECTIONS,
+    CorrectionSeen,
+    Later,
+    LatestVerdicts,
+    TopicIndex,
+    VerdictSeen,
+    on_topic,
+)
+from lessons.core.recurrence import AMBIGUOUS, RECURRED, UNMATCHED
+
+# A small vocabulary, so that texts share words often; some words in backticks (anchors).
+WORDS = ["contract", "number", "leading", "zeros", "gross", "amount", "invoice", "date", "flight", "copy"]
+ANCHORS = ["`contract_number`", "`gross_amount`", "`zeros`"]
+LESSONS = ["a" * 64, "b" * 64, "c" * 64]
+
+texts = st.lists(st.sampled_from(WORDS + ANCHORS), min_size=1, max_size=9).map(" ".join)
+charges = st.lists(
+    st.tuples(st.sampled_from([UNMATCHED, RECURRED, AMBIGUOUS]), st.sampled_from(LESSONS)), max_size=2
+).map(lambda pairs: tuple(sorted({(o, None if o == UNMATCHED else h) for o, h in pairs}, key=str)))
+
+
+@st.composite
+def corrections(draw) -> list[CorrectionSeen]:
+    n = draw(st.integers(0, 25))
+    return [
+        CorrectionSeen(
+            id=i,
+            session=draw(st.sampled_from(["s1", "s2", "s3", "s4"])),
+            at_ms=draw(st.integers(0, 50)),
+            text=draw(texts),
+            charged=draw(charges),
+        )
+        for i in range(n)
+    ]
+
+
+def _when(c: CorrectionSeen) -> tuple[int, int]:
+    return c.at_ms, c.id
+
+
+@settings(max_examples=300, deadline=None)
+@given(corrections(), texts, st.sets(st.sampled_from(LESSONS)))
+def test_against_is_every_correction_on_topic_that_counts(seen, lesson_text, kept):
+    scanned = sorted(
+        (
+            c
+            for c in seen
+            if on_topic(lesson_text, c.text)
+            and any(o == UNMATCHED or (o == RECURRED and h in kept) for o, h in c.charged)
+        ),
+        key=_when,
+    )
+    assert TopicIndex(seen).against(lesson_text, kept).items == scanned
+
+
+@settings(max_examples=200, deadline=None)
+@given(corrections(), st.integers(-1, 51))
+def test_later_gives_what_came_after_a_time_and_its_sessions(seen, t):
+    later = Later(seen)
+    after = [c for c in sorted(seen, key=_when) if c.at_ms > t]
+    start = later.start(t)
+    assert later.items[start:] == after
+    assert later.sessions_from[start] == len({c.session for c in after})
+    listed, total = later.listed(start)
+    assert total == len(after)
+    assert listed == tuple(
+        {"id": c.id, "session": c.session, "at_ms": c.at_ms} for c in after[:EVIDENCE_CORRECTIONS]
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(corrections(), st.sets(st.sampled_from(LESSONS), min_size=1))
+def test_recurred_is_each_correction_charged_to_the_lessons_once(seen, lessons):
+    expected = sorted(
+        (c for c in seen if any(o == RECURRED and h in lessons for o, h in c.charged)), key=_when
+    )
+    assert TopicIndex(seen).recurred(lessons).items == expected
+
+
+verdicts = st.lists(
+    st.builds(
+        VerdictSeen,
+        lesson=st.sampled_from(LESSONS),
+        verdict=st.sampled_from(["held", "regressed", "drifted"]),
+        at_ms=st.integers(0, 20),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(verdicts, st.sets(st.sampled_from(LESSONS)), st.integers(-1, 21))
+def test_latest_verdicts_after_a_time(measured, lessons, t):
+    # the rule as first written: walk the verdicts after t in (time, verdict) order, keeping each lesson's
+    # last; a lesson keeps the place its first verdict after t gave it (ties: by lesson, not read order)
+    latest: dict[str, VerdictSeen] = {}
+    for v in sorted((v for v in measured if v.at_ms > t), key=lambda v: (v.at_ms, v.verdict, v.lesson)):
+        if v.lesson in lessons:
+            latest[v.lesson] = v
+    assert LatestVerdicts(measured).after(lessons, t) == list(latest.values())
+
+
+def test_an_anchor_alone_is_no_topic_and_an_anchor_with_a_word_is():
+    seen = [
+        CorrectionSeen(
+            id=1, session="s1", at_ms=1, text="the `contract_number` again", charged=((UNMATCHED, None),)
+        ),
+        CorrectionSeen(
+            id=2, session="s2", at_ms=2, text="`contract_number` leading zeros", charged=((UNMATCHED, None),)
+        ),
+    ]
+    against = TopicIndex(seen).against("Keep the leading zeros of `contract_number`.", kept=())
+    assert [c.id for c in against.items] == [2]
