@@ -6,6 +6,8 @@ import csv
 import hashlib
 import io
 import json
+import re
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -24,26 +26,19 @@ from review.services.chain import (
 from review.services.decisions import lesson_restore, lessons_retire
 from tests.fixtures.decisions import NOW
 
-SPEC_FIELDS = [
-    "seq",
-    "at",
-    "actor",
-    "action",
-    "host",
-    "namespace",
-    "subject",
-    "lesson_hash",
-    "lesson_id",
-    "store",
-    "draft_id",
-    "created_hash",
-    "batch",
-    "reason_code",
-    "reason",
-    "evidence",
-    "prev_hash",
-    "hash",
-]
+DECISIONS_DOC = Path(__file__).resolve().parents[3] / "docs" / "decisions.md"
+
+
+def spec_fields() -> list[str]:
+    """The record's fields as docs/decisions.md, "The record" lists them: the first column of its first
+    table, in order (a row naming several, "`namespace`, `subject`", gives each)."""
+    section = DECISIONS_DOC.read_text(encoding="utf-8").split("## The record", 1)[1]
+    table = section.split("| field |", 1)[1].split("\n\n", 1)[0]
+    rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]
+    return [name for row in rows for name in re.findall(r"`([a-z_]+)`", row)]
+
+
+SPEC_FIELDS = spec_fields()
 ZERO_RECURRENCE = {
     "sessions_shown": 0,
     "recurred": 0,
