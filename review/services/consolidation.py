@@ -6,7 +6,7 @@ Import these from ``review.services.decisions``. docs/decisions.md, "The actions
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -87,37 +87,44 @@ def _sync(target: Draft, source: Draft) -> None:
     target.decided_at = source.decided_at
 
 
-def _record(
-    locked: Draft,
+def _draft_decision(
+    draft: Draft,
     *,
     actor: AbstractBaseUser,
-    action: str,
     reason: str,
     reason_code: str | None,
-    evidence: dict,
-    at: datetime,
-    **extra,
+    now: datetime | None,
+    act: Callable[[Draft, datetime], dict],
 ) -> Decision:
-    """The one record of a decision on ``locked`` (the draft, its host and entity, a fresh batch);
-    ``extra`` adds ``lesson`` or ``created_hash``. The actor's claim on the pile ends with it (issue 12,
-    Build 3). docs/decisions.md, "The record"."""
-    claims_release_on_decision(
-        host=locked.host, namespace=locked.namespace, subject=locked.subject, actor=actor
-    )
-    return decision_append(
-        actor=actor.get_username(),
-        action=action,
-        host=locked.host.name,
-        namespace=locked.namespace,
-        subject=locked.subject,
-        draft_id=locked.ext_id,
-        batch=new_batch(),
-        reason=reason,
-        reason_code=reason_code,
-        evidence=evidence,
-        at=at,
-        **extra,
-    )
+    """What every decision on a draft shares: the actor and reason checked (``check_decision``), then in
+    one transaction the draft locked, ``act(locked, at)`` (its own checks, raising ``DecisionRefused``,
+    and its changes; it returns the record's ``action``, ``evidence`` and ``lesson`` or ``created_hash``)
+    and the one record of it (the draft, its host and entity, a fresh batch), the actor's claim on the
+    pile released with it (issue 12, Build 3); the caller's ``draft`` then shows the decided state.
+    ``at`` is ``decision_now(now)``. Raises ``NotAllowed`` or what ``act`` raises. docs/decisions.md,
+    "The actions" and "The record"."""
+    reason, reason_code = check_decision(actor, reason, reason_code)
+    at = decision_now(now)
+    with transaction.atomic():
+        locked = _lock_draft(draft)
+        record = act(locked, at)
+        claims_release_on_decision(
+            host=locked.host, namespace=locked.namespace, subject=locked.subject, actor=actor
+        )
+        decision = decision_append(
+            actor=actor.get_username(),
+            host=locked.host.name,
+            namespace=locked.namespace,
+            subject=locked.subject,
+            draft_id=locked.ext_id,
+            batch=new_batch(),
+            reason=reason,
+            reason_code=reason_code,
+            at=at,
+            **record,
+        )
+    _sync(draft, locked)
+    return decision
 
 
 def draft_evidence(*, draft: Draft, lessons: list[Lesson], host: Host) -> dict:
@@ -206,10 +213,8 @@ def draft_approve(
     ``confirm_dropped_anchors``. The draft page asks ``approval_refusal`` (the same two) first.
     Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. docs/decisions.md, "The actions".
     """
-    reason, reason_code = check_decision(actor, reason, reason_code)
-    at = decision_now(now)
-    with transaction.atomic():
-        locked = _lock_draft(draft)
+
+    def approve(locked: Draft, at: datetime) -> dict:
         host = locked.host
         refusal = draft_refusal(draft=locked, user=actor)
         if refusal:
@@ -249,18 +254,9 @@ def draft_approve(
         )
         if not members:
             entity_counts_for_lessons([created])
-        decision = _record(
-            locked,
-            actor=actor,
-            action=Action.APPROVE,
-            reason=reason,
-            reason_code=reason_code,
-            evidence=evidence,
-            at=at,
-            created_hash=new_hash,
-        )
-    _sync(draft, locked)
-    return decision
+        return {"action": Action.APPROVE, "evidence": evidence, "created_hash": new_hash}
+
+    return _draft_decision(draft, actor=actor, reason=reason, reason_code=reason_code, now=now, act=approve)
 
 
 def _consolidation_lesson(draft: Draft, digest: str, at: datetime) -> Lesson:
@@ -296,10 +292,8 @@ def draft_reject(
 
     Raises ``NotAllowed`` or ``DecisionRefused`` (approved or rejected already). docs/decisions.md.
     """
-    reason, reason_code = check_decision(actor, reason, reason_code)
-    at = decision_now(now)
-    with transaction.atomic():
-        locked = _lock_draft(draft)
+
+    def reject(locked: Draft, at: datetime) -> dict:
         host = locked.host
         if locked.status != Draft.Status.PENDING:
             raise DecisionRefused(REJECT_NOT_PENDING.format(draft=locked.ext_id, status=locked.status))
@@ -309,17 +303,9 @@ def draft_reject(
         locked.decided_at = at
         locked.save(update_fields=["status", "decided_at"])
         entity_counts_refresh(host=host, keys=[(locked.namespace, locked.subject)])
-        decision = _record(
-            locked,
-            actor=actor,
-            action=Action.REJECT,
-            reason=reason,
-            reason_code=reason_code,
-            evidence=evidence,
-            at=at,
-        )
-    _sync(draft, locked)
-    return decision
+        return {"action": Action.REJECT, "evidence": evidence}
+
+    return _draft_decision(draft, actor=actor, reason=reason, reason_code=reason_code, now=now, act=reject)
 
 
 def consolidation_rollback(
@@ -337,10 +323,8 @@ def consolidation_rollback(
 
     Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. docs/decisions.md, "The actions".
     """
-    reason, reason_code = check_decision(actor, reason, reason_code)
-    at = decision_now(now)
-    with transaction.atomic():
-        locked = _lock_draft(draft)
+
+    def roll_back(locked: Draft, at: datetime) -> dict:
         host = locked.host
         if locked.status != Draft.Status.APPROVED or locked.created_lesson_id is None:
             raise DecisionRefused(ROLLBACK_NOT_APPROVED.format(draft=locked.ext_id, status=locked.status))
@@ -366,15 +350,6 @@ def consolidation_rollback(
         ]
         lesson_status_set(lessons=[created], status=Lesson.Status.RETRACTED, decided_at=at)
         lesson_status_set(lessons=revived, status=Lesson.Status.LIVE, superseded_by=None, decided_at=at)
-        decision = _record(
-            locked,
-            actor=actor,
-            action=Action.ROLLBACK,
-            reason=reason,
-            reason_code=reason_code,
-            evidence=evidence,
-            at=at,
-            lesson=created,
-        )
-    _sync(draft, locked)
-    return decision
+        return {"action": Action.ROLLBACK, "evidence": evidence, "lesson": created}
+
+    return _draft_decision(draft, actor=actor, reason=reason, reason_code=reason_code, now=now, act=roll_back)
