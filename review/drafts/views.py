@@ -28,7 +28,7 @@ from review.roles import PERM_DECIDE, PERM_VIEW_DRAFT
 from review.services import consolidation
 from review.services.common import DecisionRefused, StalePile
 from review.services.consolidation import approval_refusal
-from review.web.decide import decide
+from review.web.decide import decide, decision_args
 from review.web.htmx import render_region, wants_region
 from review.web.lookups import shows_not_found
 
@@ -174,10 +174,7 @@ def _approve(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     def act(detail, data):
         return consolidation.draft_approve(
             draft=detail.draft,
-            actor=request.user,
-            reason=data["reason"],
-            reason_code=data["reason_code"],
-            pile_version=data["pile_version"],
+            **decision_args(request, data),
             confirm_dropped_anchors=data["confirm_dropped_anchors"],
         )
 
@@ -197,9 +194,7 @@ def _reject(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     """POST ``/drafts/<host>/<draft id>/reject/``: reject a pending or stale draft with a reason."""
 
     def act(detail, data):
-        return consolidation.draft_reject(
-            draft=detail.draft, actor=request.user, reason=data["reason"], reason_code=data["reason_code"]
-        )
+        return consolidation.draft_reject(draft=detail.draft, **decision_args(request, data))
 
     def notice(detail, decision):
         return REJECTED_NOTICE.format(draft=draft_id, seq=decision.seq)
@@ -217,10 +212,7 @@ def _rollback(request: HttpRequest, host: str, draft_id: str) -> HttpResponse:
     def act(detail, data):
         return consolidation.consolidation_rollback(
             draft=detail.draft,
-            actor=request.user,
-            reason=data["reason"],
-            reason_code=data["reason_code"],
-            pile_version=data["pile_version"],
+            **decision_args(request, data),
         )
 
     def notice(detail, decision):

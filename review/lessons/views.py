@@ -23,7 +23,7 @@ from review.models import Action
 from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services import decisions
 from review.services.common import DecisionRefused, StalePile
-from review.web.decide import decide
+from review.web.decide import decide, decision_args
 from review.web.format import stale_notice
 from review.web.forms import undo_offer
 from review.web.fragments import fragment
@@ -108,10 +108,7 @@ def lesson_restore(request: HttpRequest, host: str, lesson_hash: str) -> HttpRes
     def act(data: dict):
         return decisions.lesson_restore(
             lesson=detail.lesson,
-            actor=request.user,
-            reason=data["reason"],
-            reason_code=data["reason_code"],
-            pile_version=data["pile_version"],
+            **decision_args(request, data),
         )
 
     def done(decision) -> HttpResponse:
@@ -150,10 +147,7 @@ def lesson_retire(request: HttpRequest, host: str, lesson_hash: str) -> HttpResp
             namespace=lesson.namespace,
             subject=lesson.subject,
             hashes=[lesson.hash],
-            actor=request.user,
-            reason=data["reason"],
-            reason_code=data["reason_code"],
-            pile_version=data["pile_version"],
+            **decision_args(request, data),
         )
         return decision
 

@@ -34,7 +34,7 @@ from review.services import claims
 from review.services.claims import CLAIM_MINUTES
 from review.services.common import DecisionRefused, NotAllowed, StalePile
 from review.services.decisions import lessons_restore, lessons_retire
-from review.web.decide import decide, not_allowed
+from review.web.decide import decide, decision_args, not_allowed
 from review.web.format import relative_age, stale_notice
 from review.web.forms import undo_offer
 from review.web.fragments import fragment, version_first
@@ -272,10 +272,7 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
             namespace=detail.namespace,
             subject=detail.subject,
             hashes=data["members"],
-            actor=request.user,
-            reason=data["reason"],
-            reason_code=data["reason_code"],
-            pile_version=data["pile_version"],
+            **decision_args(request, data),
         )
 
     def invalid(form) -> HttpResponse:
@@ -387,10 +384,7 @@ def pile_restore(request: HttpRequest) -> HttpResponse:
             namespace=detail.namespace,
             subject=detail.subject,
             hashes=data["lessons"],
-            actor=request.user,
-            reason=data["reason"],
-            reason_code=data["reason_code"],
-            pile_version=data["pile_version"],
+            **decision_args(request, data),
         )
 
     def invalid(form) -> HttpResponse:

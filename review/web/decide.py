@@ -26,6 +26,17 @@ def not_allowed(request: HttpRequest, exc: NotAllowed) -> HttpResponse:
     return render_problem(request, title=NOT_ALLOWED_TITLE, message=str(exc), status=403)
 
 
+def decision_args(request: HttpRequest, data: dict) -> dict:
+    """What every decision service takes from a posted decision form's cleaned ``data``, as keyword
+    arguments: ``actor`` (the signed-in user), ``reason``, ``reason_code`` (``None`` for none) and
+    ``pile_version`` when the form has that field (every decision form but a draft's rejection). A view's
+    ``act`` adds only what names the lessons or the draft. docs/decisions.md, "The actions"."""
+    args = {"actor": request.user, "reason": data["reason"], "reason_code": data["reason_code"]}
+    if "pile_version" in data:
+        args["pile_version"] = data["pile_version"]
+    return args
+
+
 def decide(
     request: HttpRequest,
     form: forms.Form,
