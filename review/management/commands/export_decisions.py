@@ -7,36 +7,33 @@ Streams the decision records in ``seq`` order to stdout (chunks of 2000 rows: me
 
 from __future__ import annotations
 
-from lessons.management.base import Command as BaseCommand
-from lessons.management.base import UsageError, write_stream
+from lessons.management.base import UsageError
 from review.log.exports import decisions_csv, decisions_jsonl
-from review.management.lookups import LookupRefused, host_by_name
+from review.management.exports import ExportCommand
 from review.models import Decision
 
 SINCE_NEGATIVE = "--since: expected a seq of 0 or more, got {since}"
 
 
-class Command(BaseCommand):
+class Command(ExportCommand):
     help = "Export the decision log as JSON Lines or CSV, in seq order."
+    host_help = "only decisions on this host"
+    formats = {"jsonl": decisions_jsonl, "csv": decisions_csv}
 
-    def add_arguments(self, parser):
-        parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    def add_filters(self, parser):
         parser.add_argument(
             "--since", type=int, metavar="SEQ", help="only records with a seq greater than SEQ"
         )
-        parser.add_argument("--host", help="only decisions on this host")
 
-    def handle(self, *args, format, since, host, **options):
+    def handle(self, *args, since, **options):
         if since is not None and since < 0:
             raise UsageError(SINCE_NEGATIVE.format(since=since))
-        try:
-            host_obj = host_by_name(host)
-        except LookupRefused as exc:
-            self.fail(str(exc))
+        super().handle(*args, since=since, **options)
+
+    def rows(self, *, host, since, **options):
         decisions = Decision.objects.all()
         if since is not None:
             decisions = decisions.filter(seq__gt=since)
-        if host_obj is not None:
-            decisions = decisions.filter(host=host_obj.name)
-        lines = decisions_csv(decisions) if format == "csv" else decisions_jsonl(decisions)
-        write_stream(self, lines)
+        if host is not None:
+            decisions = decisions.filter(host=host.name)
+        return decisions

@@ -6,26 +6,18 @@ docs/decisions.md, "Outcomes"; README.md, "Commands".
 
 from __future__ import annotations
 
-from lessons.management.base import Command as BaseCommand
-from lessons.management.base import write_stream
-from review.management.lookups import LookupRefused, host_by_name
+from review.management.exports import ExportCommand
 from review.models import DecisionOutcome
 from review.outcomes.exports import outcomes_csv, outcomes_jsonl
 
 
-class Command(BaseCommand):
+class Command(ExportCommand):
     help = "Export the decisions' outcomes as JSON Lines or CSV, in seq order."
+    host_help = "only the outcomes of decisions on this host"
+    formats = {"jsonl": outcomes_jsonl, "csv": outcomes_csv}
 
-    def add_arguments(self, parser):
-        parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
-        parser.add_argument("--host", help="only the outcomes of decisions on this host")
-
-    def handle(self, *args, format, host, **options):
-        try:
-            host_obj = host_by_name(host)
-        except LookupRefused as exc:
-            self.fail(str(exc))
+    def rows(self, *, host, **options):
         rows = DecisionOutcome.objects.all()
-        if host_obj is not None:
-            rows = rows.filter(host=host_obj.name)
-        write_stream(self, outcomes_csv(rows) if format == "csv" else outcomes_jsonl(rows))
+        if host is not None:
+            rows = rows.filter(host=host.name)
+        return rows

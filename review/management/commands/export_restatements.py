@@ -7,24 +7,14 @@ Streams the reviewers' restatement marks (issue 22, Build 2) to stdout, by host,
 
 from __future__ import annotations
 
-from lessons.management.base import Command as BaseCommand
-from lessons.management.base import write_stream
 from review.hosts.marks import marks_rows, restatements_csv, restatements_jsonl
-from review.management.lookups import LookupRefused, host_by_name
+from review.management.exports import ExportCommand
 
 
-class Command(BaseCommand):
+class Command(ExportCommand):
     help = "Export the reviewers' restatement marks as JSON Lines or CSV, by host, oldest first."
+    host_help = "only the marks of this host"
+    formats = {"jsonl": restatements_jsonl, "csv": restatements_csv}
 
-    def add_arguments(self, parser):
-        parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
-        parser.add_argument("--host", help="only the marks of this host")
-
-    def handle(self, *args, format, host, **options):
-        try:
-            host_obj = host_by_name(host)
-        except LookupRefused as exc:
-            self.fail(str(exc))
-        marks = marks_rows(host=host_obj)
-        lines = restatements_csv(marks) if format == "csv" else restatements_jsonl(marks)
-        write_stream(self, lines)
+    def rows(self, *, host, **options):
+        return marks_rows(host=host)
