@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from lessons.importers.common import SourceError
-from lessons.importers.run import altimate_prepare, execute
+from lessons.importers.run import altimate_prepare
 from lessons.management.base import Command as BaseCommand
-from lessons.management.base import check_host, write_result
-from lessons.management.progress import progress_bar
+from lessons.management.base import check_host
+from lessons.management.importers import add_import_arguments, import_prepared
 
 
 class Command(BaseCommand):
@@ -20,10 +20,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", metavar="PATH", help="a project root or its .altimate-code/learn/ folder")
-        parser.add_argument("--host", required=True, help="the host the store's lessons belong to")
-        parser.add_argument(
-            "--dry-run", action="store_true", help="translate, validate and report; write nothing"
-        )
+        add_import_arguments(parser, host_help="the host the store's lessons belong to")
 
     def handle(self, *args, path, host, dry_run, **options):
         check_host(host)
@@ -31,6 +28,4 @@ class Command(BaseCommand):
             prepared = altimate_prepare(path=Path(path), host=host)
         except SourceError as exc:
             self.fail(str(exc))
-        with progress_bar([prepared.source], stream=self.stderr._out) as progress:
-            result = execute(prepared, dry_run=dry_run, progress=progress)
-        write_result(self, result)
+        import_prepared(self, prepared, dry_run=dry_run)

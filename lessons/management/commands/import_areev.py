@@ -11,10 +11,10 @@ from pathlib import Path
 
 from lessons.importers.areev import load_map
 from lessons.importers.common import SourceError
-from lessons.importers.run import areev_prepare, execute
+from lessons.importers.run import areev_prepare
 from lessons.management.base import Command as BaseCommand
-from lessons.management.base import check_host, write_result
-from lessons.management.progress import progress_bar
+from lessons.management.base import check_host
+from lessons.management.importers import add_import_arguments, import_prepared
 
 
 class Command(BaseCommand):
@@ -24,10 +24,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", metavar="FILE")
-        parser.add_argument("--host", required=True, help="the host the records belong to")
-        parser.add_argument(
-            "--dry-run", action="store_true", help="translate, validate and report; write nothing"
-        )
+        add_import_arguments(parser, host_help="the host the records belong to")
         parser.add_argument(
             "--map",
             dest="map_file",
@@ -42,6 +39,4 @@ class Command(BaseCommand):
             prepared = areev_prepare(paths=[Path(f) for f in files], host=host, mapping=mapping)
         except SourceError as exc:
             self.fail(str(exc))
-        with progress_bar([prepared.source], stream=self.stderr._out) as progress:
-            result = execute(prepared, dry_run=dry_run, progress=progress)
-        write_result(self, result)
+        import_prepared(self, prepared, dry_run=dry_run)

@@ -16,6 +16,7 @@ from lessons.importers.areev_engine import EngineError, EngineMissing
 from lessons.importers.areev_sync import sync_memory
 from lessons.management.base import Command as BaseCommand
 from lessons.management.base import UsageError, check_host, write_result
+from lessons.management.importers import add_import_arguments
 
 
 class Command(BaseCommand):
@@ -23,9 +24,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("memory_path", metavar="MEMORY_PATH", help="the areev memory file (X.db)")
-        parser.add_argument("--host", required=True, help="the host the memory's lessons belong to")
-        parser.add_argument(
-            "--dry-run", action="store_true", help="read, translate and report; write nothing"
+        add_import_arguments(
+            parser,
+            host_help="the host the memory's lessons belong to",
+            dry_run_help="read, translate and report; write nothing",
         )
         parser.add_argument(
             "--triggered-by",
