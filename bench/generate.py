@@ -423,6 +423,16 @@ def _users() -> None:
         user.groups.set(Group.objects.filter(name=group))
 
 
+def _vacuum_analyze(connection) -> None:
+    """PostgreSQL: ``VACUUM ANALYZE`` on Django's open ``connection`` (outside a transaction, as it must
+    run: autocommit on for it, then as it was)."""
+    raw = connection.connection
+    autocommit = raw.autocommit
+    raw.autocommit = True
+    raw.execute("VACUUM ANALYZE")
+    raw.autocommit = autocommit
+
+
 def _after_copy(connection, models) -> None:
     """PostgreSQL: move each identity sequence past the ids written, then VACUUM ANALYZE."""
     with connection.cursor() as cursor:
@@ -432,11 +442,7 @@ def _after_copy(connection, models) -> None:
                 f"SELECT setval(pg_get_serial_sequence(%s, 'id'), (SELECT max(id) FROM {table}))",
                 [m._meta.db_table],
             )
-    raw = connection.connection
-    autocommit = raw.autocommit
-    raw.autocommit = True
-    raw.execute("VACUUM ANALYZE")
-    raw.autocommit = autocommit
+    _vacuum_analyze(connection)
 
 
 def settle(db_url: str) -> None:
@@ -448,11 +454,7 @@ def settle(db_url: str) -> None:
     from django.db import connection
 
     connection.ensure_connection()
-    raw = connection.connection
-    autocommit = raw.autocommit
-    raw.autocommit = True
-    raw.execute("VACUUM ANALYZE")
-    raw.autocommit = autocommit
+    _vacuum_analyze(connection)
 
 
 def rebuild_derived(db_url: str) -> str:

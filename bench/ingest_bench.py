@@ -96,31 +96,28 @@ def run(lines: int, worker: bool = False) -> tuple[float, float, float, float | 
         subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
-        start = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "manage.py", "ingest", str(data)],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        elapsed = time.perf_counter() - start
+        elapsed = _timed_manage(env, "ingest", str(data))
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = usage.ru_utime + usage.ru_stime - cpu_before
         grouped = None
         if worker:
-            start = time.perf_counter()
-            subprocess.run(
-                [sys.executable, "manage.py", "db_worker", "--batch", "--no-startup-delay", "--no-reload"],
-                cwd=ROOT,
-                env=env,
-                check=True,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            grouped = time.perf_counter() - start
+            grouped = _timed_manage(env, "db_worker", "--batch", "--no-startup-delay", "--no-reload")
         return elapsed, cpu, max(usage.ru_maxrss, before) / 1024, grouped
+
+
+def _timed_manage(env: dict[str, str], *args: str) -> float:
+    """Run ``manage.py *args`` in ``env`` with its output dropped; the wall-clock seconds it took.
+    ``CalledProcessError`` when it fails."""
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - start
 
 
 def parse_size(text: str) -> int:
