@@ -16,14 +16,16 @@ DRY_RUN_HELP = "translate, validate and report; write nothing"
 
 def add_import_arguments(parser: CommandParser, *, host_help: str, dry_run_help: str = DRY_RUN_HELP) -> None:
     """Add ``--host NAME`` (required; the command checks it with ``check_host``) and ``--dry-run`` (a flag),
-    with the command's own help texts."""
+    with the command's own help texts. docs/importers.md (each importer's section); README.md, "Commands".
+    """
     parser.add_argument("--host", required=True, help=host_help)
     parser.add_argument("--dry-run", action="store_true", help=dry_run_help)
 
 
 def import_prepared(command: BaseCommand, prepared: Prepared, *, dry_run: bool) -> None:
     """Ingest ``prepared`` (``execute``: nothing is written when ``dry_run``) with a progress bar on the
-    command's stderr for a large input, then write its report and counts (``write_result``)."""
+    command's stderr for a large input, then write its report and counts (``write_result``). Raises what
+    ``execute`` raises. docs/importers.md; docs/interchange.md, "Errors and the import report"."""
     with progress_bar([prepared.source], stream=command.stderr._out) as progress:
         result = execute(prepared, dry_run=dry_run, progress=progress)
     write_result(command, result)

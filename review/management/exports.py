@@ -24,6 +24,7 @@ class ExportCommand(BaseCommand):
     formats: dict[str, Callable[..., Generator[str]]]
 
     def add_arguments(self, parser):
+        """``--format``, the subclass's ``add_filters``, ``--host``: in that order in ``--help``."""
         parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
         self.add_filters(parser)
         parser.add_argument("--host", help=self.host_help)
@@ -36,6 +37,8 @@ class ExportCommand(BaseCommand):
         raise NotImplementedError
 
     def handle(self, *args, format, host, **options):
+        """Stream the rows of ``--host`` (all hosts without it) in ``--format``; an unknown host exits 1
+        (``HOST_UNKNOWN``) before anything is written."""
         try:
             host_obj = host_by_name(host)
         except LookupRefused as exc:
