@@ -36,8 +36,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from ingest_bench import _timed_manage, parse_size  # bench/ is the script's folder
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSION_LINES = 10
@@ -126,26 +127,13 @@ def run(db: Path, data: Path, host: str) -> tuple[tuple[float, float], list[floa
         copy = Path(tmp) / "bench.sqlite3"
         shutil.copyfile(db, copy)
         env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "bench", "DATABASE_URL": f"sqlite:///{copy}"}
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+        _timed_manage(env, "migrate")
         # the host's outcomes stored as before the ingest, so that its refresh revises what the ingest changed
-        subprocess.run(
-            [sys.executable, "manage.py", "outcomes", "--host", host],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu, start = usage.ru_utime + usage.ru_stime, time.perf_counter()
-        subprocess.run(
-            [sys.executable, "manage.py", "ingest", str(data)],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        ingest = (time.perf_counter() - start, usage.ru_utime + usage.ru_stime - cpu)
+        _timed_manage(env, "outcomes", "--host", host)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall = _timed_manage(env, "ingest", str(data))
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ingest = (wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         out = subprocess.run(
             [sys.executable, "-c", REFRESH, host],
             cwd=ROOT,
@@ -168,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--db must be sqlite:///PATH")
     db = Path(args.db.removeprefix("sqlite://"))
     host, newest = busiest_host(db, args.rank)
-    lines = _size(args.lines)
+    lines = parse_size(args.lines)
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "input.jsonl"
         write_input(db, host, newest, lines, data)
