@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lessons.core.piles import pile_target
+from lessons.core.piles import PENDING, draft_state, pile_target
 from lessons.models import Draft, Lesson
 from lessons.recurrence.versions import Version, key_of, key_versions
 from lessons.selectors.piles import pile_version
@@ -79,17 +79,20 @@ def lesson_detail(*, host_name: str, lesson_hash: str) -> LessonDetail | None:
 
 
 def drafts_made_stale(lesson: Lesson) -> list[str]:
-    """The ids of the pending drafts of ``lesson``'s entity that supersede it (stale while it is retired),
-    ordered by id: one query; the supersedes lists are read in Python (a JSON "contains" is not on
-    SQLite)."""
-    pending = Draft.objects.filter(
-        host_id=lesson.host_id,
-        namespace=lesson.namespace,
-        subject=lesson.subject,
-        status=Draft.Status.PENDING,
-    ).order_by("ext_id")
+    """The ids of the drafts of ``lesson``'s entity that retiring it (just now) made stale, ordered by id:
+    pending ones that supersede it and whose other members are all live (``draft_status`` with it live
+    again is pending; one already stale before is not named again). Two queries; the supersedes lists are
+    read in Python (a JSON "contains" is not on SQLite)."""
+    entity = {"host_id": lesson.host_id, "namespace": lesson.namespace, "subject": lesson.subject}
+    pending = Draft.objects.filter(**entity, status=Draft.Status.PENDING).order_by("ext_id")
+    drafts = [(ext_id, supersedes) for ext_id, supersedes in pending.values_list("ext_id", "supersedes")]
+    drafts = [(ext_id, supersedes) for ext_id, supersedes in drafts if lesson.hash in supersedes]
+    if not drafts:
+        return []
+    live = set(Lesson.objects.filter(**entity, status=Lesson.Status.LIVE).values_list("hash", flat=True))
+    before = live | {lesson.hash}
     return [
         ext_id
-        for ext_id, supersedes in pending.values_list("ext_id", "supersedes")
-        if lesson.hash in supersedes
+        for ext_id, supersedes in drafts
+        if draft_state(status=Draft.Status.PENDING, supersedes=supersedes, live_hashes=before) == PENDING
     ]

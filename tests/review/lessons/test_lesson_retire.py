@@ -3,10 +3,11 @@ restores the lesson with the reason "undo: <the original reason>"."""
 
 from __future__ import annotations
 
-from lessons.models import Host, Lesson
+from lessons.models import Draft, Host, Lesson
 from review.models import Decision
 from review.services.common import STALE_PILE
 from review.services.decisions import lessons_restore, lessons_retire
+from review.web.format import stale_notice
 from tests.fixtures.decisions import NOW, NS, SUBJECT
 from tests.html import inline_text, parse
 
@@ -91,9 +92,6 @@ def test_retiring_from_the_lesson_page_on_a_changed_pile_is_refused_409(pile, cl
 
 def test_retiring_a_lesson_pending_drafts_supersede_names_the_drafts_made_stale(corpora, client, reviewer):
     """A newcomer's finding: the pile page named the drafts a retire made stale, the lesson page did not."""
-    from lessons.models import Draft
-    from review.web.format import stale_notice
-
     drafts = list(Draft.objects.filter(host__name="adbuy-desk", status="pending").order_by("ext_id"))
     assert [d.ext_id for d in drafts] == ["rec-adbuy-consolidate-0", "rec-adbuy-consolidate-1"]
     shared = sorted(set(drafts[0].supersedes) & set(drafts[1].supersedes))
@@ -113,4 +111,27 @@ def test_retiring_a_lesson_pending_drafts_supersede_names_the_drafts_made_stale(
     assert stale_notice(["d-1"]) == (
         " Draft d-1 became stale: it supersedes a lesson retired now, and cannot be approved until the"
         " retired lessons it supersedes are restored."
+    )
+
+
+def test_a_draft_stale_before_the_retire_is_not_named_again(corpora, client, reviewer):
+    """Seen in review: the lesson page named a draft already stale (another member retired earlier) as
+    made stale by this retire; the pile page did not."""
+    drafts = list(Draft.objects.filter(host__name="adbuy-desk", status="pending").order_by("ext_id"))
+    only_second = sorted(set(drafts[1].supersedes) - set(drafts[0].supersedes))
+    shared = sorted(set(drafts[0].supersedes) & set(drafts[1].supersedes))
+    adbuy = Host.objects.get(name="adbuy-desk")
+    lessons_retire(host=adbuy, hashes=only_second[:1], actor=reviewer, reason="said elsewhere", now=NOW)
+    # draft 1 is stale from here on
+    lesson = Lesson.objects.get(host__name="adbuy-desk", hash=shared[0])
+    client.force_login(reviewer)
+    page = parse(client.get(f"/lessons/adbuy-desk/{lesson.hash}/").content)
+    version = page.find("form", cls="retire-one").find("input", name="pile_version").attrs["value"]
+    response = client.post(
+        f"/lessons/adbuy-desk/{lesson.hash}/retire/",
+        {"reason": "said elsewhere", "reason_code": "duplicate", "pile_version": version},
+    )
+    notice = parse(client.get(response["Location"]).content).find(data_testid="retired-notice")
+    assert inline_text(notice).startswith(
+        f"Retired lesson {lesson.hash[:8]}…: decision #2." + stale_notice(["rec-adbuy-consolidate-0"])
     )
