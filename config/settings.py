@@ -116,6 +116,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # after the session, the sign-in and messages: a page's ETag, and 304 for a poll that holds it
+    "review.middleware.ConditionalPagesMiddleware",
     # after messages and htmx: tells the page which background recounts its request started
     "review.services.recount.RecountNoticeMiddleware",
     # last, as django-axes asks: it turns a locked-out sign-in into the 429 page

@@ -11,10 +11,12 @@ text are made visible.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.db import DatabaseError
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
 from django.template import loader
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
@@ -33,6 +35,9 @@ from review.request_body import (
     route_body_limit,
 )
 from review.signin import address_failures, client_address
+from review.web.conditional import etag, matches
+from review.web.fragments import request_version
+from review.web.paths import ADMIN_PREFIX
 
 TITLE_TOO_LARGE = "Request too large"
 TITLE_LENGTH_REQUIRED = "Length required"
@@ -58,6 +63,57 @@ class NoStoreWhenSignedInMiddleware:
         if user is not None and user.is_authenticated:
             patch_cache_control(response, no_store=True, private=True)
         return response
+
+
+class ConditionalPagesMiddleware:
+    """Conditional requests of the signed-in pages (issue 25): a GET or HEAD of a page (not the API, which
+    answers its own, nor the admin) carries an ``ETag`` of the data version, read before the view reads
+    anything (``review.web.fragments.request_version``: the page's kept parts use the same), and of what
+    else the page depends on: the full path, the user and session, the htmx headers (a region is another
+    answer than its page) and the minute (ages and claims are shown in minutes). ``If-None-Match`` holding
+    it is answered ``304`` without running the view, unless messages wait to be shown. The pages stay
+    ``no-store``: a browser does not keep them, so it is the htmx polls that send the tag they were given
+    (static/js/app.js). Needs the session, authentication and messages middleware before it.
+    docs/production.md, "Cache"."""
+
+    HTMX_HEADERS = ("HX-Request", "HX-Target", "HX-Trigger", "HX-Trigger-Name", "HX-History-Restore-Request")
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def _tag(self, request: HttpRequest) -> str | None:
+        user = getattr(request, "user", None)
+        path = request.path_info
+        if request.method not in ("GET", "HEAD") or user is None or not user.is_authenticated:
+            return None
+        if path.startswith(API_PREFIX) or path.startswith(ADMIN_PREFIX):
+            return None
+        try:
+            version = request_version(request)
+        except DatabaseError:  # the view meets it again and answers it, as without this
+            return None
+        session = getattr(request, "session", None)
+        minute = str(int(time.time() // 60))
+        hx = tuple(request.headers.get(name, "") for name in self.HTMX_HEADERS)
+        key = session.session_key if session is not None else ""
+        return etag(version, (request.get_full_path(), str(user.pk), key or "", minute, *hx))
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        tag = self._tag(request)
+        if tag is not None and matches(request, tag) and not _messages_waiting(request):
+            response: HttpResponse = HttpResponseNotModified()
+            response["ETag"] = tag
+            return response
+        response = self.get_response(request)
+        html = response.get("Content-Type", "").startswith("text/html")
+        if tag is not None and response.status_code == 200 and html and not response.streaming:
+            response["ETag"] = tag
+        return response
+
+
+def _messages_waiting(request: HttpRequest) -> bool:
+    storage = getattr(request, "_messages", None)
+    return storage is not None and len(storage) > 0
 
 
 class BodyLimitMiddleware:

@@ -9,15 +9,14 @@ matching with it. docs: docs/api.md ("Conditional reads").
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.utils.cache import patch_vary_headers
-from django.utils.http import parse_etags
 
 from lessons.services.data_version import current
+from review.web.conditional import etag, matches
 
 READS = ("GET", "HEAD")
 
@@ -25,17 +24,7 @@ READS = ("GET", "HEAD")
 def read_etag(request: HttpRequest, version: str) -> str:
     """The quoted strong ``ETag`` of a read: 32 hex digits of SHA-256 over the version, the full path and
     the ``Authorization`` header."""
-    parts = (version, request.get_full_path(), request.headers.get("Authorization", ""))
-    return '"' + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32] + '"'
-
-
-def _matches(request: HttpRequest, etag: str) -> bool:
-    wanted = request.headers.get("If-None-Match")
-    if not wanted:
-        return False
-    tags = parse_etags(wanted)
-    # "*" is not honoured: it would answer 304 before the token is checked (a request with any token)
-    return etag in tags or f"W/{etag}" in tags
+    return etag(version, (request.get_full_path(), request.headers.get("Authorization", "")))
 
 
 def conditional(view: Callable[..., HttpResponse], request: HttpRequest, *args, **kwargs) -> HttpResponse:
@@ -48,14 +37,14 @@ def conditional(view: Callable[..., HttpResponse], request: HttpRequest, *args, 
         version = current()
     except DatabaseError:  # the endpoint meets it again and answers it (503), as without this
         return view(request, *args, **kwargs)
-    etag = read_etag(request, version)
-    if _matches(request, etag):
+    tag = read_etag(request, version)
+    if matches(request, tag):
         response: HttpResponse = HttpResponseNotModified()
-        response["ETag"] = etag
+        response["ETag"] = tag
     else:
         response = view(request, *args, **kwargs)
         if response.status_code != 200:
             return response
-        response["ETag"] = etag
+        response["ETag"] = tag
     patch_vary_headers(response, ["Authorization"])
     return response

@@ -1,5 +1,6 @@
-"""Where the JSON API lives: one home for its prefix. config/urls.py routes it (``API_PREFIX`` +
-``v1/``); the middleware, the lock-wait answer and the error pages answer JSON under it.
-docs/api.md."""
+"""Where the JSON API and Django's admin live: one home for their prefixes. config/urls.py routes them
+(``API_PREFIX`` + ``v1/``, ``ADMIN_PREFIX``); the middleware, the lock-wait answer and the error pages
+answer JSON under the API's, and the pages' conditional answers leave both to their own. docs/api.md."""
 
 API_PREFIX = "/api/"
+ADMIN_PREFIX = "/admin/"

@@ -83,6 +83,26 @@
     }
     notice.textContent = text || "The server is busy; nothing was saved. Try again in a few seconds.";
   });
+  // A poll (hx-trigger "every …") sends back the ETag its last answer carried: while nothing changed the
+  // server answers 304 without building the region, and nothing is swapped (the htmx-config in base.html).
+  // The pages are no-store, so the browser keeps no tag of its own. Keyed by the poll's URL: an outerHTML
+  // swap replaces the element itself.
+  var pollTags = {};
+  function pollUrl(elt) {
+    var trigger = elt && elt.getAttribute && elt.getAttribute("hx-trigger");
+    return trigger && /\bevery\b/.test(trigger) ? elt.getAttribute("hx-get") : null;
+  }
+  document.addEventListener("htmx:configRequest", function (event) {
+    var url = pollUrl(event.detail.elt);
+    if (url && pollTags[url]) event.detail.headers["If-None-Match"] = pollTags[url];
+  });
+  // beforeSwap, not afterRequest: after an outerHTML swap the old element is out of the document and its
+  // events no longer reach this listener.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var url = pollUrl(event.detail.elt);
+    var tag = event.detail.xhr && event.detail.xhr.getResponseHeader("ETag");
+    if (url && tag) pollTags[url] = tag;
+  });
   document.addEventListener("DOMContentLoaded", function () { initCounters(document); });
   document.addEventListener("htmx:afterSettle", function (event) { initCounters(event.target); });
 })();

@@ -33,8 +33,8 @@ HASHES = [lesson_hash("qa", "orders", t) for t in TEXTS]
 QUERIES_KEPT = [
     '"django_session"',
     '"auth_user"',
+    "lessons_dataversion",  # read by the page's ETag (review/middleware.py), before the view reads anything
     '"auth_permission"',
-    "lessons_dataversion",
     '"lessons_host"',
     '"review_pileclaim"',
 ]

@@ -16,14 +16,15 @@ from review.services.restatements import restatement_mark
 from tests.builders import JAN_1_MS, day_ms
 
 WEEK = timedelta(weeks=1)
-# The exact counts; three of each are the session, the user, and the user's and groups' permissions in one
-# query (review.backends.RoleBackend).
-PILE_QUERIES = 10  # with the pile's claim (review.services.claims), its stored facts and its marks
-LESSON_QUERIES = 13  # with the undo of the latest retire; the key's versions read once (review/lessons)
-HOST_QUERIES = 9  # with the newest restatement marks (review.hosts.marks) and, over time, the newest
+# The exact counts; four of each are the session, the user, the data version (the page's ETag,
+# review/middleware.py ConditionalPagesMiddleware), and the user's and groups' permissions in one query
+# (review.backends.RoleBackend).
+PILE_QUERIES = 11  # with the pile's claim (review.services.claims), its stored facts and its marks
+LESSON_QUERIES = 14  # with the undo of the latest retire; the key's versions read once (review/lessons)
+HOST_QUERIES = 10  # with the newest restatement marks (review.hosts.marks) and, over time, the newest
 # exposure and correction (no session here: no weeks to read; review.outcomes.host_weeks)
-HOSTS_QUERIES = 5  # paged (issue 25): the count of hosts, then a page of them with their stored totals
-LOG_QUERIES = 9  # actor choices (the host is typed: issue 25), the page, the bounded count, the chart
+HOSTS_QUERIES = 6  # paged (issue 25): the count of hosts, then a page of them with their stored totals
+LOG_QUERIES = 10  # actor choices (the host is typed: issue 25), the page, the bounded count, the chart
 PILE = "/pile/?host=qa-host&namespace=qa&subject=orders"
 
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from tests.html import parse, table_rows
 
-HOSTS_MAX_QUERIES = 5  # session, user, the count of hosts and a page of them (one query with their totals)
+HOSTS_MAX_QUERIES = 6  # session, user, data version (ETag), the count of hosts, a page of them (with totals)
 
 
 def test_the_hosts_page_counts_lessons_entities_and_piles(corpora, client, viewer):

@@ -38,9 +38,9 @@ WAREHOUSE_ROW = [
     "1",
     "\u2014",
 ]
-# The session, the user, its and its groups' permissions (one query); the hosts with their pile counts (the total when
-# no filter but the host is set); the page with its claims.
-QUEUE_MAX_QUERIES = 5
+# The session, the user, the data version (the page's ETag), its and its groups' permissions (one query);
+# the hosts with their pile counts (the total when no filter but the host is set); the page with its claims.
+QUEUE_MAX_QUERIES = 6
 
 
 def queue_rows(response) -> list[list[str]]:
