@@ -223,11 +223,10 @@ def host_outcomes(*, host: Host, decisions: Iterable[Judged]) -> dict[int, Found
 
 def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = None) -> int:
     """Recompute the outcomes of ``host``'s judged decisions (those numbered ``seqs``, or all of them) and
-    store those revised (``Outcome.revised``: kind, evidence, rules' version, or a too-early count), in
-    one transaction; ``computed_at`` is when a stored outcome was last revised. The calibration rollup is
-    rebuilt only when a kind changed. A host (name or id) that does not
-    exist, or has no judged decision, costs one query and stores nothing. Returns how many were stored.
-    docs/decisions.md, "Outcomes"."""
+    store those revised (``Found.revised``: kind, evidence, rules' version, or a too-early count), in one
+    transaction; ``computed_at`` is when a stored outcome was last revised. The calibration rollup is
+    rebuilt only when a kind changed. A host (name or id) that does not exist, or has no judged decision,
+    costs one query and stores nothing. Returns how many were stored. docs/decisions.md, "Outcomes"."""
     if not isinstance(host, Host):
         host = Host.objects.filter(**({"name": host} if isinstance(host, str) else {"id": host})).first()
         if host is None:
@@ -269,6 +268,10 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
                 if decision_id not in stored
             ],
             batch_size=WRITE_BATCH,
+            # another refresh of the host (a parallel ingest, a decision) may have stored it meanwhile
+            update_conflicts=True,
+            unique_fields=["decision"],
+            update_fields=["outcome", "sessions_after", "evidence", "digest", "computed_at", "version"],
         )
         if any(stored.get(i, [None])[0] != f.outcome.outcome for i, f in changed.items()):
             calibration_rollup(host=host.name)
