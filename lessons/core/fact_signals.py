@@ -141,7 +141,10 @@ class Profile:
         ``("time", 900.0)``); ``names``: numbered names as ``(letters, number)`` ("P1" is ``("p", 1)``,
         "Section 2" is ``("section", 2)``); ``settings``: backticked settings as ``(key, value)``, folded to
         lower case ("`timeout-minutes: 20`" is ``("timeout-minutes", "20")``, "`materialized='view'`" is
-        ``("materialized", "view")``).
+        ``("materialized", "view")``); ``objects``: the anchors that name an object (a field, key, header or
+        label: every anchor but a lone capitalized word or acronym, "Invoice Date" and `amount` but not
+        "EUR" or "Mar"), with a run's name without its first word too ("Write Gross Amount" names "Gross
+        Amount").
     """
 
     sequence: tuple[str, ...]
@@ -154,6 +157,7 @@ class Profile:
     quantities: frozenset[tuple[str, float]]
     names: frozenset[tuple[str, int]]
     settings: frozenset[tuple[str, str]]
+    objects: frozenset[Phrase] = frozenset()
 
 
 @lru_cache(maxsize=16384)
@@ -171,6 +175,7 @@ def profile(text: str) -> Profile:
     for found, spelling in _anchor_candidates(text):
         if found and any(w not in FUNCTION_WORDS for w in found) and (len(found) > 1 or len(found[0]) >= 2):
             spelled.setdefault(found, spelling)
+    objects = {a for a, spelling in spelled.items() if not _CAPITAL.fullmatch(spelling)}
     return Profile(
         sequence=tuple(sequence),
         words=words,
@@ -189,6 +194,7 @@ def profile(text: str) -> Profile:
             for span in _BACKTICK.findall(text)
             for key, value in _SETTING.findall(span)
         ),
+        objects=frozenset(objects | {a[1:] for a in objects if len(a) > 1}),
     )
 
 

@@ -25,7 +25,8 @@ from lessons.core.groups import _restating_pairs, keep_choice
 from lessons.core.piles import PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
-FACTS_VERSION = 11
+# 12: two lessons that each name an object of their own, and not each other's, score OTHER_OBJECTS lower.
+FACTS_VERSION = 12
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -205,6 +206,12 @@ CENTRE_PRIOR = 0  # how many members the pile's mean is discounted by (see _shif
 # `timeout-minutes: 45`"; 0.13 for "`monthly_rent` is base rent only" and "… annual rent divided by 12").
 WORD_RULES_SCORE = 1.0
 RULES_SIMILARITY = 0.2
+# Two lessons that each name an object of their own (a field, key, header or label that at most half
+# of the pile names) and neither names the other's are about different objects: their score is lowered
+# by this ("Write Invoice Date as YYYY-MM-DD" and "Leave Due Date empty…"; "PO Number must match
+# PO-NNNNNN" and "Invoice Number: keep letters and dashes as printed"). A lowering, not a split: two
+# names of one object ("`gtin`" and "the barcode") may still meet on the sentence model's similarity.
+OTHER_OBJECTS = 0.2
 CANNOT = -1e6  # a "different" mark, and evidence that splits
 LABEL_CHARS = 60
 UMBRELLA_ROUNDS = 8  # at most this many umbrellas a pile
@@ -292,6 +299,27 @@ class _Pile:
     def terms(self, i: int) -> set:
         return set(self.profiles[i].words) | set(self.anchors[i])
 
+    def _other_objects(self) -> np.ndarray:
+        """1 for a pair of members that each name an object of their own (``Profile.objects``, named by
+        at most half of the pile's members) and neither names (in its words) one of the other's; else 0."""
+        n = len(self.texts)
+        own = [
+            {a for a in found if a in p.objects and self.count[a] * 2 <= n}
+            for p, found in zip(self.profiles, self.anchors, strict=True)
+        ]
+        terms = sorted({a for found in self.anchors for a in found})
+        if not terms:
+            return np.zeros((n, n))
+        at = {a: k for k, a in enumerate(terms)}
+        mine = np.zeros((n, len(terms)))
+        named = np.zeros((n, len(terms)))
+        for i in range(n):
+            mine[i, [at[a] for a in own[i]]] = 1.0
+            named[i, [at[a] for a in self.anchors[i]]] = 1.0
+        meets = (mine @ named.T) > 0
+        has = mine.any(axis=1)
+        return (np.outer(has, has) & ~(meets | meets.T)).astype(float)
+
     def _scores(self) -> np.ndarray:
         n = len(self.texts)
         similarity = self.embedding @ self.embedding.T
@@ -307,6 +335,7 @@ class _Pile:
         for i, j in _restating_pairs([_rules_profile(t) for t in self.texts]):
             if similarity[i, j] >= RULES_SIMILARITY:  # not where the sentence model sets the two apart
                 scores[i, j] = scores[j, i] = max(scores[i, j], WORD_RULES_SCORE)
+        scores -= OTHER_OBJECTS * self._other_objects()
         # Evidence that splits, looked for only where it can be: a pair that scores above 0, one negating
         # and the other commanding, or both with quantities, or both with numbered names or settings.
         flags = np.array(
