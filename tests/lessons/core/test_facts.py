@@ -295,8 +295,8 @@ def test_on_the_development_set_every_umbrella_covers_two_facts_and_the_pairs_fo
         for fact in facts:
             if fact.umbrella:
                 umbrellas[labelled[fact.name]] += 1
-    # 13 lessons of the set are labelled umbrellas: 10 found, and 4 restatements taken for umbrellas.
-    assert umbrellas == {True: 10, False: 4}
+    # 13 lessons of the set are labelled umbrellas: 12 found, and 4 restatements taken for umbrellas.
+    assert umbrellas == {True: 12, False: 4}
     scores = {name: score_pile(lessons, run_grouper(pile_facts, lessons)) for name, lessons in piles.items()}
     pooled = overall(scores)
-    assert (pooled.tp, pooled.fp, pooled.fn) == (67, 24, 26)
+    assert (pooled.tp, pooled.fp, pooled.fn) == (67, 20, 26)
