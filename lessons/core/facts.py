@@ -27,7 +27,8 @@ from lessons.core.piles import PileMember, member_order_key
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
 # 12: two lessons that each name an object of their own, and not each other's, score OTHER_OBJECTS lower.
 # 13: an item of a listing lesson states a fact at a similarity of 0.3 with its member (was 0.45).
-FACTS_VERSION = 13
+# 14: a quantity one lesson gives and the other lacks lowers their score by QUANTITY_ALONE.
+FACTS_VERSION = 14
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -213,6 +214,11 @@ RULES_SIMILARITY = 0.2
 # PO-NNNNNN" and "Invoice Number: keep letters and dashes as printed"). A lowering, not a split: two
 # names of one object ("`gtin`" and "the barcode") may still meet on the sentence model's similarity.
 OTHER_OBJECTS = 0.2
+# A lesson that gives a quantity (a number with its unit, or a number a comparison bounds: "within 24
+# hours", "at least 30") where the other gives none adds an instruction the other lacks (a limit, a
+# period, a count): their score is lowered by this ("Idempotency keys are honoured for 24 hours only" and
+# "On a timeout, retry with the same Idempotency-Key"). Restatements that both give the number keep it.
+QUANTITY_ALONE = 0.5
 CANNOT = -1e6  # a "different" mark, and evidence that splits
 LABEL_CHARS = 60
 UMBRELLA_ROUNDS = 8  # at most this many umbrellas a pile
@@ -338,8 +344,13 @@ class _Pile:
         for i, j in _restating_pairs([_rules_profile(t) for t in self.texts]):
             if similarity[i, j] >= RULES_SIMILARITY:  # not where the sentence model sets the two apart
                 scores[i, j] = scores[j, i] = max(scores[i, j], WORD_RULES_SCORE)
+        positive = scores > 0
         scores -= OTHER_OBJECTS * self._other_objects()
-        # Evidence that splits, looked for only where it can be: a pair that scores above 0, one negating
+        # A quantity one lesson gives and the other lacks: a limit, a period or a count of its own.
+        measured = np.array([bool(p.quantities) for p in self.profiles], dtype=bool)
+        scores -= QUANTITY_ALONE * (np.outer(measured, ~measured) | np.outer(~measured, measured))
+        # Evidence that splits, looked for only where it can be: a pair that scored above 0 before the
+        # lowerings (so a lowered pair still cannot join through an average), one negating
         # and the other commanding, or both with quantities, or both with numbered names or settings.
         flags = np.array(
             [
@@ -348,9 +359,9 @@ class _Pile:
             ]
         ).reshape(n, 4)
         neg, cmd, qty, named = flags[:, 0], flags[:, 1], flags[:, 2], flags[:, 3]
-        maybe = (np.outer(neg, cmd) | np.outer(cmd, neg) | np.outer(qty, qty) | np.outer(named, named)) & (
-            scores > 0
-        )
+        maybe = (
+            np.outer(neg, cmd) | np.outer(cmd, neg) | np.outer(qty, qty) | np.outer(named, named)
+        ) & positive
         for i, j in zip(*np.nonzero(np.triu(maybe, 1)), strict=True):
             if _splits(self.profiles[i], self.profiles[j]):
                 scores[i, j] = scores[j, i] = CANNOT
