@@ -47,6 +47,20 @@ _QUANTITY = re.compile(
     r"times\b|retries\b|attempts\b|characters\b|chars\b|rows\b|items\b)?",
     re.IGNORECASE,
 )
+# A time written in words: a number or an ordinal from one to ten, then the unit ("two months", "the
+# third working day", "by the end of the first day").
+_NUMBER_WORDS = {
+    word: k % 10 + 1
+    for k, word in enumerate(
+        "one two three four five six seven eight nine ten "
+        "first second third fourth fifth sixth seventh eighth ninth tenth".split()
+    )
+}
+_WORDED_TIME = re.compile(
+    r"\b(" + "|".join(_NUMBER_WORDS) + r")\s+(?:(?:working|business|calendar)\s+)?"
+    r"(minutes?|hours?|days?|weeks?|months?|years?)\b",
+    re.IGNORECASE,
+)
 _SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "mo": 2592000, "y": 31536000}
 _UNITS = {
     "%": ("percent", 1),
@@ -316,8 +330,9 @@ def _commanded(text: str) -> frozenset[str]:
 
 
 def _quantities(text: str) -> frozenset[tuple[str, float]]:
-    """The ``(dimension, value)`` quantities of ``text``: numbers with a unit (times in seconds), and
-    bare numbers a comparison bounds (dimension "bound")."""
+    """The ``(dimension, value)`` quantities of ``text``: numbers with a unit (times in seconds), times
+    written in words ("the third working day" is ``("time", 259200.0)``), and bare numbers a comparison
+    bounds (dimension "bound")."""
     out: set[tuple[str, float]] = set()
     for match in _QUANTITY.finditer(text):
         bound, number, unit = match.groups()
@@ -331,4 +346,8 @@ def _quantities(text: str) -> frozenset[tuple[str, float]]:
             out.add((dimension, round(float(number) * scale, 6)))
         elif bound:
             out.add(("bound", float(number)))
+    for match in _WORDED_TIME.finditer(text):
+        number, unit = _NUMBER_WORDS[match.group(1).lower()], match.group(2).lower().rstrip("s")
+        dimension, scale = _UNITS[unit]
+        out.add((dimension, round(float(number) * scale, 6)))
     return frozenset(out)

@@ -28,7 +28,8 @@ from lessons.core.piles import PileMember, member_order_key
 # 12: two lessons that each name an object of their own, and not each other's, score OTHER_OBJECTS lower.
 # 13: an item of a listing lesson states a fact at a similarity of 0.3 with its member (was 0.45).
 # 14: a quantity one lesson gives and the other lacks lowers their score by QUANTITY_ALONE.
-FACTS_VERSION = 14
+# 15: a time written in words is a quantity ("the third working day", "two months").
+FACTS_VERSION = 15
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
