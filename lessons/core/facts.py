@@ -29,7 +29,8 @@ from lessons.core.piles import PileMember, member_order_key
 # 13: an item of a listing lesson states a fact at a similarity of 0.3 with its member (was 0.45).
 # 14: a quantity one lesson gives and the other lacks lowers their score by QUANTITY_ALONE.
 # 15: a time written in words is a quantity ("the third working day", "two months").
-FACTS_VERSION = 15
+# 16: today's word rules keep a pair only at a similarity of 0.4 (RULES_SIMILARITY, was 0.2).
+FACTS_VERSION = 16
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -207,8 +208,12 @@ CENTRE_PRIOR = 0  # how many members the pile's mean is discounted by (see _shif
 # semantic similarity reaches RULES_SIMILARITY: a shared name and a word do not join two lessons the
 # sentence model sets apart ("`timeout-minutes: 20` on every job" and "the e2e job may take
 # `timeout-minutes: 45`"; 0.13 for "`monthly_rent` is base rent only" and "… annual rent divided by 12").
+# Since version 16 the model must find the two close (0.4), not merely not apart (0.2): the score of 1
+# outweighs every lowering, and a shared name and one word ("`start_date`", "day") are no restatement
+# where the model finds little else alike ("`start_date` is the first day worked" and "Don't set
+# `start_date` on a weekend…; move it to the next business day", 0.39).
 WORD_RULES_SCORE = 1.0
-RULES_SIMILARITY = 0.2
+RULES_SIMILARITY = 0.4
 # Two lessons that each name an object of their own (a field, key, header or label that at most half
 # of the pile names) and neither names the other's are about different objects: their score is lowered
 # by this ("Write Invoice Date as YYYY-MM-DD" and "Leave Due Date empty…"; "PO Number must match
