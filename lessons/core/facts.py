@@ -126,9 +126,11 @@ def pile_facts(
     every pair of members from the
     semantic similarity of their embeddings (``lessons.core.embedding``, centred on the pile's mean),
     their shared content words and their shared anchors (both weighted by how rare they are in the
-    pile), set to "different" by evidence that splits (``_splits``) and kept "same" for today's word
-    rules; umbrellas taken out (``_umbrellas``); the rest clustered by average linkage (``_cluster``),
-    so a group never chains through one bridging lesson. Deterministic: the same members and texts give
+    pile), lowered for two lessons about other objects and for a quantity one of them gives alone
+    (``OTHER_OBJECTS``, ``QUANTITY_ALONE``), set to "different" by evidence that splits (``_splits``) and
+    kept "same" for today's word rules where the model finds the two close; umbrellas taken out
+    (``_umbrellas``); the rest clustered by average linkage (``_cluster``), so a group never chains
+    through one bridging lesson. Deterministic: the same members and texts give
     the same facts.
     """
     ordered = sorted(members, key=member_order_key)
@@ -218,7 +220,7 @@ RULES_SIMILARITY = 0.4
 # of the pile names) and neither names the other's are about different objects: their score is lowered
 # by this ("Write Invoice Date as YYYY-MM-DD" and "Leave Due Date empty…"; "PO Number must match
 # PO-NNNNNN" and "Invoice Number: keep letters and dashes as printed"). A lowering, not a split: two
-# names of one object ("`gtin`" and "the barcode") may still meet on the sentence model's similarity.
+# lessons that call one object by two names may still meet on the sentence model's similarity.
 OTHER_OBJECTS = 0.2
 # A lesson that gives a quantity (a number with its unit, or a number a comparison bounds: "within 24
 # hours", "at least 30") where the other gives none adds an instruction the other lacks (a limit, a
