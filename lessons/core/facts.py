@@ -324,15 +324,14 @@ class _Pile:
             {a for a in found if a in p.objects and self.count[a] * 2 <= n}
             for p, found in zip(self.profiles, self.anchors, strict=True)
         ]
-        terms = sorted({a for found in self.anchors for a in found})
-        if not terms:
+        at = {a: k for k, a in enumerate({a for mine in own for a in mine})}  # the order does not matter
+        if not at:
             return np.zeros((n, n))
-        at = {a: k for k, a in enumerate(terms)}
-        mine = np.zeros((n, len(terms)))
-        named = np.zeros((n, len(terms)))
+        mine = np.zeros((n, len(at)))
+        named = np.zeros((n, len(at)))
         for i in range(n):
             mine[i, [at[a] for a in own[i]]] = 1.0
-            named[i, [at[a] for a in self.anchors[i]]] = 1.0
+            named[i, [at[a] for a in self.anchors[i] if a in at]] = 1.0
         meets = (mine @ named.T) > 0
         has = mine.any(axis=1)
         return (np.outer(has, has) & ~(meets | meets.T)).astype(float)
