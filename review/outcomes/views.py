@@ -19,6 +19,7 @@ from review.outcomes.forms import CalibrationFilter
 from review.roles import ADMIN, PERM_VIEW_DECISIONS, user_role
 from review.web.links import draft_url, lesson_url, pile_href
 from review.web.lookups import NotFound, shows_not_found
+from review.web.paging import whole_number
 
 DECISION_UNKNOWN_TITLE = "Unknown decision"
 DECISION_UNKNOWN = "There is no decision #{seq} in the log."
@@ -67,9 +68,9 @@ def _evidence(outcome: DecisionOutcome | None) -> dict:
 @shows_not_found
 def decision(request: HttpRequest, seq: str) -> HttpResponse:
     """Decision ``seq``: the record's fields, its outcome and the evidence it rests on (two queries)."""
-    found = None
-    if seq.isdigit():
-        found = Decision.objects.select_related("outcome", "ack").filter(seq=int(seq)).first()
+    found, number = None, whole_number(seq)
+    if number is not None:
+        found = Decision.objects.select_related("outcome", "ack").filter(seq=number).first()
     if found is None:
         raise NotFound(DECISION_UNKNOWN_TITLE, DECISION_UNKNOWN.format(seq=seq))
     outcome = outcome_of(found)
@@ -93,11 +94,11 @@ def decision(request: HttpRequest, seq: str) -> HttpResponse:
 def revisit(request: HttpRequest) -> HttpResponse:
     """The contradicted decisions, newest first, ``REVISIT_PER_PAGE`` a page by seq (``?before=SEQ``:
     the page after the one ending at SEQ); each with its way back. Two queries, whatever the log holds."""
-    before = request.GET.get("before", "")
+    before = whole_number(request.GET.get("before", ""))
     rows = DecisionOutcome.objects.filter(outcome=DecisionOutcome.Kind.CONTRADICTED)
     rows = rows.select_related("decision")
-    if before.isdigit():
-        rows = rows.filter(decision__seq__lt=int(before))
+    if before is not None:
+        rows = rows.filter(decision__seq__lt=before)
     page = list(rows.order_by("-decision__seq")[: REVISIT_PER_PAGE + 1])
     more = len(page) > REVISIT_PER_PAGE
     page = page[:REVISIT_PER_PAGE]
@@ -108,7 +109,7 @@ def revisit(request: HttpRequest) -> HttpResponse:
     context = {
         "items": items,
         "next_before": page[-1].decision.seq if more else None,
-        "paged": before.isdigit(),
+        "paged": before is not None,
         "empty": EMPTY_REVISIT,
     }
     return render(request, "review/outcomes/revisit.html", context)

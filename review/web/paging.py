@@ -246,10 +246,15 @@ def page_size(request, default: int, name: str = "per_page") -> int:
     return int(value) if _in_range(value) else default
 
 
+def whole_number(value: str) -> int | None:
+    """``value`` as a whole number when it is one written in ASCII digits (``"²"`` and ``"٣"`` are
+    digits to ``str.isdigit``, not to a reader of the address) of at most 9 of them, else None."""
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 10 else None
+
+
 def page_number(request, name: str = "page") -> int:
     """``?page=`` as a whole number (1 when missing or not one); ``keyset_page`` clamps it to the pages."""
-    value = request.GET.get(name, "")
-    return int(value) if value.isascii() and value.isdigit() and len(value) < 10 else 1
+    return whole_number(request.GET.get(name, "")) or 1
 
 
 CURSOR_PARAMS = ("page", "after", "before")

@@ -221,3 +221,12 @@ def test_the_openapi_schema_says_outcomes_are_derived(client, db):
     schema = client.get("/api/v1/openapi.json").json()
     described = schema["components"]["schemas"]["DecisionsOut"]["properties"]["outcomes"]["description"]
     assert described.startswith("DERIVED, not part of any hashed record")
+
+
+def test_digits_that_are_not_ascii_are_no_decision_number(contradicted, as_viewer):
+    """The attacker's finding: "²" passed str.isdigit and int() failed (a 500); "٣" showed decision #3."""
+    for seq in ("%C2%B2", "%D9%A3", "9" * 30):
+        response = as_viewer.get(f"/decisions/{seq}/")
+        assert response.status_code == 404, seq
+    for before in ("%C2%B2", "9" * 30):
+        assert as_viewer.get(f"/decisions/revisit/?before={before}").status_code == 200
