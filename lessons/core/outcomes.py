@@ -49,7 +49,9 @@ HELD_VERDICTS = frozenset({verdicts.HELD})
 WORSE = frozenset({verdicts.REGRESSED, verdicts.DRIFTED})
 # bumped when a rule changes: stored outcomes of another version are recomputed. 2: the evidence lists the
 # first EVIDENCE_CORRECTIONS corrections and counts them all (corrections_total); a supported retire's
-# sentence names the sessions it needed, not the count so far (that count is ``sessions_after``).
+# sentence names the sessions it needed, not the count so far (that count is ``sessions_after``); the latest
+# verdict ties as a lesson's latest verdict does (horizon, then ingest order); a retire counts corrections
+# charged to any lesson of its entity on its topic, live now or not (it was shown when charged).
 OUTCOMES_VERSION = 2
 EVIDENCE_CORRECTIONS = 10  # corrections listed in a decision's evidence; the rest are counted
 
@@ -68,11 +70,19 @@ class CorrectionSeen:
 
 @dataclass(frozen=True)
 class VerdictSeen:
-    """One verdict of a lesson: the lesson's hash, the verdict, when it was measured (epoch ms, UTC)."""
+    """One verdict of a lesson: the lesson's hash, the verdict, when it was measured (epoch ms, UTC), and
+    what breaks a tie of times as a lesson's latest verdict does (docs/interchange.md, "verdict"): the
+    horizon (ms; None ranks lowest), then the order it was ingested in (``seq``: its row id)."""
 
     lesson: str
     verdict: str
     at_ms: int
+    horizon_ms: int | None = None
+    seq: int = 0
+
+    def rank(self) -> tuple[int, int, int]:
+        """The order of a lesson's verdicts, the latest last."""
+        return self.at_ms, -1 if self.horizon_ms is None else self.horizon_ms, self.seq
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,10 @@ def on_topic(lesson_text: str, correction_text: str) -> bool:
     """Whether a correction is on a lesson text's topic (rules A and B)."""
     content, anchors = lesson_profile(lesson_text)
     return tokens_match(content=content, full_anchors=anchors, tokens=correction_tokens(correction_text))
+
+
+def _sessions(n: int) -> str:
+    return f"{n} session" if n == 1 else f"{n} sessions"
 
 
 def _when(c: CorrectionSeen) -> tuple[int, int]:
@@ -201,12 +215,12 @@ class TopicIndex:
 
 
 class LatestVerdicts:
-    """Each lesson's verdicts in time order (``(at_ms, verdict)``): ``after`` gives, for the lessons asked,
-    the latest verdict measured after a time, in the order their first verdict after it came."""
+    """Each lesson's verdicts in order (``VerdictSeen.rank``): ``after`` gives, for the lessons asked, the
+    latest verdict measured after a time, in the order their first verdict after it came."""
 
     def __init__(self, verdicts: Iterable[VerdictSeen]) -> None:
         self._by_lesson: dict[str, list[VerdictSeen]] = defaultdict(list)
-        for v in sorted(verdicts, key=lambda v: (v.at_ms, v.verdict)):
+        for v in sorted(verdicts, key=VerdictSeen.rank):
             self._by_lesson[v.lesson].append(v)
         self._times = {lesson: [v.at_ms for v in vs] for lesson, vs in self._by_lesson.items()}
 
@@ -218,7 +232,7 @@ class LatestVerdicts:
             vs = self._by_lesson.get(lesson, [])
             i = bisect.bisect_right(self._times.get(lesson, []), after_ms)
             if i < len(vs):
-                firsts.append(((vs[i].at_ms, vs[i].verdict, lesson), vs[-1]))
+                firsts.append(((vs[i].rank(), lesson), vs[-1]))
         return [latest for _first, latest in sorted(firsts, key=lambda pair: pair[0])]
 
 
@@ -238,10 +252,16 @@ def retire_outcome(
     if not total and sessions_after >= support_sessions:
         why = f"no correction on its topic in at least {support_sessions} sessions after the retire"
         return Outcome(SUPPORTED, listed, (), why, total)
-    why = (
-        f"{sessions_after} sessions after the retire ({support_sessions} needed), "
-        f"corrected on its topic in {sessions}"
-    )
+    if sessions_after >= support_sessions:  # enough sessions, but corrected in one: a second contradicts it
+        why = (
+            f"corrected on its topic in 1 session of the {sessions_after} after the retire; "
+            "a second contradicts it"
+        )
+    else:
+        why = (
+            f"{_sessions(sessions_after)} after the retire ({support_sessions} needed), "
+            f"corrected on its topic in {sessions}"
+        )
     return Outcome(TOO_EARLY, listed, (), why, total)
 
 
@@ -264,5 +284,10 @@ def live_again_outcome(*, latest: Sequence[VerdictSeen], recurred: Later, start:
         return Outcome(CONTRADICTED, listed, shown, f"{what}: " + "; ".join(parts), total)
     if any(v.verdict in HELD_VERDICTS for v in latest):
         return Outcome(SUPPORTED, listed, shown, f"{what}: held when re-measured", total)
-    why = f"{what}: no verdict since the decision, corrected on its topic in {sessions} sessions"
+    if latest:  # re-measured, but as neither held nor worse (held_costlier, unmeasured, any other value)
+        verdict = latest[-1].verdict
+        why = f"{what}: re-measured as {verdict}, which neither supports nor contradicts it"
+    else:
+        why = f"{what}: no verdict since the decision"
+    why += f", corrected on its topic in {_sessions(sessions)}"
     return Outcome(TOO_EARLY, listed, shown, why, total)

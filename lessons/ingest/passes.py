@@ -178,8 +178,6 @@ def ingest_sources(
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
                 _write_grouping_later(state, progress)
-                if state.report.written:
-                    host_evidence_changed.send(sender=ImportReport, hosts=sorted(state.hosts))
                 break
             except DatabaseError as exc:
                 what = _retryable(exc)
@@ -190,6 +188,10 @@ def ingest_sources(
                     raise IngestBusy(BUSY.format(what=what, n=attempt)) from None
                 delay = RETRY_BASE_SECONDS * 2 ** (attempt - 1)
                 time.sleep(delay * (0.5 + random.random()))
+        # After the loop, not in it: what the receivers do with the committed batch (the outcomes) is theirs;
+        # a lock they meet must not make the batch count as refused and be written again.
+        if state.report.written:
+            host_evidence_changed.send(sender=ImportReport, hosts=sorted(state.hosts))
         if state.report.error_count and not skip_invalid and not dry_run and not state.report.written:
             state.report.refused_after_writing()  # rolled back: "1 created" of nothing written misled
         return state.report

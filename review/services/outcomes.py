@@ -2,22 +2,24 @@
 
 ``outcomes_refresh(host=...)`` recomputes the outcome of every retire, restore, approve and roll back of
 one host from the corrections, sessions and verdicts stored after each decision
-(``lessons.core.outcomes``), and stores them (one upsert a ``WRITE_BATCH``). It runs after an ingest
-or sync brought new evidence for the host (the ``lessons.signals.host_evidence_changed`` receiver,
-``review.apps``), after a decision (its own host), and from ``manage.py outcomes``. The same stored
-rows give the same outcomes on SQLite and PostgreSQL. docs/decisions.md, "Outcomes".
+(``lessons.core.outcomes``), and stores those that changed. It runs after an ingest, sync or import
+wrote to the host (the ``lessons.signals.host_evidence_changed`` receiver, ``review.apps``) and from
+``manage.py outcomes``; not after a decision (a web request would wait for the host's whole recompute):
+a new decision is "not judged yet" until then. The same stored rows give the same outcomes on SQLite
+and PostgreSQL. docs/decisions.md, "Outcomes".
 """
 
 from __future__ import annotations
 
 import bisect
+import logging
 from collections import defaultdict, namedtuple
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, DateField, Max
 from django.db.models.functions import TruncMonth
 from django.utils import timezone
@@ -32,11 +34,11 @@ from lessons.core.outcomes import (
     TopicIndex,
     VerdictSeen,
     live_again_outcome,
-    on_topic,
     retire_outcome,
 )
-from lessons.core.recurrence import USER_CORRECTION
+from lessons.core.recurrence import USER_CORRECTION, lesson_profile
 from lessons.core.text import from_ms
+from lessons.core.tokens import correction_tokens, tokens_match
 from lessons.models import Correction, CorrectionAttribution, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.versions import EpochMs
 from review.models import Action, CalibrationCount, Decision, DecisionOutcome
@@ -48,6 +50,10 @@ DECISION_FIELDS = ("id", "seq", "at_ms", "action", "host", "lesson_hash", "creat
 Judged = namedtuple("Judged", DECISION_FIELDS)
 _READ = ("id", "seq", EpochMs("at"), "action", "host", "lesson_hash", "created_hash", "draft_id")
 WRITE_BATCH = 500
+NOT_RECOMPUTED = (
+    "outcomes of host %s not recomputed after its import (%s); `manage.py outcomes --host %s` recomputes them"
+)
+log = logging.getLogger(__name__)
 
 
 def _session_ends(host: Host, since_ms: int) -> list[int]:
@@ -120,21 +126,24 @@ class _Evidence:
             d.lesson_hash for d in decisions if d.action == Action.RETIRE and d.lesson_hash in self.lessons
         }
         entities = {self.lessons[h][:2] for h in retired}
-        self.live: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+        # every lesson of those entities, live or not: a correction charged to one was shown with it
+        self.members: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
         if entities:
             rows = Lesson.objects.filter(
-                host=host, subject__in=sorted({s for _n, s in entities}), status=Lesson.Status.LIVE
+                host=host, subject__in=sorted({s for _n, s in entities})
             ).values_list("namespace", "subject", "hash", "text")
             for ns, subj, h, text in rows:
                 if (ns, subj) in entities:
-                    self.live[(ns, subj)].append((h, text))
+                    self.members[(ns, subj)].append((h, text))
         self._against: dict[str, tuple[Later, bool]] = {}
+        self._profiles: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._texts: dict[str, frozenset[str]] = {}
         self._recurred: dict[tuple[str, ...], Later] = {}
         self.verdicts = LatestVerdicts(
-            VerdictSeen(lesson=h, verdict=v, at_ms=at)
-            for h, v, at in Verdict.objects.filter(
+            VerdictSeen(lesson=h, verdict=v, at_ms=at, horizon_ms=horizon, seq=pk)
+            for h, v, at, horizon, pk in Verdict.objects.filter(
                 host=host, lesson__hash__in=sorted(hashes), measured_at__gt=from_ms(since)
-            ).values_list("lesson__hash", "verdict", EpochMs("measured_at"))
+            ).values_list("lesson__hash", "verdict", EpochMs("measured_at"), "horizon_ms", "id")
         )
 
     def sessions_after(self, at_ms: int) -> int:
@@ -142,14 +151,31 @@ class _Evidence:
         return len(self.ends) - bisect.bisect_right(self.ends, at_ms)
 
     def against(self, lesson_hash: str) -> tuple[Later, bool]:
-        """The corrections counting against retiring ``lesson_hash`` and whether a live lesson keeps its
-        fact (a live member of its entity, not itself, on its topic): the same for every retire of it,
-        so found once."""
+        """The corrections counting against retiring ``lesson_hash`` and whether another lesson keeps its
+        fact (a lesson of its entity on its topic, live now or not: a correction charged to it was made
+        while it was shown): the same for every retire of it, so found once. Each lesson's words are
+        read once (``_profile``, ``_tokens``), not once a pair."""
         if lesson_hash not in self._against:
             ns, subj, text = self.lessons.get(lesson_hash, ("", "", ""))
-            kept = [h for h, k in self.live.get((ns, subj), []) if h != lesson_hash and on_topic(text, k)]
+            content, anchors = self._profile(text)
+            kept = [
+                h
+                for h, k in self.members.get((ns, subj), [])
+                if h != lesson_hash
+                and tokens_match(content=content, full_anchors=anchors, tokens=self._tokens(k))
+            ]
             self._against[lesson_hash] = (self.topics.against(text, kept), bool(kept))
         return self._against[lesson_hash]
+
+    def _profile(self, text: str) -> tuple[frozenset[str], frozenset[str]]:
+        if text not in self._profiles:
+            self._profiles[text] = lesson_profile(text)
+        return self._profiles[text]
+
+    def _tokens(self, text: str) -> frozenset[str]:
+        if text not in self._texts:
+            self._texts[text] = correction_tokens(text)
+        return self._texts[text]
 
     def recurred(self, lessons: tuple[str, ...]) -> Later:
         """The corrections charged ``recurred`` to any of ``lessons`` (found once for each set)."""
@@ -328,10 +354,16 @@ def calibration_rollup(*, host: str) -> int:
 def outcomes_after_evidence(sender: object, *, hosts: Iterable[str], **kwargs: object) -> None:
     """The ``lessons.signals.host_evidence_changed`` receiver: the outcomes of the decisions of each of
     ``hosts`` (names) that has judged decisions recomputed (``outcomes_refresh``); one query finds them,
-    so an ingest for hosts without any costs one query."""
+    so an ingest for hosts without any costs one query. A database error (a lock held past its wait) is
+    logged and leaves that host's stored outcomes as they were: the batch is committed, and the next
+    ingest for the host or ``manage.py outcomes --host H`` recomputes them."""
     names = sorted(set(hosts))
     if not names:
         return
     judged = Decision.objects.filter(host__in=names, action__in=JUDGED).values_list("host", flat=True)
     for name in sorted(set(judged.distinct())):
-        outcomes_refresh(host=name)
+        try:
+            with transaction.atomic():  # a savepoint when the caller is in a transaction: an error ends here
+                outcomes_refresh(host=name)
+        except DatabaseError as exc:  # derived: the batch that sent this is committed and stays so
+            log.warning(NOT_RECOMPUTED, name, exc, name)

@@ -1,5 +1,6 @@
-"""``manage.py outcomes [--host NAME]``: recompute and store the outcomes of the decisions (all hosts, or
-one), then print how many per outcome. docs/decisions.md, "Outcomes"; README.md, "Commands".
+"""``manage.py outcomes [--host NAME]``: recompute the outcomes of the decisions (all hosts, or one), store
+those that changed, then print how many there are, how many changed, and how many per outcome.
+docs/decisions.md, "Outcomes"; README.md, "Commands".
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from review.management.lookups import LookupRefused, host_by_name
 from review.models import DecisionOutcome
 from review.services.outcomes import outcomes_refresh
 
-DONE = "{n} outcomes computed: {counts}"
+DONE = "{n} outcomes computed, {changed} changed: {counts}"
 
 
 class Command(BaseCommand):
@@ -27,10 +28,10 @@ class Command(BaseCommand):
         except LookupRefused as exc:
             self.fail(str(exc))
         hosts = [host_obj] if host_obj is not None else list(Host.objects.order_by("name"))
-        n = sum(outcomes_refresh(host=h) for h in hosts)
+        changed = sum(outcomes_refresh(host=h) for h in hosts)
         rows = DecisionOutcome.objects.all()
         if host_obj is not None:
             rows = rows.filter(host=host_obj.name)
         by = dict(rows.values_list("outcome").annotate(n=Count("pk")).order_by("outcome"))
         counts = ", ".join(f"{k} {v}" for k, v in sorted(by.items())) or "none"
-        self.stdout.write(DONE.format(n=n, counts=counts))
+        self.stdout.write(DONE.format(n=sum(by.values()), changed=changed, counts=counts))

@@ -88,27 +88,43 @@ def test_recurred_is_each_correction_charged_to_the_lessons_once(seen, lessons):
     assert TopicIndex(seen).recurred(lessons).items == expected
 
 
-verdicts = st.lists(
-    st.builds(
-        VerdictSeen,
-        lesson=st.sampled_from(LESSONS),
-        verdict=st.sampled_from(["held", "regressed", "drifted"]),
-        at_ms=st.integers(0, 20),
-    ),
-    max_size=12,
-)
+@st.composite
+def verdicts(draw) -> list[VerdictSeen]:
+    n = draw(st.integers(0, 12))
+    return [
+        VerdictSeen(
+            lesson=draw(st.sampled_from(LESSONS)),
+            verdict=draw(st.sampled_from(["held", "regressed", "drifted"])),
+            at_ms=draw(st.integers(0, 20)),
+            horizon_ms=draw(st.one_of(st.none(), st.integers(0, 3))),
+            seq=i,  # the row id: the order they were ingested in
+        )
+        for i in range(n)
+    ]
 
 
 @settings(max_examples=200, deadline=None)
-@given(verdicts, st.sets(st.sampled_from(LESSONS)), st.integers(-1, 21))
+@given(verdicts(), st.sets(st.sampled_from(LESSONS)), st.integers(-1, 21))
 def test_latest_verdicts_after_a_time(measured, lessons, t):
-    # the rule as first written: walk the verdicts after t in (time, verdict) order, keeping each lesson's
-    # last; a lesson keeps the place its first verdict after t gave it (ties: by lesson, not read order)
+    # walk the verdicts after t from the earliest to the latest (measured_at, then the greater horizon, a
+    # missing one lowest, then ingested later: docs/interchange.md), keeping each lesson's last; the
+    # lessons in the order of their first verdict after t
+    def rank(v):
+        return v.at_ms, -1 if v.horizon_ms is None else v.horizon_ms, v.seq
+
     latest: dict[str, VerdictSeen] = {}
-    for v in sorted((v for v in measured if v.at_ms > t), key=lambda v: (v.at_ms, v.verdict, v.lesson)):
+    for v in sorted((v for v in measured if v.at_ms > t), key=rank):
         if v.lesson in lessons:
             latest[v.lesson] = v
     assert LatestVerdicts(measured).after(lessons, t) == list(latest.values())
+
+
+def test_a_tie_of_times_goes_to_the_greater_horizon_then_the_later_ingest():
+    held = VerdictSeen(lesson=LESSONS[0], verdict="held", at_ms=5, horizon_ms=604_800_000, seq=1)
+    regressed = VerdictSeen(lesson=LESSONS[0], verdict="regressed", at_ms=5, horizon_ms=86_400_000, seq=2)
+    assert LatestVerdicts([held, regressed]).after([LESSONS[0]], 0) == [held]
+    again = VerdictSeen(lesson=LESSONS[0], verdict="drifted", at_ms=5, horizon_ms=604_800_000, seq=3)
+    assert LatestVerdicts([again, held, regressed]).after([LESSONS[0]], 0) == [again]
 
 
 def test_an_anchor_alone_is_no_topic_and_an_anchor_with_a_word_is():

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from io import StringIO
 
 from django.core.management import call_command
+from django.db import OperationalError
 
 from lessons.core.outcomes import EVIDENCE_CORRECTIONS, OUTCOMES_VERSION
 from lessons.models import Lesson
@@ -68,6 +69,10 @@ def test_one_session_corrected_among_many_is_not_yet_a_verdict(outcome_host, rev
         rows += session(n, hours=n, corrected=False)
     assert ingest(rows).ok
     assert (stored(decision).outcome, stored(decision).sessions_after) == ("too_early", 5)
+    # enough sessions (3), but one corrected: the sentence says what it waits for (the attacker's finding)
+    assert stored(decision).evidence["why"] == (
+        "corrected on its topic in 1 session of the 5 after the retire; a second contradicts it"
+    )
 
 
 def test_a_retire_whose_fact_a_live_lesson_keeps_looks_at_the_kept_lesson(outcome_host, reviewer, ingest):
@@ -97,6 +102,13 @@ def test_a_restore_held_then_regressed(outcome_host, reviewer, ingest):
     outcomes_refresh(host=outcome_host)
     assert stored(back).outcome == "too_early"
     verdict = {"type": "verdict", "host": HOST, "lesson": h(RETIRED), "metric": "field_accuracy"}
+    # a neutral verdict is no verdict either way, and the sentence says which it was (the attacker's finding)
+    assert ingest([{**verdict, "verdict": "held_costlier", "measured_at": "2026-02-02T12:00:00Z"}]).ok
+    assert (stored(back).outcome, stored(back).evidence["why"]) == (
+        "too_early",
+        "the restored lesson: re-measured as held_costlier, which neither supports nor contradicts it,"
+        " corrected on its topic in 0 sessions",
+    )
     assert ingest([{**verdict, "verdict": "held", "measured_at": "2026-02-03T00:00:00Z"}]).ok
     row = stored(back)
     assert (row.outcome, row.evidence["why"]) == ("supported", "the restored lesson: held when re-measured")
@@ -114,7 +126,12 @@ def test_the_command_computes_every_host_and_the_export_streams_them(outcome_hos
     DecisionOutcome.objects.all().delete()
     out = StringIO()
     call_command("outcomes", stdout=out)
-    assert out.getvalue().strip() == "1 outcomes computed: too_early 1"
+    assert out.getvalue().strip() == "1 outcomes computed, 1 changed: too_early 1"
+    out = StringIO()
+    call_command(
+        "outcomes", stdout=out
+    )  # again: nothing new, nothing rewritten (the attacker's "0 computed")
+    assert out.getvalue().strip() == "1 outcomes computed, 0 changed: too_early 1"
     out = StringIO()
     call_command("export_outcomes", stdout=out)
     (record,) = [json.loads(line) for line in out.getvalue().splitlines()]
@@ -178,3 +195,45 @@ def test_outcomes_of_an_older_rules_version_are_rewritten(outcome_host, reviewer
     DecisionOutcome.objects.filter(decision=decision).update(version=OUTCOMES_VERSION - 1)
     assert outcomes_refresh(host=outcome_host) == 1
     assert stored(decision).version == OUTCOMES_VERSION
+
+
+def test_a_lock_met_by_the_recompute_leaves_the_committed_batch_as_it_is(
+    outcome_host, reviewer, ingest, monkeypatch, caplog
+):
+    """The attacker's finding: the recompute ran inside the ingest's write retries, so a lock it met made a
+    committed batch count as refused ("nothing was kept"), or be written again and counted "unchanged"."""
+    import review.services.outcomes as outcomes
+
+    decision = retire(outcome_host, reviewer)
+    calls = []
+
+    def locked(**kwargs):
+        calls.append(kwargs)
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(outcomes, "outcomes_refresh", locked)
+    report = ingest(session(1, hours=1, corrected=True))
+    assert (report.ok, report.counts["correction"]["created"], len(calls)) == (True, 1, 1)
+    assert outcome_host.corrections.filter(ext_id="c1").exists()
+    assert not DecisionOutcome.objects.filter(decision=decision).exists()  # left for the next refresh
+    assert outcomes.NOT_RECOMPUTED % (HOST, "database is locked", HOST) in caplog.text
+
+
+def test_a_correction_charged_to_the_kept_lesson_still_counts_after_it_is_retired(
+    outcome_host, reviewer, ingest
+):
+    """The attacker's finding: retiring the kept restatement later took its corrections out of the first
+    retire's evidence (they were counted only while it was live); it was shown when they were made."""
+    keeper = lesson(host=HOST, namespace=NS, subject=SUBJECT, text=KEEPER, created_at=1767225600005)
+    assert ingest([keeper]).ok
+    decision = retire(outcome_host, reviewer)
+    rows = session(1, hours=1, corrected=True) + session(2, hours=2, corrected=True, shown=KEEPER, turn=True)
+    assert ingest(rows).ok
+    assert (stored(decision).outcome, stored(decision).evidence["corrections_total"]) == ("contradicted", 2)
+    retire(outcome_host, reviewer, text=KEEPER)
+    assert ingest(session(3, hours=3, corrected=False)).ok
+    row = stored(decision)
+    assert (row.outcome, [c["session"] for c in row.evidence["corrections"]]) == (
+        "contradicted",
+        ["s1", "s2"],
+    )
