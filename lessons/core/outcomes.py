@@ -183,11 +183,12 @@ class TopicIndex:
                 self._recurred[lesson].append(c)
 
     def _on_topic(self, content: frozenset[str], anchors: frozenset[str]) -> np.ndarray:
-        """Which corrections (a mask over the eligible ones) rules A or B match: B needs ``need`` shared
-        content tokens; A an anchor and another shared content token (two shared when the anchor is one)."""
+        """The positions (sorted) of the corrections rules A or B match: B needs ``need`` shared content
+        tokens; A an anchor and another shared content token (two shared when the anchor is one). One
+        ``bincount`` over the postings of the lesson's tokens (a sort of them costs more)."""
         held = [self._postings[t] for t in content if t in self._postings]
         if not held:
-            return np.zeros(len(self._eligible), bool)
+            return np.empty(0, dtype=np.int64)
         shared = np.bincount(np.concatenate(held), minlength=len(self._eligible))
         share = -(-len(content) * RULE_B_MIN_SHARE_NUMERATOR // RULE_B_MIN_SHARE_DENOMINATOR)  # rounded up
         hit = shared >= max(RULE_B_MIN_SHARED, share)
@@ -195,18 +196,18 @@ class TopicIndex:
             if anchor in self._postings:
                 at = self._postings[anchor]
                 hit[at] |= shared[at] >= (2 if anchor in content else 1)
-        return hit
+        return np.flatnonzero(hit)
 
     def against(self, lesson_text: str, kept: Iterable[str]) -> Later:
-        """The corrections that count against retiring a lesson of text ``lesson_text`` whose fact the live
+        """The corrections that count against retiring a lesson of text ``lesson_text`` whose fact the
         lessons ``kept`` (hashes) keep: on its topic, and attributed ``unmatched`` or charged ``recurred``
         to a kept lesson (module docstring, "retire")."""
-        counted = self._unmatched.copy()
-        for lesson in set(kept):
-            if lesson in self._charged:
-                counted[self._charged[lesson]] = True
-        mask = self._on_topic(*lesson_profile(lesson_text)) & counted
-        return Later([self._eligible[i] for i in np.flatnonzero(mask).tolist()], ordered=True)
+        found = self._on_topic(*lesson_profile(lesson_text))
+        counted = self._unmatched[found]
+        charged = [self._charged[lesson] for lesson in set(kept) if lesson in self._charged]
+        if charged:
+            counted |= np.isin(found, np.concatenate(charged))
+        return Later([self._eligible[i] for i in found[counted].tolist()], ordered=True)
 
     def recurred(self, lessons: Iterable[str]) -> Later:
         """The corrections charged ``recurred`` to any of ``lessons`` (hashes), each once."""
