@@ -16,6 +16,7 @@ from review.models import Action, Decision, DecisionOutcome
 from review.outcomes.calibration import calibration_lines, calibration_months
 from review.outcomes.format import LABELS, outcome_of
 from review.outcomes.forms import CalibrationFilter
+from review.outcomes.selectors import live_now
 from review.roles import ADMIN, PERM_VIEW_DECISIONS, user_role
 from review.web.links import draft_url, lesson_url, pile_href
 from review.web.lookups import NotFound, shows_not_found
@@ -34,18 +35,32 @@ EMPTY_CALIBRATION = "No decision of yours has an outcome yet."
 EMPTY_REVISIT = "No contradicted decision: nothing the agent's later sessions argue against."
 
 
-def _way_back(decision: Decision) -> tuple[str, str | None]:
+UNDONE_RETIRE = "Undone since: the lesson is live again."
+UNDONE_APPROVE = "Undone since: the consolidation is no longer live (rolled back)."
+UNDONE_RESTORE = "Undone since: the lesson is not live any more."
+
+
+def _way_back(decision: Decision, live: set[tuple[str, str]]) -> tuple[str, str | None, str]:
     """What undoes the decision, and where (a person still gives a reason there): a retire is undone by
-    restoring the lesson (its page), an approve by rolling the consolidation back (the draft's page)."""
+    restoring the lesson (its page), an approve by rolling the consolidation back (the draft's page), a
+    restore by retiring the lesson again; none when a later decision already did (the third item says so:
+    the attacker found the way back offered for a lesson already live again). ``live``: ``live_now``."""
+    host = decision.host
     if decision.action == Action.RETIRE and decision.lesson_hash:
-        return "Restore the lesson", lesson_url(decision.host, decision.lesson_hash)
+        if (host, decision.lesson_hash) in live:
+            return "", None, UNDONE_RETIRE
+        return "Restore the lesson", lesson_url(host, decision.lesson_hash), ""
     if decision.action == Action.APPROVE and decision.draft_id:
-        return "Roll the consolidation back", draft_url(decision.host, decision.draft_id)
+        if decision.created_hash and (host, decision.created_hash) not in live:
+            return "", None, UNDONE_APPROVE
+        return "Roll the consolidation back", draft_url(host, decision.draft_id), ""
     if decision.action == Action.RESTORE and decision.lesson_hash:
-        return "Retire the lesson again", lesson_url(decision.host, decision.lesson_hash)
+        if (host, decision.lesson_hash) not in live:
+            return "", None, UNDONE_RESTORE
+        return "Retire the lesson again", lesson_url(host, decision.lesson_hash), ""
     if decision.subject is not None:
-        return "Open the pile", pile_href(decision.host, decision.namespace or "", decision.subject)
-    return "", None
+        return "Open the pile", pile_href(host, decision.namespace or "", decision.subject), ""
+    return "", None, ""
 
 
 def _evidence(outcome: DecisionOutcome | None) -> dict:
@@ -67,22 +82,25 @@ def _evidence(outcome: DecisionOutcome | None) -> dict:
 @permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
 @shows_not_found
 def decision(request: HttpRequest, seq: str) -> HttpResponse:
-    """Decision ``seq``: the record's fields, its outcome and the evidence it rests on (two queries)."""
+    """Decision ``seq``: the record's fields, its outcome and the evidence it rests on (two queries; a
+    third for a contradicted one: whether a later decision undid it)."""
     found, number = None, whole_number(seq)
     if number is not None:
         found = Decision.objects.select_related("outcome", "ack").filter(seq=number).first()
     if found is None:
         raise NotFound(DECISION_UNKNOWN_TITLE, DECISION_UNKNOWN.format(seq=seq))
     outcome = outcome_of(found)
-    way_back, way_back_url = _way_back(found)
+    contradicted = outcome is not None and outcome.outcome == DecisionOutcome.Kind.CONTRADICTED
+    way_back, way_back_url, undone = _way_back(found, live_now([found]) if contradicted else set())
     context = {
         "decision": found,
         "outcome": outcome,
         "label": LABELS.get(outcome.outcome) if outcome else None,
         "evidence": _evidence(outcome),
         "no_outcome": NO_OUTCOME.get(found.action, NOT_YET),
-        "way_back": way_back if outcome and outcome.outcome == DecisionOutcome.Kind.CONTRADICTED else "",
+        "way_back": way_back if contradicted else "",
         "way_back_url": way_back_url,
+        "undone": undone if contradicted else "",
         "lesson_url": lesson_url(found.host, found.lesson_hash) if found.lesson_hash else None,
         "pile_url": pile_href(found.host, found.namespace or "", found.subject) if found.subject else None,
     }
@@ -93,7 +111,8 @@ def decision(request: HttpRequest, seq: str) -> HttpResponse:
 @permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
 def revisit(request: HttpRequest) -> HttpResponse:
     """The contradicted decisions, newest first, ``REVISIT_PER_PAGE`` a page by seq (``?before=SEQ``:
-    the page after the one ending at SEQ); each with its way back. Two queries, whatever the log holds."""
+    the page after the one ending at SEQ); each with its way back, or what undid it since (``live_now``).
+    Three queries, whatever the log holds."""
     before = whole_number(request.GET.get("before", ""))
     rows = DecisionOutcome.objects.filter(outcome=DecisionOutcome.Kind.CONTRADICTED)
     rows = rows.select_related("decision")
@@ -103,9 +122,18 @@ def revisit(request: HttpRequest) -> HttpResponse:
     more = len(page) > REVISIT_PER_PAGE
     page = page[:REVISIT_PER_PAGE]
     items = []
+    live = live_now([row.decision for row in page])
     for row in page:
-        label, url = _way_back(row.decision)
-        items.append({"outcome": row, "decision": row.decision, "way_back": label, "way_back_url": url})
+        label, url, undone = _way_back(row.decision, live)
+        items.append(
+            {
+                "outcome": row,
+                "decision": row.decision,
+                "way_back": label,
+                "way_back_url": url,
+                "undone": undone,
+            }
+        )
     context = {
         "items": items,
         "next_before": page[-1].decision.seq if more else None,

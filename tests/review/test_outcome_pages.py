@@ -230,3 +230,19 @@ def test_digits_that_are_not_ascii_are_no_decision_number(contradicted, as_viewe
         assert response.status_code == 404, seq
     for before in ("%C2%B2", "9" * 30):
         assert as_viewer.get(f"/decisions/revisit/?before={before}").status_code == 200
+
+
+def test_a_decision_undone_since_offers_no_way_back(contradicted, reviewer, as_viewer):
+    """The attacker's finding: a retire whose lesson a later decision restored still offered "Restore the
+    lesson" on its page and in revisit."""
+    from lessons.models import Lesson
+    from review.outcomes.views import UNDONE_RETIRE
+    from review.services.decisions import lesson_restore
+
+    lesson_restore(lesson=Lesson.objects.get(hash=h(RETIRED)), actor=reviewer, reason="needed after all")
+    page = parse(as_viewer.get(f"/decisions/{contradicted.seq}/").content)
+    assert [a for a in page.find_all("a") if a.text == "Restore the lesson"] == []
+    assert page.find("p", data_testid="undone").text == UNDONE_RETIRE
+    revisit = parse(as_viewer.get("/decisions/revisit/").content)
+    row = revisit.find("tr", data_seq=str(contradicted.seq))
+    assert row.find_all("td")[3].text == UNDONE_RETIRE
