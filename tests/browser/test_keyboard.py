@@ -14,7 +14,7 @@ import importlib
 import pytest
 
 from tests import builders as b
-from tests.fixtures.browser import browser, sign_in  # noqa: F401 - fixtures
+from tests.fixtures.browser import browser, sign_in, wait_until  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,6 +26,7 @@ TEXTS = (
     "Record the date of loss as YYYY-MM-DD from the claimant statement.",
 )
 REASON = "Three rules say one thing; the newest stays."
+ANNOUNCED = "document.getElementById('announcer').textContent"  # what the live region says
 
 
 class Keys:
@@ -85,16 +86,10 @@ def active(page, js: str = "el => el"):
 
 
 def settled(page, js: str, expected):
-    """``js`` of the focused element once it equals ``expected``, polling up to 5 s: after an htmx swap,
-    keyboard.js moves focus on ``htmx:afterSettle``, a moment after the new content is in the page. If it
-    never does, the value it has (so the assertion shows what was focused). Polled from Python:
-    Playwright's in-page polling of a string predicate needs ``eval``, which the page's CSP forbids."""
-    for _ in range(100):
-        value = active(page, js)
-        if value == expected:
-            return value
-        page.wait_for_timeout(50)
-    return active(page, js)
+    """``js`` of the focused element once it equals ``expected`` (``wait_until``: up to 5 s): after an htmx
+    swap, keyboard.js moves focus on ``htmx:afterSettle``, a moment after the new content is in the page.
+    If it never does, the value it has (so the assertion shows what was focused)."""
+    return wait_until(page, f"({js})(document.activeElement)", expected)
 
 
 def test_queue_to_two_members_of_a_group_retired_takes_seven_key_presses(group_pile, reviewer, sign_in):  # noqa: F811
@@ -111,9 +106,8 @@ def test_queue_to_two_members_of_a_group_retired_takes_seven_key_presses(group_p
     keys.press("j")  # the first member: the oldest of the group
     assert settled(page, "el => el.value", first) == first
     keys.press("o")  # keep one of this group: the newest is kept, the other two selected
-    page.wait_for_function(
-        "document.querySelector('[data-selected-count]').textContent === '2 of 4 selected'"
-    )
+    count = "document.querySelector('[data-selected-count]').textContent"
+    assert wait_until(page, count, "2 of 4 selected") == "2 of 4 selected"
     checked = page.eval_on_selector_all("input[name=members]:checked", "els => els.map(e => e.value)")
     assert checked == [first, second]
     assert page.inner_text("[data-retire-label]") == "Retire 2 lessons"
@@ -130,7 +124,7 @@ def test_queue_to_two_members_of_a_group_retired_takes_seven_key_presses(group_p
     # focus is on the row that took the acted-on row's place, not on <body>
     assert settled(page, "el => el.value", kept) == kept
     notice = page.inner_text(".notice-success span")
-    page.wait_for_function("t => document.getElementById('announcer').textContent === t", arg=notice)
+    assert wait_until(page, ANNOUNCED, notice) == notice
     assert page.get_attribute("#pile", "aria-live") is None
 
 
@@ -174,7 +168,7 @@ def test_sort_and_filter_swaps_keep_focus_and_typing_fires_no_shortcut(corpora, 
     page.keyboard.type("invoice")
     page.keyboard.press("Enter")
     page.wait_for_url("**q=invoice*")
-    page.wait_for_function("document.querySelectorAll('#queue tbody tr[data-row]').length === 1")
+    assert wait_until(page, "document.querySelectorAll('#queue tbody tr[data-row]').length", 1) == 1
     assert settled(page, "el => [el.id, el.value]", ["id_q", "invoice"]) == ["id_q", "invoice"]
 
 
@@ -302,7 +296,7 @@ def test_keep_one_on_a_rule_alone_in_its_fact_says_so(group_pile, reviewer, sign
         page.keyboard.press("j")
     assert settled(page, "el => el.value", other) == other  # the date-of-loss rule, a fact of its own
     page.keyboard.press("o")
-    page.wait_for_function("t => document.getElementById('announcer').textContent === t", arg=alone)
+    assert wait_until(page, ANNOUNCED, alone) == alone
     assert page.inner_text("[data-keyboard-said]") == alone
     assert page.eval_on_selector_all("input[name=members]:checked", "els => els.length") == 0
 

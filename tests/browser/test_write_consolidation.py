@@ -11,6 +11,7 @@ import pytest
 
 from review.drafts.selectors import GATE_NOT_RUN_LABEL, ORIGIN_REVIEWER
 from tests.browser.test_every_page import check
+from tests.fixtures.browser import wait_until
 from tests.review.written.helpers import HOST, NS, SUBJECT, TEXTS, hashes, pile_records
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -55,10 +56,8 @@ def test_a_reviewer_writes_a_consolidation_with_a_live_matrix_and_another_approv
     # Typing refreshes the matrix after a pause: the count, the dropped anchors, the waivers asked for.
     page.fill("#id_text", "")
     page.type("#id_text", TEXT, delay=5)
-    page.wait_for_function(
-        "t => document.querySelector('[data-testid=text-count]').textContent.startsWith(t)",
-        arg=f"{len(TEXT)} /",
-    )
+    counted = "t => document.querySelector('[data-testid=text-count]').textContent.startsWith(t)"
+    assert wait_until(page, counted, arg=f"{len(TEXT)} /") is True
     assert page.inner_text("[data-testid=text-count]") == f"{len(TEXT)} / 1000 characters"
     held = page.locator(f"[data-testid=member-{pile[1][:8]}]")
     assert held.locator("[data-testid=dropped] del.chip-anchor[data-word=at]").count() == 1
