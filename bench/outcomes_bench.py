@@ -10,8 +10,8 @@ every run starts from the same data, its outcomes computed by ``manage.py outcom
 It picks the host with the most judged decisions and writes an
 interchange file of ``--lines`` lines for it: sessions of 10 lines after every decision, each showing
 that host's lessons (exposures) and, one line in five, a user correction that repeats the words of one of
-the host's retired or live lessons, so that corrections land on the topics of retired lessons (the
-retire rule's evidence) and on live ones (recurrence). Then, per run, on a fresh copy:
+the host's lessons, live or retired in turn by id, so that corrections land on the topics of retired
+lessons (the retire rule's evidence) and on live ones (recurrence). Then, per run, on a fresh copy:
 
 - ``manage.py ingest`` of the file in a subprocess, its wall time (the ingest includes the outcome
   refresh that its ``host_evidence_changed`` signal runs);
@@ -45,14 +45,6 @@ SESSION_LINES = 10
 CORRECTION_EVERY = 5
 
 
-def _size(text: str) -> int:
-    return (
-        int(float(text[:-1]) * {"k": 1_000, "m": 1_000_000}[text[-1].lower()])
-        if text[-1].isalpha()
-        else int(text)
-    )
-
-
 def busiest_host(db: Path, rank: int = 0) -> tuple[str, int]:
     """The host with the most judged decisions in the SQLite file ``db`` (``rank`` 1: the second most…),
     and the epoch ms of its newest."""
@@ -62,17 +54,18 @@ def busiest_host(db: Path, rank: int = 0) -> tuple[str, int]:
             " 'rollback') GROUP BY host ORDER BY count(*) DESC LIMIT 1 OFFSET ?",
             (rank,),
         ).fetchone()
-    newest = con.execute("SELECT CAST(strftime('%s', ?) AS INTEGER) * 1000", (row[1],)).fetchone()[0]
+        newest = con.execute("SELECT CAST(strftime('%s', ?) AS INTEGER) * 1000", (row[1],)).fetchone()[0]
     return row[0], newest
 
 
 def write_input(db: Path, host: str, after_ms: int, lines: int, out: Path) -> None:
-    """``lines`` interchange lines for ``host``: sessions after ``after_ms`` showing its lessons, one line in
-    ``CORRECTION_EVERY`` a user correction that repeats one lesson's words (retired lessons first)."""
+    """``lines`` interchange lines for ``host``: sessions after ``after_ms`` showing its live lessons, one
+    line in ``CORRECTION_EVERY`` a user correction that repeats the words of one of its lessons (live or
+    retired, in turn by id, so the retired lessons' topics get corrections too)."""
     with sqlite3.connect(db) as con:
         lessons = con.execute(
             "SELECT l.store, l.lesson_id, l.text, l.status FROM lessons_lesson l JOIN lessons_host h"
-            " ON h.id = l.host_id WHERE h.name = ? ORDER BY l.status != 'retired', l.id",
+            " ON h.id = l.host_id WHERE h.name = ? ORDER BY l.id",
             (host,),
         ).fetchall()
     live = [row for row in lessons if row[3] == "live"]

@@ -36,7 +36,6 @@ from lessons.core.tokens import (
     RULE_B_MIN_SHARE_NUMERATOR,
     RULE_B_MIN_SHARED,
     correction_tokens,
-    tokens_match,
 )
 
 SUPPORTED = "supported"
@@ -115,12 +114,6 @@ class Outcome:
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
-def on_topic(lesson_text: str, correction_text: str) -> bool:
-    """Whether a correction is on a lesson text's topic (rules A and B)."""
-    content, anchors = lesson_profile(lesson_text)
-    return tokens_match(content=content, full_anchors=anchors, tokens=correction_tokens(correction_text))
-
-
 def _sessions(n: int) -> str:
     return f"{n} session" if n == 1 else f"{n} sessions"
 
@@ -161,8 +154,8 @@ class TopicIndex:
     (``recurred``). Each correction's tokens are read once, into postings (token -> the positions of the
     corrections that hold it). Rules A and B depend only on how many of a lesson's content tokens a
     correction holds and which of its anchors, so one count over the postings of the lesson's tokens
-    answers ``on_topic`` for every correction at once, in time that grows with the postings read, not
-    with lessons x corrections (a test holds it to ``on_topic``)."""
+    answers ``lessons.core.tokens.text_matches`` for every correction at once, in time that grows with
+    the postings read, not with lessons x corrections (a test holds it to ``text_matches``)."""
 
     def __init__(self, corrections: Iterable[CorrectionSeen]) -> None:
         ordered = sorted(corrections, key=_when)
@@ -177,10 +170,6 @@ class TopicIndex:
                 charged[lesson].append(i)
         self._postings = {token: np.array(at, dtype=np.int64) for token, at in postings.items()}
         self._charged = {lesson: np.array(at, dtype=np.int64) for lesson, at in charged.items()}
-        self._recurred: dict[str, list[CorrectionSeen]] = defaultdict(list)
-        for c in ordered:
-            for lesson in sorted({h for o, h in c.charged if o == RECURRED and h}):
-                self._recurred[lesson].append(c)
 
     def _on_topic(self, content: frozenset[str], anchors: frozenset[str]) -> np.ndarray:
         """The positions (sorted) of the corrections rules A or B match: B needs ``need`` shared content
@@ -210,9 +199,11 @@ class TopicIndex:
         return Later([self._eligible[i] for i in found[counted].tolist()], ordered=True)
 
     def recurred(self, lessons: Iterable[str]) -> Later:
-        """The corrections charged ``recurred`` to any of ``lessons`` (hashes), each once."""
-        found = {c.id: c for lesson in set(lessons) for c in self._recurred.get(lesson, ())}
-        return Later(found.values())
+        """The corrections charged ``recurred`` to any of ``lessons`` (hashes), each once, in time order
+        (a charged correction is always an eligible one: its positions are ``_charged``'s)."""
+        charged = [self._charged[lesson] for lesson in set(lessons) if lesson in self._charged]
+        found = np.unique(np.concatenate(charged)).tolist() if charged else []
+        return Later([self._eligible[i] for i in found], ordered=True)
 
 
 class LatestVerdicts:
@@ -242,8 +233,8 @@ def retire_outcome(
 ) -> Outcome:
     """The outcome of retiring a lesson. ``against``: the corrections that count against it
     (``TopicIndex.against``), of which those from ``start`` on came after the decision
-    (``against.start(T)``); ``kept``: whether a live lesson keeps its fact; ``sessions_after``: the host's
-    sessions with activity after the decision."""
+    (``against.start(T)``); ``kept``: whether another lesson of its entity keeps its fact (on its topic,
+    live now or not); ``sessions_after``: the host's sessions with activity after the decision."""
     sessions = against.sessions_from[start]
     listed, total = against.listed(start)
     if sessions >= CONTRADICTED_SESSIONS:

@@ -114,13 +114,13 @@ def parse_timestamp(value: object) -> int:
     if isinstance(value, int):
         return _in_range(value)
     if isinstance(value, str):
-        if not _ISO_WITH_OFFSET.match(value):
+        shape = _ISO_WITH_OFFSET.match(value)
+        if shape is None:
             if re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", value):
                 raise TimestampError(
                     f"timestamp {value!r} has no time zone: add Z or an offset such as +02:00"
                 )
             raise TimestampError(f"expected an ISO 8601 timestamp with Z or an offset, got {value!r}")
-        shape = _ISO_WITH_OFFSET.match(value)
         if shape.group(4) is not None and (int(shape.group(4)) > 23 or int(shape.group(5)) > 59):
             raise TimestampError(f"timestamp {value!r}: its offset lies outside -23:59 to +23:59")
         try:

@@ -48,7 +48,7 @@ JUDGED = (Action.RETIRE, Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
 DECISION_FIELDS = ("id", "seq", "at_ms", "action", "host", "lesson_hash", "created_hash", "draft_id")
 # A decision as the rules read it: no model instance, its time as epoch ms (UTC) computed by the database.
 Judged = namedtuple("Judged", DECISION_FIELDS)
-_READ = ("id", "seq", EpochMs("at"), "action", "host", "lesson_hash", "created_hash", "draft_id")
+_READ = tuple(EpochMs("at") if name == "at_ms" else name for name in DECISION_FIELDS)
 WRITE_BATCH = 500
 NOT_RECOMPUTED = (
     "outcomes of host %s not recomputed after its import (%s); `manage.py outcomes --host %s` recomputes them"
@@ -104,8 +104,8 @@ def _made_live(decision: Judged, drafts: dict[str, list[str]]) -> list[str]:
 class _Evidence:
     """What the rules read of one host after its oldest judged decision, read once (a few queries) and
     indexed, so that each decision costs look-ups, not scans: the session ends, the corrections
-    (``TopicIndex``), the verdicts of the lessons the decisions name, the lessons and the live members of
-    the retired lessons' entities."""
+    (``TopicIndex``), the verdicts of the lessons the decisions name, the lessons, and every lesson of the
+    retired lessons' entities with its words read once."""
 
     def __init__(self, host: Host, decisions: list[Judged]) -> None:
         since = min(d.at_ms for d in decisions)
@@ -126,18 +126,17 @@ class _Evidence:
             d.lesson_hash for d in decisions if d.action == Action.RETIRE and d.lesson_hash in self.lessons
         }
         entities = {self.lessons[h][:2] for h in retired}
-        # every lesson of those entities, live or not: a correction charged to one was shown with it
-        self.members: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+        # every lesson of those entities, live or not (a correction charged to one was shown with it), with
+        # its words, read once: each retired lesson of the entity asks them
+        self.members: dict[tuple[str, str], list[tuple[str, frozenset[str]]]] = defaultdict(list)
         if entities:
             rows = Lesson.objects.filter(
                 host=host, subject__in=sorted({s for _n, s in entities})
             ).values_list("namespace", "subject", "hash", "text")
             for ns, subj, h, text in rows:
                 if (ns, subj) in entities:
-                    self.members[(ns, subj)].append((h, text))
+                    self.members[(ns, subj)].append((h, correction_tokens(text)))
         self._against: dict[str, tuple[Later, bool]] = {}
-        self._profiles: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-        self._texts: dict[str, frozenset[str]] = {}
         self._recurred: dict[tuple[str, ...], Later] = {}
         self.verdicts = LatestVerdicts(
             VerdictSeen(lesson=h, verdict=v, at_ms=at, horizon_ms=horizon, seq=pk)
@@ -153,29 +152,17 @@ class _Evidence:
     def against(self, lesson_hash: str) -> tuple[Later, bool]:
         """The corrections counting against retiring ``lesson_hash`` and whether another lesson keeps its
         fact (a lesson of its entity on its topic, live now or not: a correction charged to it was made
-        while it was shown): the same for every retire of it, so found once. Each lesson's words are
-        read once (``_profile``, ``_tokens``), not once a pair."""
+        while it was shown): the same for every retire of it, so found once."""
         if lesson_hash not in self._against:
             ns, subj, text = self.lessons.get(lesson_hash, ("", "", ""))
-            content, anchors = self._profile(text)
+            content, anchors = lesson_profile(text)
             kept = [
                 h
-                for h, k in self.members.get((ns, subj), [])
-                if h != lesson_hash
-                and tokens_match(content=content, full_anchors=anchors, tokens=self._tokens(k))
+                for h, words in self.members.get((ns, subj), [])
+                if h != lesson_hash and tokens_match(content=content, full_anchors=anchors, tokens=words)
             ]
             self._against[lesson_hash] = (self.topics.against(text, kept), bool(kept))
         return self._against[lesson_hash]
-
-    def _profile(self, text: str) -> tuple[frozenset[str], frozenset[str]]:
-        if text not in self._profiles:
-            self._profiles[text] = lesson_profile(text)
-        return self._profiles[text]
-
-    def _tokens(self, text: str) -> frozenset[str]:
-        if text not in self._texts:
-            self._texts[text] = correction_tokens(text)
-        return self._texts[text]
 
     def recurred(self, lessons: tuple[str, ...]) -> Later:
         """The corrections charged ``recurred`` to any of ``lessons`` (found once for each set)."""

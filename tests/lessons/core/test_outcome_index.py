@@ -1,5 +1,5 @@
 """The outcome rules' indexes (lessons/core/outcomes.py) give what a scan of every correction gives:
-``TopicIndex.against`` is ``on_topic`` and the charge rule asked of each correction, ``Later`` the
+``TopicIndex.against`` is ``text_matches`` (rules A/B) and the charge rule asked of each correction, ``Later`` the
 corrections after a time with their distinct sessions, ``LatestVerdicts.after`` the latest verdict of each
 lesson after a time. docs/decisions.md, "Outcomes"."""
 
@@ -15,9 +15,9 @@ from lessons.core.outcomes import (
     LatestVerdicts,
     TopicIndex,
     VerdictSeen,
-    on_topic,
 )
 from lessons.core.recurrence import AMBIGUOUS, RECURRED, UNMATCHED
+from lessons.core.tokens import text_matches
 
 # A small vocabulary, so that texts share words often; some words in backticks (anchors).
 WORDS = ["contract", "number", "leading", "zeros", "gross", "amount", "invoice", "date", "flight", "copy"]
@@ -56,7 +56,7 @@ def test_against_is_every_correction_on_topic_that_counts(seen, lesson_text, kep
         (
             c
             for c in seen
-            if on_topic(lesson_text, c.text)
+            if text_matches(lesson_text, c.text)
             and any(o == UNMATCHED or (o == RECURRED and h in kept) for o, h in c.charged)
         ),
         key=_when,

@@ -90,6 +90,17 @@ def test_retiring_from_the_lesson_page_on_a_changed_pile_is_refused_409(pile, cl
     assert statuses([pile[0]]) == ["live"]
 
 
+def retired_notice(client, lesson) -> str:
+    """Retire ``lesson`` (of adbuy-desk) through its page's form; the notice of the page it lands on."""
+    page = parse(client.get(f"/lessons/adbuy-desk/{lesson.hash}/").content)
+    version = page.find("form", cls="retire-one").find("input", name="pile_version").attrs["value"]
+    response = client.post(
+        f"/lessons/adbuy-desk/{lesson.hash}/retire/",
+        {"reason": "said elsewhere", "reason_code": "duplicate", "pile_version": version},
+    )
+    return inline_text(parse(client.get(response["Location"]).content).find(data_testid="retired-notice"))
+
+
 def test_retiring_a_lesson_pending_drafts_supersede_names_the_drafts_made_stale(corpora, client, reviewer):
     """A newcomer's finding: the pile page named the drafts a retire made stale, the lesson page did not."""
     drafts = list(Draft.objects.filter(host__name="adbuy-desk", status="pending").order_by("ext_id"))
@@ -97,14 +108,7 @@ def test_retiring_a_lesson_pending_drafts_supersede_names_the_drafts_made_stale(
     shared = sorted(set(drafts[0].supersedes) & set(drafts[1].supersedes))
     lesson = Lesson.objects.get(host__name="adbuy-desk", hash=shared[0])
     client.force_login(reviewer)
-    page = parse(client.get(f"/lessons/adbuy-desk/{lesson.hash}/").content)
-    version = page.find("form", cls="retire-one").find("input", name="pile_version").attrs["value"]
-    response = client.post(
-        f"/lessons/adbuy-desk/{lesson.hash}/retire/",
-        {"reason": "said elsewhere", "reason_code": "duplicate", "pile_version": version},
-    )
-    notice = parse(client.get(response["Location"]).content).find(data_testid="retired-notice")
-    assert inline_text(notice).startswith(
+    assert retired_notice(client, lesson).startswith(
         f"Retired lesson {lesson.hash[:8]}…: decision #1."
         + stale_notice(["rec-adbuy-consolidate-0", "rec-adbuy-consolidate-1"])
     )
@@ -125,13 +129,6 @@ def test_a_draft_stale_before_the_retire_is_not_named_again(corpora, client, rev
     # draft 1 is stale from here on
     lesson = Lesson.objects.get(host__name="adbuy-desk", hash=shared[0])
     client.force_login(reviewer)
-    page = parse(client.get(f"/lessons/adbuy-desk/{lesson.hash}/").content)
-    version = page.find("form", cls="retire-one").find("input", name="pile_version").attrs["value"]
-    response = client.post(
-        f"/lessons/adbuy-desk/{lesson.hash}/retire/",
-        {"reason": "said elsewhere", "reason_code": "duplicate", "pile_version": version},
-    )
-    notice = parse(client.get(response["Location"]).content).find(data_testid="retired-notice")
-    assert inline_text(notice).startswith(
+    assert retired_notice(client, lesson).startswith(
         f"Retired lesson {lesson.hash[:8]}…: decision #2." + stale_notice(["rec-adbuy-consolidate-0"])
     )
