@@ -55,7 +55,7 @@ OUTCOMES_VERSION = 2
 EVIDENCE_CORRECTIONS = 10  # corrections listed in a decision's evidence; the rest are counted
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CorrectionSeen:
     """One ``user_correction`` after a decision: its id, session, time (epoch ms, UTC), text, and what
     it was attributed to: ``(outcome, lesson hash or None)`` pairs (``unmatched`` has no lesson)."""
@@ -124,28 +124,89 @@ def _when(c: CorrectionSeen) -> tuple[int, int]:
 
 class Later:
     """Corrections in time order (``(at_ms, id)``) with how many distinct sessions each tail holds, so that
-    what came after a time is a position (``start``) and its sessions a look-up, not a scan per decision."""
+    what came after a time is a position (``start``) and its sessions a look-up (``sessions_from``), not
+    a scan per decision. Kept as arrays (positions into the corrections, their times and sessions), so that
+    a retired lesson's thousands of corrections cost a few array operations; ``items`` and ``listed`` build
+    ``CorrectionSeen`` objects only for what they return."""
 
     def __init__(self, corrections: Iterable[CorrectionSeen], *, ordered: bool = False) -> None:
         """``ordered``: the corrections already come in time order (not sorted again)."""
-        self.items = list(corrections) if ordered else sorted(corrections, key=_when)
-        self.times = [c.at_ms for c in self.items]
-        self.sessions_from = [0] * (len(self.items) + 1)
-        seen: set[str] = set()
-        for i in range(len(self.items) - 1, -1, -1):
-            seen.add(self.items[i].session)
-            self.sessions_from[i] = len(seen)
+        items = list(corrections) if ordered else sorted(corrections, key=_when)
+        codes: dict[str, int] = {}
+        sessions = [codes.setdefault(c.session, len(codes)) for c in items]
+        self._fill(
+            items,
+            np.arange(len(items), dtype=np.int64),
+            np.array([c.at_ms for c in items], dtype=np.int64),
+            np.array(sessions, dtype=np.int64),
+        )
+
+    @classmethod
+    def of(
+        cls, source: Sequence[CorrectionSeen], positions: np.ndarray, times: np.ndarray, sessions: np.ndarray
+    ) -> Later:
+        """The corrections ``source[p]`` for ``p`` in ``positions`` (in time order), whose times (epoch ms)
+        and session codes (any integers, equal for one session) are ``times`` and ``sessions``."""
+        later = cls.__new__(cls)
+        later._fill(source, positions, times, sessions)
+        return later
+
+    def _fill(
+        self, source: Sequence[CorrectionSeen], positions: np.ndarray, times: np.ndarray, sessions: np.ndarray
+    ) -> None:
+        self._source, self._positions, self.times = source, positions, times
+        # sessions_from[i]: the distinct sessions of the corrections from position i on (0 past the end):
+        # each session counted at its last correction, summed from the end
+        last = np.zeros(len(sessions), dtype=np.int64)
+        if len(sessions):
+            _codes, first_from_end = np.unique(sessions[::-1], return_index=True)
+            last[len(sessions) - 1 - first_from_end] = 1
+        self.sessions_from = np.append(np.cumsum(last[::-1])[::-1], 0)
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    @property
+    def items(self) -> list[CorrectionSeen]:
+        """The corrections, oldest first."""
+        return [self._source[i] for i in self._positions.tolist()]
 
     def start(self, after_ms: int) -> int:
         """The position of the first correction made after ``after_ms`` (epoch ms, UTC)."""
-        return bisect.bisect_right(self.times, after_ms)
+        return int(np.searchsorted(self.times, after_ms, side="right"))
+
+    def starts(self, after_ms: np.ndarray) -> np.ndarray:
+        """``start`` of each of ``after_ms`` (an array of epoch ms), at once."""
+        return np.searchsorted(self.times, after_ms, side="right")
+
+    def sessions(self, start: int) -> int:
+        """The distinct sessions of the corrections from ``start`` on."""
+        return int(self.sessions_from[start])
 
     def listed(self, start: int) -> tuple[tuple[dict, ...], int]:
         """The evidence from ``start`` on: the first ``EVIDENCE_CORRECTIONS`` as ``{"id", "session",
         "at_ms"}``, oldest first, and how many there are in all."""
-        shown = self.items[start : start + EVIDENCE_CORRECTIONS]
+        shown = (self._source[i] for i in self._positions[start : start + EVIDENCE_CORRECTIONS].tolist())
         listed = tuple({"id": c.id, "session": c.session, "at_ms": c.at_ms} for c in shown)
-        return listed, len(self.items) - start
+        return listed, len(self._positions) - start
+
+
+_COUNTED = (UNMATCHED, RECURRED)  # the charges the outcome rules read
+
+
+class _Listed(Sequence):
+    """The corrections of a ``TopicIndex.from_rows`` as ``CorrectionSeen``, each made when asked for."""
+
+    def __init__(self, columns: tuple[list, list, list, list, list]) -> None:
+        self._ids, self._sessions, self._times, self._texts, self._pairs = columns
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, i):  # an int (Later reads positions one by one)
+        pairs = self._pairs[i]
+        charged = tuple(pairs if len(pairs) < 2 else sorted(pairs, key=str))
+        return CorrectionSeen(self._ids[i], self._sessions[i], self._times[i], self._texts[i], charged)
 
 
 class TopicIndex:
@@ -157,17 +218,72 @@ class TopicIndex:
     answers ``lessons.core.tokens.text_matches`` for every correction at once, in time that grows with
     the postings read, not with lessons x corrections (a test holds it to ``text_matches``)."""
 
-    def __init__(self, corrections: Iterable[CorrectionSeen]) -> None:
+    def __init__(self, corrections: Iterable[CorrectionSeen], topics: Iterable[str] | None = None) -> None:
+        """``topics``: the texts of the only lessons ``against`` will be asked about (None: any), so that
+        only their tokens are indexed (``against`` of another text raises ``ValueError``)."""
         ordered = sorted(corrections, key=_when)
-        self._eligible = [c for c in ordered if any(o in (UNMATCHED, RECURRED) for o, _h in c.charged)]
-        self._unmatched = np.array([any(o == UNMATCHED for o, _h in c.charged) for c in self._eligible], bool)
+        self._build(
+            (
+                (c.id, c.session, c.at_ms, c.text, o, h)
+                for c in ordered
+                for o, h in c.charged
+                if o in _COUNTED
+            ),
+            topics,
+        )
+        self._eligible: Sequence[CorrectionSeen] = [
+            c for c in ordered if any(o in _COUNTED for o, _h in c.charged)
+        ]
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple], topics: Iterable[str] | None = None) -> TopicIndex:
+        """The index of charges read as rows ``(correction id, session, at_ms, text, outcome, lesson hash or
+        None)``, only ``unmatched`` and ``recurred`` ones, in time order (``(at_ms, id)``) with a
+        correction's rows together: what the database gives in one read, without a ``CorrectionSeen`` for
+        each correction (one is made for each correction an outcome lists). ``topics`` as ``__init__``."""
+        index = cls.__new__(cls)
+        index._build(rows, topics)
+        index._eligible = _Listed(index._columns)
+        return index
+
+    def _build(self, rows: Iterable[tuple], topics: Iterable[str] | None) -> None:
+        self._topics = None if topics is None else frozenset(topics)
+        vocabulary = None
+        if self._topics is not None:
+            vocabulary = frozenset().union(*(c | a for c, a in map(lesson_profile, self._topics)))
+        ids: list[int] = []
+        names: list[str] = []
+        times: list[int] = []
+        texts: list[str] = []
+        pairs: list[list[tuple[str, str | None]]] = []
+        unmatched: list[bool] = []
+        codes: dict[str, int] = {}
+        sessions: list[int] = []
         postings: dict[str, list[int]] = defaultdict(list)
         charged: dict[str, list[int]] = defaultdict(list)
-        for i, c in enumerate(self._eligible):
-            for token in correction_tokens(c.text):
-                postings[token].append(i)
-            for lesson in {h for o, h in c.charged if o == RECURRED and h}:
+        i = -1
+        for correction_id, session, at_ms, text, outcome, lesson in rows:
+            if not ids or ids[-1] != correction_id:  # a correction's first row
+                i += 1
+                ids.append(correction_id)
+                names.append(session)
+                times.append(at_ms)
+                texts.append(text)
+                pairs.append([])
+                unmatched.append(False)
+                sessions.append(codes.setdefault(session, len(codes)))
+                tokens = correction_tokens(text)
+                for token in tokens if vocabulary is None else tokens & vocabulary:
+                    postings[token].append(i)
+            pairs[i].append((outcome, lesson))
+            if outcome == UNMATCHED:
+                unmatched[i] = True
+            elif lesson and (not charged[lesson] or charged[lesson][-1] != i):
                 charged[lesson].append(i)
+        self._columns = (ids, names, times, texts, pairs)
+        self._unmatched = np.array(unmatched, dtype=bool)
+        self._times = np.array(times, dtype=np.int64)
+        self._sessions = np.array(sessions, dtype=np.int64)
         self._postings = {token: np.array(at, dtype=np.int64) for token, at in postings.items()}
         self._charged = {lesson: np.array(at, dtype=np.int64) for lesson, at in charged.items()}
 
@@ -190,20 +306,26 @@ class TopicIndex:
     def against(self, lesson_text: str, kept: Iterable[str]) -> Later:
         """The corrections that count against retiring a lesson of text ``lesson_text`` whose fact the
         lessons ``kept`` (hashes) keep: on its topic, and attributed ``unmatched`` or charged ``recurred``
-        to a kept lesson (module docstring, "retire")."""
+        to a kept lesson (module docstring, "retire"). Raises ``ValueError`` for a text outside the index's
+        ``topics``."""
+        if self._topics is not None and lesson_text not in self._topics:
+            raise ValueError("a topic outside those indexed")
         found = self._on_topic(*lesson_profile(lesson_text))
         counted = self._unmatched[found]
         charged = [self._charged[lesson] for lesson in set(kept) if lesson in self._charged]
         if charged:
             counted |= np.isin(found, np.concatenate(charged))
-        return Later([self._eligible[i] for i in found[counted].tolist()], ordered=True)
+        return self._later(found[counted])
+
+    def _later(self, positions: np.ndarray) -> Later:
+        return Later.of(self._eligible, positions, self._times[positions], self._sessions[positions])
 
     def recurred(self, lessons: Iterable[str]) -> Later:
         """The corrections charged ``recurred`` to any of ``lessons`` (hashes), each once, in time order
         (a charged correction is always an eligible one: its positions are ``_charged``'s)."""
         charged = [self._charged[lesson] for lesson in set(lessons) if lesson in self._charged]
-        found = np.unique(np.concatenate(charged)).tolist() if charged else []
-        return Later([self._eligible[i] for i in found], ordered=True)
+        found = np.unique(np.concatenate(charged)) if charged else np.empty(0, dtype=np.int64)
+        return self._later(found)
 
 
 class LatestVerdicts:
@@ -235,7 +357,7 @@ def retire_outcome(
     (``TopicIndex.against``), of which those from ``start`` on came after the decision
     (``against.start(T)``); ``kept``: whether another lesson of its entity keeps its fact (on its topic,
     live now or not); ``sessions_after``: the host's sessions with activity after the decision."""
-    sessions = against.sessions_from[start]
+    sessions = against.sessions(start)
     listed, total = against.listed(start)
     if sessions >= CONTRADICTED_SESSIONS:
         kept_note = " (or with the lesson that keeps its fact shown)" if kept else ""
@@ -262,7 +384,7 @@ def live_again_outcome(*, latest: Sequence[VerdictSeen], recurred: Later, start:
     restore or roll back brought back (``what`` names it in ``why``). ``latest``: their latest verdicts
     measured after the decision (``LatestVerdicts.after``); ``recurred``: the corrections charged
     ``recurred`` to them (``TopicIndex.recurred``), of which those from ``start`` on came after it."""
-    sessions = recurred.sessions_from[start]
+    sessions = recurred.sessions(start)
     listed, total = recurred.listed(start)
     shown = tuple(
         {"lesson": v.lesson, "verdict": v.verdict, "at_ms": v.at_ms}

@@ -81,7 +81,13 @@ def anchors(text: str) -> tuple[frozenset[str], frozenset[str]]:
 
 def correction_tokens(text: str) -> frozenset[str]:
     """A correction's tokens: the set of all ``runs(text)``. docs/piles-and-recurrence.md, "Which lesson a
-    correction is about"."""
+    correction is about".
+
+    An ASCII text is lowered once, whole (the same runs: lowering ASCII maps letters to letters); another
+    is lowered run by run, since lowering some characters outside ASCII yields ASCII letters (``"İ"``)
+    that would join runs."""
+    if text.isascii():
+        return frozenset(_RUN.findall(text.lower()))
     return frozenset(runs(text))
 
 

@@ -11,13 +11,13 @@ and PostgreSQL. docs/decisions.md, "Outcomes".
 
 from __future__ import annotations
 
-import bisect
 import logging
 from collections import defaultdict, namedtuple
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
+import numpy as np
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, DateField, Max
@@ -27,7 +27,6 @@ from django.utils import timezone
 from lessons.core.outcomes import (
     OUTCOMES_VERSION,
     TOO_EARLY,
-    CorrectionSeen,
     Later,
     LatestVerdicts,
     Outcome,
@@ -36,19 +35,23 @@ from lessons.core.outcomes import (
     live_again_outcome,
     retire_outcome,
 )
-from lessons.core.recurrence import USER_CORRECTION, lesson_profile
+from lessons.core.recurrence import RECURRED, UNMATCHED, USER_CORRECTION, lesson_profile
 from lessons.core.text import from_ms
 from lessons.core.tokens import correction_tokens, tokens_match
 from lessons.models import Correction, CorrectionAttribution, Draft, Exposure, Host, Lesson, Verdict
-from lessons.recurrence.versions import EpochMs
+from lessons.recurrence.versions import EpochMs, plain_rows
 from review.models import Action, CalibrationCount, Decision, DecisionOutcome
 
 JUDGED = (Action.RETIRE, Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
 # What the rules read of a decision: not its evidence, reason or hashes of the chain (1M decisions).
-DECISION_FIELDS = ("id", "seq", "at_ms", "action", "host", "lesson_hash", "created_hash", "draft_id")
+DECISION_FIELDS = ("id", "at_ms", "action", "lesson_hash", "created_hash", "draft_id")
 # A decision as the rules read it: no model instance, its time as epoch ms (UTC) computed by the database.
+# A refresh reads decisions as plain tuples of these fields in this order (a host has tens of thousands).
 Judged = namedtuple("Judged", DECISION_FIELDS)
+ID, AT_MS, ACTION, LESSON_HASH, CREATED_HASH, DRAFT_ID = range(len(DECISION_FIELDS))
 _READ = tuple(EpochMs("at") if name == "at_ms" else name for name in DECISION_FIELDS)
+# What a refresh compares of a stored outcome (``revised``).
+STORED = ("outcome", "sessions_after", "digest", "version")
 WRITE_BATCH = 500
 NOT_RECOMPUTED = (
     "outcomes of host %s not recomputed after its import (%s); `manage.py outcomes --host %s` recomputes them"
@@ -56,39 +59,45 @@ NOT_RECOMPUTED = (
 log = logging.getLogger(__name__)
 
 
-def _session_ends(host: Host, since_ms: int) -> list[int]:
+def _session_ends(host: Host, since_ms: int) -> np.ndarray:
     """The epoch ms of the last activity (exposure or correction) of each session of ``host`` active
-    after ``since_ms``, sorted: only the host's activity after its oldest judged decision is read."""
-    last: dict[str, int] = {}
+    after ``since_ms``, sorted (an int64 array): only the host's activity after its oldest judged decision
+    is read, and the database finds each session's last time (one query, one number a session)."""
+    parts, params = [], []
     for model, field in ((Exposure, "shown_at"), (Correction, "corrected_at")):
-        after = model.objects.filter(host=host, **{f"{field}__gt": from_ms(since_ms)})
-        rows = after.values("session").annotate(last=EpochMs(Max(field)))
-        for session, ms in rows.values_list("session", "last"):
-            if ms > last.get(session, -1):
-                last[session] = ms
-    return sorted(last.values())
+        after = model.objects.filter(host=host, **{f"{field}__gt": from_ms(since_ms)}).order_by()
+        last = after.values("session").annotate(last=EpochMs(Max(field))).values_list("session", "last")
+        sql, part = last.query.sql_with_params()
+        parts.append(sql)
+        params.extend(part)
+    q = connection.ops.quote_name
+    union = " UNION ALL ".join(f"SELECT * FROM ({sql}) {q(f'part{i}')}" for i, sql in enumerate(parts))
+    sql = f"SELECT MAX({q('last')}) FROM ({union}) {q('activity')} GROUP BY {q('session')}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return np.sort(np.array([ms for (ms,) in cursor.fetchall()], dtype=np.int64))
 
 
-def _corrections_after(host: Host, since_ms: int) -> list[CorrectionSeen]:
-    """The host's user corrections after ``since_ms`` with what they were charged to (two queries)."""
-    after = from_ms(since_ms)
-    rows = list(
-        Correction.objects.filter(host=host, kind=USER_CORRECTION, corrected_at__gt=after)
-        .order_by("corrected_at", "id")
-        .values_list("id", "session", EpochMs("corrected_at"), "text")
+def _charges_after(host: Host, since_ms: int) -> list[tuple]:
+    """The ``unmatched`` and ``recurred`` charges (the outcome rules read no other) of the host's user
+    corrections after ``since_ms``, as ``TopicIndex.from_rows`` reads them: ``(correction id, session,
+    at_ms, text, outcome, lesson hash or None)`` in time order, a correction's rows together (one query)."""
+    charges = CorrectionAttribution.objects.filter(
+        host=host,
+        outcome__in=(UNMATCHED, RECURRED),
+        correction__kind=USER_CORRECTION,
+        correction__corrected_at__gt=from_ms(since_ms),
     )
-    charged: dict[int, list[tuple[str, str | None]]] = defaultdict(list)
-    attributions = CorrectionAttribution.objects.filter(
-        host=host, correction__kind=USER_CORRECTION, correction__corrected_at__gt=after
+    return plain_rows(
+        charges.order_by("correction__corrected_at", "correction_id").values_list(
+            "correction_id",
+            "correction__session",
+            EpochMs("correction__corrected_at"),
+            "correction__text",
+            "outcome",
+            "lesson__hash",
+        )
     )
-    for correction_id, outcome, lesson_hash in attributions.values_list(
-        "correction_id", "outcome", "lesson__hash"
-    ):
-        charged[correction_id].append((outcome, lesson_hash))
-    return [
-        CorrectionSeen(id=i, session=s, at_ms=at, text=t, charged=tuple(sorted(charged[i], key=str)))
-        for i, s, at, t in rows
-    ]
 
 
 def _made_live(decision: Judged, drafts: dict[str, list[str]]) -> list[str]:
@@ -107,12 +116,13 @@ class _Evidence:
     (``TopicIndex``), the verdicts of the lessons the decisions name, the lessons, and every lesson of the
     retired lessons' entities with its words read once."""
 
-    def __init__(self, host: Host, decisions: list[Judged]) -> None:
-        since = min(d.at_ms for d in decisions)
+    def __init__(self, host: Host, decisions: Sequence[tuple], since: int) -> None:
+        """``decisions``: tuples of ``DECISION_FIELDS``; ``since``: the oldest one's time (epoch ms)."""
         self.ends = _session_ends(host, since)
-        self.topics = TopicIndex(_corrections_after(host, since))
-        hashes = {h for d in decisions for h in (d.lesson_hash, d.created_hash) if h}
-        draft_ids = {d.draft_id for d in decisions if d.action == Action.ROLLBACK and d.draft_id}
+        hashes = {d[LESSON_HASH] for d in decisions} | {d[CREATED_HASH] for d in decisions}
+        hashes.discard(None)
+        hashes.discard("")
+        draft_ids = {d[DRAFT_ID] for d in decisions if d[ACTION] == Action.ROLLBACK and d[DRAFT_ID]}
         rows = Draft.objects.filter(host=host, ext_id__in=draft_ids).values_list("ext_id", "supersedes")
         self.drafts = {ext_id: list(supersedes) for ext_id, supersedes in rows}
         hashes |= {h for members in self.drafts.values() for h in members}
@@ -123,7 +133,7 @@ class _Evidence:
             )
         }
         retired = {
-            d.lesson_hash for d in decisions if d.action == Action.RETIRE and d.lesson_hash in self.lessons
+            d[LESSON_HASH] for d in decisions if d[ACTION] == Action.RETIRE and d[LESSON_HASH] in self.lessons
         }
         entities = {self.lessons[h][:2] for h in retired}
         # every lesson of those entities, live or not (a correction charged to one was shown with it), with
@@ -136,6 +146,9 @@ class _Evidence:
             for ns, subj, h, text in rows:
                 if (ns, subj) in entities:
                     self.members[(ns, subj)].append((h, correction_tokens(text)))
+        # only the retired lessons' topics are asked of the corrections ("": a lesson no longer stored)
+        topics = {"", *(self.lessons[h][2] for h in retired)}
+        self.topics = TopicIndex.from_rows(_charges_after(host, since), topics=topics)
         self._against: dict[str, tuple[Later, bool]] = {}
         self._recurred: dict[tuple[str, ...], Later] = {}
         self.verdicts = LatestVerdicts(
@@ -144,10 +157,6 @@ class _Evidence:
                 host=host, lesson__hash__in=sorted(hashes), measured_at__gt=from_ms(since)
             ).values_list("lesson__hash", "verdict", EpochMs("measured_at"), "horizon_ms", "id")
         )
-
-    def sessions_after(self, at_ms: int) -> int:
-        """The host's sessions whose last activity is after ``at_ms``."""
-        return len(self.ends) - bisect.bisect_right(self.ends, at_ms)
 
     def against(self, lesson_hash: str) -> tuple[Later, bool]:
         """The corrections counting against retiring ``lesson_hash`` and whether another lesson keeps its
@@ -179,64 +188,96 @@ class Found(NamedTuple):
     sessions_after: int
     digest: str
 
-    def revised(self, stored: Sequence | None) -> bool:
-        """Whether this differs from a stored outcome ``(outcome, sessions_after, digest, version)`` (None:
-        none stored) in what it says: its kind, its evidence, the rules' version, or, while too early, its
-        count of sessions (the count it waits on). A supported or contradicted outcome whose only change
-        is a larger count is not revised: its stored count is dated by ``computed_at``."""
-        if stored is None:
-            return True
-        kind, sessions_after, digest, version = stored
-        if (kind, digest, version) != (self.outcome.outcome, self.digest, OUTCOMES_VERSION):
-            return True
-        return kind == TOO_EARLY and sessions_after != self.sessions_after
+
+def revised(said: tuple[str, str, int], sessions_after: int, stored: Sequence) -> bool:
+    """Whether an outcome that says ``said`` (its kind, digest and rules' version) with ``sessions_after``
+    differs from a stored one ``(outcome, sessions_after, digest, version)`` (all None: none stored) in
+    what it says: its kind, its evidence, the rules' version, or, while too early, its count of sessions
+    (the count it waits on). A supported or contradicted outcome whose only change is a larger count is
+    not revised: its stored count is dated by ``computed_at``."""
+    kind, stored_after, digest, version = stored
+    return (kind, digest, version) != said or (kind == TOO_EARLY and stored_after != sessions_after)
 
 
-def host_outcomes(*, host: Host, decisions: Iterable[Judged]) -> dict[int, Found]:
-    """The outcomes of ``decisions`` (of ``host``, judged kinds only; others are skipped), by decision
-    id, from what is stored now. Queries: a few per host, none per decision; the work per decision is
-    look-ups (``_Evidence``), and decisions that see the same evidence share one ``Outcome`` (and its
+class Judgement(NamedTuple):
+    """The outcomes of a host's decisions as ``host_outcomes`` finds them: ``found``, the distinct
+    ``(Outcome, digest)`` pairs (decisions that see the same evidence share one); per decision, in the
+    order given, ``which`` (the index of its pair in ``found``) and ``sessions_after`` (the host's
+    sessions with activity after it)."""
+
+    found: list[tuple[Outcome, str]]
+    which: list[int]
+    sessions_after: list[int]
+
+    def of(self, i: int) -> Found:
+        """The ``i``-th decision's outcome."""
+        outcome, digest = self.found[self.which[i]]
+        return Found(outcome, self.sessions_after[i], digest)
+
+
+def host_outcomes(*, host: Host, decisions: Sequence[tuple]) -> Judgement:
+    """The outcomes of ``decisions`` (of ``host``, judged kinds only: tuples whose first items are
+    ``DECISION_FIELDS``; more items are ignored), from what is stored now. Queries: a few per host, none
+    per decision; a decision costs look-ups (``_Evidence``) and array operations shared with the other
+    decisions of its lesson, and decisions that see the same evidence share one ``Outcome`` (and its
     digest), so a host's recompute grows with its decisions and evidence, not their product."""
-    decisions = [d for d in decisions if d.action in JUDGED]
     if not decisions:
-        return {}
-    seen = _Evidence(host, decisions)
+        return Judgement([], [], [])
+    times = np.array([d[AT_MS] for d in decisions], dtype=np.int64)
+    seen = _Evidence(host, decisions, int(times.min()))
     support = settings.OUTCOME_SUPPORT_SESSIONS
-    judged: dict[tuple, tuple[Outcome, str]] = {}
-    out: dict[int, Found] = {}
-    for d in decisions:
-        t = d.at_ms
-        after = seen.sessions_after(t)
-        if d.action == Action.RETIRE:
-            against, kept = seen.against(d.lesson_hash or "")
-            start = against.start(t)
-            key: tuple = (d.lesson_hash, start, after >= support)
+    # each decision's count of later sessions, at once
+    afters = (len(seen.ends) - np.searchsorted(seen.ends, times, side="right")).tolist()
+    retires: dict[str, list[int]] = defaultdict(list)
+    others = []
+    for i, d in enumerate(decisions):
+        if d[ACTION] == Action.RETIRE:
+            retires[d[LESSON_HASH] or ""].append(i)
+        else:
+            others.append(i)
+    found: list[tuple[Outcome, str]] = []
+    judged: dict[tuple, int] = {}  # what decides an outcome -> its index in found
+    which = [0] * len(decisions)
+    for lesson_hash, positions in retires.items():
+        against, kept = seen.against(lesson_hash)
+        # each retire's first counted correction after it, at once for the lesson's retires
+        for i, start in zip(positions, against.starts(times[positions]).tolist(), strict=True):
+            after = afters[i]
+            # the kind follows from the key; a too-early outcome's sentence also has the count of sessions
+            key: tuple = (lesson_hash, start, after >= support)
             hit = judged.get(key)
-            if hit is None or hit[0].outcome == TOO_EARLY:  # too early: its sentence has the count
+            if hit is not None and found[hit][0].outcome == TOO_EARLY:
+                hit = judged.get((*key, after))
+            if hit is None:
                 o = retire_outcome(
                     against=against, start=start, kept=kept, sessions_after=after, support_sessions=support
                 )
-                hit = judged[key] = (o, o.digest())
-        else:
-            made = tuple(sorted(set(_made_live(d, seen.drafts))))
-            latest = seen.verdicts.after(made, t)
-            recurred = seen.recurred(made)
-            start = recurred.start(t)
-            key = (d.action, made, start, tuple(latest))
-            hit = judged.get(key)
-            if hit is None:
-                what = {Action.APPROVE: "the consolidation", Action.RESTORE: "the restored lesson"}.get(
-                    d.action, "the lessons brought back"
-                )
-                o = live_again_outcome(latest=latest, recurred=recurred, start=start, what=what)
-                hit = judged[key] = (o, o.digest())
-        out[d.id] = Found(hit[0], after, hit[1])
-    return out
+                hit = judged[(*key, after)] = len(found)
+                found.append((o, o.digest()))
+                judged.setdefault(key, hit)
+            which[i] = hit
+    for i in others:
+        d = Judged._make(decisions[i][: len(DECISION_FIELDS)])
+        made = tuple(sorted(set(_made_live(d, seen.drafts))))
+        latest = seen.verdicts.after(made, d.at_ms)
+        recurred = seen.recurred(made)
+        start = recurred.start(d.at_ms)
+        key = (d.action, made, start, tuple(latest))
+        hit = judged.get(key)
+        if hit is None:
+            what = {Action.APPROVE: "the consolidation", Action.RESTORE: "the restored lesson"}.get(
+                d.action, "the lessons brought back"
+            )
+            o = live_again_outcome(latest=latest, recurred=recurred, start=start, what=what)
+            hit = judged[key] = len(found)
+            found.append((o, o.digest()))
+        which[i] = hit
+    return Judgement(found, which, afters)
 
 
 def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = None) -> int:
     """Recompute the outcomes of ``host``'s judged decisions (those numbered ``seqs``, or all of them) and
-    store those revised (``Found.revised``: kind, evidence, rules' version, or a too-early count), in one
+    store those revised (``revised``: kind, evidence, rules' version, or a too-early count), in one
     transaction; ``computed_at`` is when a stored outcome was last revised. The calibration rollup is
     rebuilt only when a kind changed. A host (name or id) that does not exist, or has no judged decision,
     costs one query and stores nothing. Returns how many were stored. docs/decisions.md, "Outcomes"."""
@@ -244,27 +285,25 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
         host = Host.objects.filter(**({"name": host} if isinstance(host, str) else {"id": host})).first()
         if host is None:
             return 0
-    decisions = Decision.objects.filter(host=host.name, action__in=JUDGED)
+    decisions = Decision.objects.filter(host=host.name, action__in=JUDGED).order_by()
     if seqs is not None:
         decisions = decisions.filter(seq__in=sorted(set(seqs)))
-    found = host_outcomes(host=host, decisions=map(Judged._make, decisions.values_list(*_READ)))
-    if not found:
-        return 0
-    stored = {
-        decision_id: rest
-        for decision_id, *rest in DecisionOutcome.objects.filter(host=host.name).values_list(
-            "decision_id", "outcome", "sessions_after", "digest", "version"
-        )
-        if decision_id in found
-    }
-    changed = {i: f for i, f in found.items() if f.revised(stored.get(i))}
+    # each decision with its stored outcome (None: none yet), in one read, as plain tuples
+    rows = plain_rows(decisions.values_list(*_READ, *(f"outcome__{name}" for name in STORED)))
+    judgement = host_outcomes(host=host, decisions=rows)
+    split = len(DECISION_FIELDS)
+    changed = []  # (decision id, found, stored kind or None)
+    which, afters = judgement.which, judgement.sessions_after
+    said = [(o.outcome, digest, OUTCOMES_VERSION) for o, digest in judgement.found]
+    for i, row in enumerate(rows):  # a Found made only for what is revised (most are not)
+        if revised(said[which[i]], afters[i], row[split:]):
+            changed.append((row[ID], judgement.of(i), row[split]))
     if not changed:
         return 0
+    changed.sort(key=lambda c: c[0])
     now = timezone.now()
     with transaction.atomic():
-        _update(
-            [(f, decision_id) for decision_id, f in sorted(changed.items()) if decision_id in stored], now
-        )
+        _update([(f, decision_id) for decision_id, f, kind in changed if kind is not None], now)
         DecisionOutcome.objects.bulk_create(
             [
                 DecisionOutcome(
@@ -277,8 +316,8 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
                     computed_at=now,
                     version=OUTCOMES_VERSION,
                 )
-                for decision_id, f in sorted(changed.items())
-                if decision_id not in stored
+                for decision_id, f, kind in changed
+                if kind is None
             ],
             batch_size=WRITE_BATCH,
             # another refresh of the host (a parallel ingest, a decision) may have stored it meanwhile
@@ -286,7 +325,7 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
             unique_fields=["decision"],
             update_fields=["outcome", "sessions_after", "evidence", "digest", "computed_at", "version"],
         )
-        if any(stored.get(i, [None])[0] != f.outcome.outcome for i, f in changed.items()):
+        if any(kind != f.outcome.outcome for _i, f, kind in changed):
             calibration_rollup(host=host.name)
     return len(changed)
 

@@ -5,6 +5,7 @@ lesson after a time. docs/decisions.md, "Outcomes"."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,3 +139,52 @@ def test_an_anchor_alone_is_no_topic_and_an_anchor_with_a_word_is():
     ]
     against = TopicIndex(seen).against("Keep the leading zeros of `contract_number`.", kept=())
     assert [c.id for c in against.items] == [2]
+
+
+def _rows(seen: list[CorrectionSeen]) -> list[tuple]:
+    # what the database read gives TopicIndex.from_rows: the counted charges, in time order, grouped
+    return [
+        (c.id, c.session, c.at_ms, c.text, o, h)
+        for c in sorted(seen, key=_when)
+        for o, h in sorted(c.charged, key=str)
+        if o in (UNMATCHED, RECURRED)
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(corrections(), texts, st.sets(st.sampled_from(LESSONS)), st.sets(st.sampled_from(LESSONS), min_size=1))
+def test_the_index_read_as_rows_and_restricted_to_its_topics_answers_the_same(
+    seen, lesson_text, kept, lessons
+):
+    whole = TopicIndex(seen)
+    read = TopicIndex.from_rows(_rows(seen), topics=[lesson_text, "an other lesson"])
+    for mine, theirs in (
+        (whole.against(lesson_text, kept), read.against(lesson_text, kept)),
+        (whole.recurred(lessons), read.recurred(lessons)),
+    ):
+        assert [(c.id, c.session, c.at_ms, c.text) for c in theirs.items] == [
+            (c.id, c.session, c.at_ms, c.text) for c in mine.items
+        ]
+        assert theirs.listed(0) == mine.listed(0)
+        assert theirs.sessions(0) == mine.sessions(0)
+
+
+def test_a_read_correction_lists_its_counted_charges_and_an_unindexed_topic_is_refused():
+    rows = [
+        (7, "s1", 5, "`gross_amount` leading zeros", RECURRED, "b" * 64),
+        (7, "s1", 5, "`gross_amount` leading zeros", RECURRED, "a" * 64),
+        (9, "s2", 6, "keep the leading zeros of `gross_amount`!", UNMATCHED, None),
+    ]
+    index = TopicIndex.from_rows(rows, topics=["Keep the leading zeros of `gross_amount`."])
+    assert index.recurred(["a" * 64]).items == [
+        CorrectionSeen(
+            id=7,
+            session="s1",
+            at_ms=5,
+            text="`gross_amount` leading zeros",
+            charged=((RECURRED, "a" * 64), (RECURRED, "b" * 64)),
+        )
+    ]
+    assert [c.id for c in index.against("Keep the leading zeros of `gross_amount`.", kept=()).items] == [9]
+    with pytest.raises(ValueError, match="outside those indexed"):
+        index.against("Gross amounts carry two decimals.", kept=())

@@ -11,6 +11,8 @@ import unicodedata
 from datetime import datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lessons.core.recurrence import (
     STOP_WORDS,
@@ -193,6 +195,24 @@ def test_runs_of_l1_are_every_maximal_word_run_lowercased_in_order():
         "staging",
         "models",
     ]
+
+
+def test_correction_tokens_are_the_set_of_its_runs_outside_ascii_too():
+    # an ASCII text is lowered whole; "İ" lowers to "i" and a combining dot, which must not join "K" and "ng"
+    assert correction_tokens("Keep `To_UTC` in Staging, keep it!") == {
+        "keep",
+        "to_utc",
+        "in",
+        "staging",
+        "it",
+    }
+    assert correction_tokens("Kİng \u212aelvin") == {"k", "ng", "elvin"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aZ_9 `.İ\u212aéß-")))
+def test_correction_tokens_are_the_set_of_runs(text):
+    assert correction_tokens(text) == frozenset(runs(text))
 
 
 def test_content_tokens_of_l1():

@@ -14,7 +14,7 @@ from django.db import OperationalError
 from lessons.core.outcomes import EVIDENCE_CORRECTIONS, OUTCOMES_VERSION
 from lessons.models import Lesson
 from review.models import DecisionOutcome
-from review.services.decisions import lesson_restore
+from review.services.decisions import lesson_restore, lessons_retire
 from review.services.outcomes import outcomes_refresh
 from tests.builders import lesson
 from tests.fixtures.outcomes import HOST, KEEPER, NS, RETIRED, SUBJECT, T, h, retire, session
@@ -237,3 +237,28 @@ def test_a_correction_charged_to_the_kept_lesson_still_counts_after_it_is_retire
         "contradicted",
         ["s1", "s2"],
     )
+
+
+def test_two_retires_of_one_lesson_too_early_each_name_their_own_count(outcome_host, reviewer, ingest):
+    # the same lesson, no correction since either: one outcome kind, but each sentence has its own count
+    first = retire(outcome_host, reviewer)
+    lesson_restore(
+        lesson=Lesson.objects.get(hash=h(RETIRED)),
+        actor=reviewer,
+        reason="needed after all",
+        now=datetime.fromtimestamp(T.timestamp() + 1800, tz=UTC),
+    )
+    (second,) = lessons_retire(
+        host=outcome_host,
+        hashes=[h(RETIRED)],
+        actor=reviewer,
+        reason="restates another after all",
+        now=datetime.fromtimestamp(T.timestamp() + 5400, tz=UTC),
+    )
+    assert ingest(session(1, hours=1, corrected=False) + session(2, hours=2, corrected=False)).ok
+    assert [
+        (stored(d).outcome, stored(d).sessions_after, stored(d).evidence["why"]) for d in (first, second)
+    ] == [
+        ("too_early", 2, "2 sessions after the retire (3 needed), corrected on its topic in 0"),
+        ("too_early", 1, "1 session after the retire (3 needed), corrected on its topic in 0"),
+    ]
