@@ -564,8 +564,28 @@ class TextEmbedding(models.Model):
 class DataVersion(models.Model):
     """The one row (``id`` 1) that counts committed writes: ``value`` goes up after every transaction that
     wrote to the database (``lessons.services.data_version``), ``epoch`` is set when the row is made, so a
-    version from before a wipe never matches one after. Conditional API reads (``ETag``) are built from it.
-    docs: docs/api.md ("Conditional reads")."""
+    version from before a wipe never matches one after. ``scoped`` goes up with ``value`` when every write
+    of the transaction declared its hosts (``for_host``), so ``value - scoped`` counts the raises that may
+    have changed any host's pages (the unscoped count: a writer that knows nothing of ``scoped`` raises it
+    too). Conditional reads (``ETag``) and kept page parts are built from it.
+    docs: docs/api.md ("Conditional reads"), docs/production.md ("Cache")."""
 
     epoch = models.CharField(max_length=32)
     value = models.BigIntegerField(default=0)
+    scoped = models.BigIntegerField(default=0)
+
+
+class HostVersion(models.Model):
+    """One host's data version: ``value`` is ``DataVersion.value`` as it was right after the last raise
+    whose writes were declared for this host (``lessons.services.data_version.for_host``), in ``epoch``
+    (a row of another epoch than ``DataVersion``'s counts as absent). It only ever goes up within an
+    epoch. ``name`` is the host's name, not a foreign key: a page names its host by name, and the row
+    outlives a deleted host, so a host made again under the name never gets an old value back.
+    docs: docs/production.md ("Cache")."""
+
+    name = models.CharField(max_length=64, unique=True)
+    epoch = models.CharField(max_length=32)
+    value = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.epoch}.{self.value}"

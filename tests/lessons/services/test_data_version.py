@@ -96,7 +96,7 @@ def test_a_version_that_cannot_be_raised_never_fails_the_committed_write(monkeyp
 
     import lessons.services.data_version as data_version
 
-    def locked(connection):
+    def locked(connection, hosts=None):
         raise OperationalError("canceling statement due to lock timeout")
 
     monkeypatch.setattr(data_version, "_raise", locked)
