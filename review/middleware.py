@@ -36,7 +36,7 @@ from review.request_body import (
 )
 from review.signin import address_failures, client_address
 from review.web.conditional import etag, matches
-from review.web.fragments import request_version
+from review.web.fragments import view_version
 from review.web.paths import ADMIN_PREFIX
 
 TITLE_TOO_LARGE = "Request too large"
@@ -67,12 +67,14 @@ class NoStoreWhenSignedInMiddleware:
 
 class ConditionalPagesMiddleware:
     """Conditional requests of the signed-in pages (issue 25): a GET or HEAD of a page (not the API, which
-    answers its own, nor the admin) carries an ``ETag`` of the data version, read before the view reads
-    anything (``review.web.fragments.request_version``: the page's kept parts use the same), and of what
-    else the page depends on: the full path, the user and session, the htmx headers (a region is another
-    answer than its page) and the minute (ages and claims are shown in minutes). ``If-None-Match`` holding
-    it is answered ``304`` without running the view, unless messages wait to be shown. The pages stay
-    ``no-store``: a browser does not keep them, so it is the htmx polls that send the tag they were given
+    answers its own, nor the admin) carries an ``ETag`` of the page's data version, read once the URL is
+    resolved and before the view reads anything (``review.web.fragments.view_version``: the global
+    version, or for a page of one host (the pile, lesson and host pages) that host's, which a write on
+    another host leaves as it is; the page's kept parts use the same), and of what else the page depends
+    on: the full path, the user and session, the htmx headers (a region is another answer than its page)
+    and the minute (ages and claims are shown in minutes). ``If-None-Match`` holding it is answered
+    ``304`` without running the view, unless messages wait to be shown. The pages stay ``no-store``: a
+    browser does not keep them, so it is the htmx polls that send the tag they were given
     (static/js/app.js). Needs the session, authentication and messages middleware before it.
     docs/production.md, "Cache"."""
 
@@ -81,7 +83,7 @@ class ConditionalPagesMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
 
-    def _tag(self, request: HttpRequest) -> str | None:
+    def _tag(self, request: HttpRequest, view: Callable, kwargs: dict) -> str | None:
         user = getattr(request, "user", None)
         path = request.path_info
         if request.method not in ("GET", "HEAD") or user is None or not user.is_authenticated:
@@ -89,7 +91,7 @@ class ConditionalPagesMiddleware:
         if path.startswith(API_PREFIX) or path.startswith(ADMIN_PREFIX):
             return None
         try:
-            version = request_version(request)
+            version = view_version(request, view, kwargs)
         except DatabaseError:  # the view meets it again and answers it, as without this
             return None
         session = getattr(request, "session", None)
@@ -98,13 +100,20 @@ class ConditionalPagesMiddleware:
         key = session.session_key if session is not None else ""
         return etag(version, (request.get_full_path(), str(user.pk), key or "", minute, *hx))
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        tag = self._tag(request)
+    def process_view(
+        self, request: HttpRequest, view: Callable, args: tuple, kwargs: dict
+    ) -> HttpResponse | None:
+        """Before the view: its tag (kept on the request), and ``304`` when the request holds it."""
+        tag = request._page_etag = self._tag(request, view, kwargs)  # type: ignore[attr-defined]
         if tag is not None and matches(request, tag) and not _messages_waiting(request):
             response: HttpResponse = HttpResponseNotModified()
             response["ETag"] = tag
             return response
+        return None
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
+        tag = getattr(request, "_page_etag", None)
         html = response.get("Content-Type", "").startswith("text/html")
         if tag is not None and response.status_code == 200 and html and not response.streaming:
             response["ETag"] = tag

@@ -39,6 +39,7 @@ from review.services.common import (
     DecisionRefused,
     NotAllowed,
 )
+from review.web.fragments import host_in_path, page_version
 from review.web.htmx import render_region, wants_region
 from review.web.links import target_link
 from review.web.lookups import HOST_UNKNOWN, NotFound, get_host_or_404, has_nul, shows_not_found
@@ -98,6 +99,7 @@ def host_names(request: HttpRequest) -> HttpResponse:
     return HttpResponse(format_html_join("", '<option value="{}"></option>', ((n,) for n in names)))
 
 
+@page_version(host_in_path("name"))  # its host's data only (docs/production.md, "Cache")
 @require_GET
 @permission_required(PERM_VIEW, raise_exception=True)
 @shows_not_found

@@ -26,7 +26,7 @@ from review.services.common import DecisionRefused, StalePile
 from review.web.decide import decide, decision_args
 from review.web.format import stale_notice
 from review.web.forms import undo_offer
-from review.web.fragments import fragment
+from review.web.fragments import fragment, lesson_in_path, page_version
 from review.web.htmx import render_region
 from review.web.lookups import shows_not_found
 
@@ -85,6 +85,7 @@ def _retired_notice(request: HttpRequest, detail: selectors.LessonDetail, can_re
     return {"notice": notice + stale_notice(selectors.drafts_made_stale(lesson)), "undo": undo}
 
 
+@page_version(lesson_in_path)  # its host's, and the hosts holding its text (docs/production.md, "Cache")
 @require_GET
 @permission_required(PERM_VIEW, raise_exception=True)
 @shows_not_found

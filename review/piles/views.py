@@ -37,7 +37,7 @@ from review.services.decisions import lessons_restore, lessons_retire
 from review.web.decide import decide, decision_args, not_allowed
 from review.web.format import relative_age, stale_notice
 from review.web.forms import undo_offer
-from review.web.fragments import fragment, version_first
+from review.web.fragments import fragment, host_in_query, page_version, version_first
 from review.web.htmx import render_region, wants_region
 from review.web.links import pile_href
 from review.web.lookups import shows_not_found
@@ -228,6 +228,7 @@ def retire_form(detail: selectors.PileDetail, initial: dict | None = None) -> Re
     return RetireForm(hashes=_all_hashes(detail), initial=initial)
 
 
+@page_version(host_in_query)  # its host's data only (docs/production.md, "Cache")
 @require_GET
 @permission_required(PERM_VIEW, raise_exception=True)
 @shows_not_found
