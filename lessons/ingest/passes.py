@@ -89,6 +89,7 @@ from lessons.ingest.writer import indexes_built_after
 from lessons.models import Correction, Exposure, Host
 from lessons.recurrence.attributing import recurrence_worker
 from lessons.recurrence.refresh import recurrence_changes_refresh
+from lessons.services.data_version import for_hosts_in
 from lessons.services.embeddings import facts_deferred
 from lessons.services.entity_counts import (
     entity_counts_recount,
@@ -177,7 +178,8 @@ def ingest_sources(
         checkpoints.reached("validated")
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
-                _write_grouping_later(state, progress)
+                with for_hosts_in(state.hosts):  # its hosts' data versions (docs/production.md, "Cache")
+                    _write_grouping_later(state, progress)
                 break
             except DatabaseError as exc:
                 what = _retryable(exc)

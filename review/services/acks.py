@@ -16,6 +16,7 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from lessons.services.data_version import for_host
 from review.models import Decision, DecisionAck
 
 ACK_DETAIL_MAX = 2000
@@ -55,7 +56,7 @@ def decision_ack(
     if _SURROGATE.search(detail):  # JSON's "\ud800" decodes to one; no database can store it
         raise AckRefused(ACK_DETAIL_NOT_UNICODE)
     fields = {"status": status, "detail": detail, "acked_at": now or timezone.now(), "token_name": token_name}
-    with transaction.atomic():
+    with for_host(decision.host), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         ack = DecisionAck.objects.select_for_update().filter(decision=decision).first()
         if ack is None:
             try:

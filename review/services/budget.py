@@ -15,6 +15,7 @@ from django.db.models import Count
 from lessons.core.interchange import MAX_ACTIVE_MAX, MAX_ACTIVE_MIN, MAX_ACTIVE_WANTED
 from lessons.core.piles import pile_target
 from lessons.models import Host, Lesson
+from lessons.services.data_version import for_host
 from lessons.tasks import budget_changed_grouping_later
 from review.models import Action, Decision
 from review.roles import PERM_SET_BUDGET
@@ -107,7 +108,7 @@ def host_set_budget(
     if max_active is not None:
         check_max_active(max_active)
     at = decision_now(now)
-    with transaction.atomic():
+    with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         locked = Host.objects.select_for_update().get(pk=host.pk)
         before = {"max_active": locked.max_active, "budget_enabled": locked.budget_enabled}
         after = {

@@ -20,6 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from lessons.models import Host
+from lessons.services.data_version import for_host
 from review.models import PileClaim
 from review.roles import PERM_CLAIM
 from review.services.common import DecisionRefused, check_actor, decision_now
@@ -65,7 +66,7 @@ def pile_claim(
     """
     check_actor(user, PERM_CLAIM, NOT_ALLOWED_CLAIM)
     at = decision_now(now)
-    with transaction.atomic():
+    with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         claim = _locked(host, namespace, subject)
         if claim is not None and claim.expires_at > at and claim.user_id != user.pk:
             raise ClaimRefused(
@@ -106,7 +107,7 @@ def pile_claim_renew(
     """
     check_actor(user, PERM_CLAIM, NOT_ALLOWED_CLAIM)
     at = decision_now(now)
-    with transaction.atomic():
+    with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         claim = _locked(host, namespace, subject)
         if claim is None or claim.user_id != user.pk or claim.expires_at <= at:
             raise ClaimRefused(CLAIM_NOT_HELD)
@@ -122,9 +123,10 @@ def pile_claim_release(
     (``CLAIM_NOT_HELD``: only the holder releases a claim; anyone else waits for it to expire)."""
     check_actor(user, PERM_CLAIM, NOT_ALLOWED_CLAIM)
     at = decision_now(now)
-    deleted, _ = PileClaim.objects.filter(
-        host=host, namespace=namespace, subject=subject, user=user, expires_at__gt=at
-    ).delete()
+    with for_host(host.name):  # host-narrowed (docs/production.md, "Cache")
+        deleted, _ = PileClaim.objects.filter(
+            host=host, namespace=namespace, subject=subject, user=user, expires_at__gt=at
+        ).delete()
     if not deleted:
         raise ClaimRefused(CLAIM_NOT_HELD)
 

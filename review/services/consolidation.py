@@ -17,6 +17,7 @@ from lessons.core.text import hash8, lesson_hash, text_hash
 from lessons.models import Draft, Host, Lesson
 from lessons.selectors.piles import entity_lessons
 from lessons.serializers import recurrence_dict
+from lessons.services.data_version import for_host
 from lessons.services.entity_counts import entity_counts_for_lessons, entity_counts_refresh
 from lessons.services.principals import draft_names_user
 from lessons.services.status import lesson_status_set, recurrence_after_commit
@@ -105,8 +106,9 @@ def _draft_decision(
     "The actions" and "The record"."""
     reason, reason_code = check_decision(actor, reason, reason_code)
     at = decision_now(now)
-    with transaction.atomic():
+    with for_host() as scope, transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         locked = _lock_draft(draft)
+        scope.add(locked.host.name)
         record = act(locked, at)
         claims_release_on_decision(
             host=locked.host, namespace=locked.namespace, subject=locked.subject, actor=actor

@@ -21,6 +21,7 @@ from django.db import transaction
 from lessons.core.piles import entity_label
 from lessons.core.text import hash8
 from lessons.models import Host, Lesson
+from lessons.services.data_version import for_host
 from lessons.services.status import lesson_status_set
 from review.models import Action, Decision
 from review.services.chain import DecisionEntry, decisions_append_many
@@ -80,7 +81,7 @@ def lessons_retire(
         namespace, subject = _entity_of(host, wanted)
     at = decision_now(now)
     batch = new_batch()
-    with transaction.atomic():
+    with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         lessons = lock_entity(host=host, namespace=namespace, subject=subject)
         on_entity = {lesson.hash for lesson in lessons}
         for h in wanted:
@@ -151,7 +152,7 @@ def lessons_restore(
     if not wanted:
         raise DecisionRefused(RESTORE_NOTHING)
     at = decision_now(now)
-    with transaction.atomic():
+    with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         lessons = lock_entity(host=host, namespace=namespace, subject=subject)
         check_version(lessons, pile_version)
         on_entity = {lesson.hash for lesson in lessons}

@@ -42,6 +42,7 @@ from django_tasks import task
 from lessons.core.text import format_datetime
 from lessons.ingest.passes import IngestIncomplete
 from lessons.ingest.reading import Source
+from lessons.services.data_version import global_only
 from review.models import ImportJob
 from review.services.job_liveness import AliveMark, job_alive
 from review.tasks import runner_for
@@ -334,7 +335,7 @@ class JobProgress:
             connection = self._open()
             columns = ", ".join(f"{connection.ops.quote_name(k)} = %s" for k in values)
             table = connection.ops.quote_name(ImportJob._meta.db_table)
-            with connection.cursor() as cursor:
+            with global_only(), connection.cursor() as cursor:  # no host's page shows it
                 cursor.execute(
                     f"UPDATE {table} SET {columns} WHERE id = %s",
                     [*(_db_value(connection, v) for v in values.values()), self.job_id],

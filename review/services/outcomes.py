@@ -40,6 +40,7 @@ from lessons.core.text import from_ms
 from lessons.core.tokens import correction_tokens, tokens_match
 from lessons.models import Correction, CorrectionAttribution, Draft, Exposure, Host, Lesson, Verdict
 from lessons.recurrence.versions import EpochMs, plain_rows
+from lessons.services.data_version import for_host
 from review.models import Action, CalibrationCount, Decision, DecisionOutcome
 
 JUDGED = (Action.RETIRE, Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
@@ -302,7 +303,7 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
         return 0
     changed.sort(key=lambda c: c[0])
     now = timezone.now()
-    with transaction.atomic():
+    with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         _update([(f, decision_id) for decision_id, f, kind in changed if kind is not None], now)
         DecisionOutcome.objects.bulk_create(
             [

@@ -20,6 +20,7 @@ from django.db import transaction
 from lessons.core.facts import Fact
 from lessons.core.text import hash8
 from lessons.models import Host, Lesson, RestatementMark
+from lessons.services.data_version import for_host
 from lessons.services.facts import facts_refresh
 from review.roles import PERM_DECIDE
 from review.services.common import DecisionRefused, check_actor, clean_reason, decision_now
@@ -60,7 +61,7 @@ def restatement_mark(
         raise DecisionRefused(MARK_ITSELF)
     at = decision_now(now)
     wanted = sorted({h for pair in ordered for h in pair})
-    with transaction.atomic():
+    with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         rows = Lesson.objects.filter(host=host, hash__in=wanted, status=Lesson.Status.LIVE)
         entities = {h: (ns, subject) for h, ns, subject in rows.values_list("hash", "namespace", "subject")}
         for h in wanted:

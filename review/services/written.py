@@ -26,6 +26,7 @@ from lessons.core.written import (
 )
 from lessons.models import GATE_NOT_RUN, Draft, Host, Lesson
 from lessons.selectors.engines import host_engine
+from lessons.services.data_version import for_host
 from lessons.services.entity_counts import entity_counts_refresh
 from review.roles import PERM_DECIDE
 from review.services.common import (
@@ -98,7 +99,7 @@ def consolidation_write(
     chosen = list(dict.fromkeys(supersedes))
     if not chosen:
         raise DecisionRefused(NO_MEMBERS)
-    with transaction.atomic():
+    with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         lessons = lock_entity(host=host, namespace=namespace, subject=subject)
         check_version(lessons, pile_version)
         live = {x.hash: x for x in lessons if x.status == Lesson.Status.LIVE}
