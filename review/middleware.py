@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
 from django.template import loader
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from django.utils.cache import patch_cache_control
 
 from lessons.core.text import visible_controls
@@ -67,8 +67,8 @@ class NoStoreWhenSignedInMiddleware:
 
 class ConditionalPagesMiddleware:
     """Conditional requests of the signed-in pages (issue 25): a GET or HEAD of a page (not the API, which
-    answers its own, nor the admin) carries an ``ETag`` of the page's data version, read once the URL is
-    resolved and before the view reads anything (``review.web.fragments.view_version``: the global
+    answers its own, nor the admin) carries an ``ETag`` of the page's data version, read (the URL resolved
+    for it) before the view reads anything (``review.web.fragments.view_version``: the global
     version, or for a page of one host (the pile, lesson and host pages) that host's, which a write on
     another host leaves as it is; the page's kept parts use the same), and of what else the page depends
     on: the full path, the user and session, the htmx headers (a region is another answer than its page)
@@ -83,13 +83,20 @@ class ConditionalPagesMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
 
-    def _tag(self, request: HttpRequest, view: Callable, kwargs: dict) -> str | None:
+    def _tag(self, request: HttpRequest) -> str | None:
         user = getattr(request, "user", None)
         path = request.path_info
         if request.method not in ("GET", "HEAD") or user is None or not user.is_authenticated:
             return None
         if path.startswith(API_PREFIX) or path.startswith(ADMIN_PREFIX):
             return None
+        try:
+            # the view says which version its page reads; resolved here (Django resolves again for a
+            # view that runs), so that a 304 is answered before the view middleware and the rest
+            match = resolve(path, getattr(request, "urlconf", None))
+            view, kwargs = match.func, match.kwargs
+        except Resolver404:  # the 404 page: the global version
+            view, kwargs = None, {}
         try:
             version = view_version(request, view, kwargs)
         except DatabaseError:  # the view meets it again and answers it, as without this
@@ -100,20 +107,13 @@ class ConditionalPagesMiddleware:
         key = session.session_key if session is not None else ""
         return etag(version, (request.get_full_path(), str(user.pk), key or "", minute, *hx))
 
-    def process_view(
-        self, request: HttpRequest, view: Callable, args: tuple, kwargs: dict
-    ) -> HttpResponse | None:
-        """Before the view: its tag (kept on the request), and ``304`` when the request holds it."""
-        tag = request._page_etag = self._tag(request, view, kwargs)  # type: ignore[attr-defined]
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        tag = self._tag(request)
         if tag is not None and matches(request, tag) and not _messages_waiting(request):
             response: HttpResponse = HttpResponseNotModified()
             response["ETag"] = tag
             return response
-        return None
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        tag = getattr(request, "_page_etag", None)
         html = response.get("Content-Type", "").startswith("text/html")
         if tag is not None and response.status_code == 200 and html and not response.streaming:
             response["ETag"] = tag

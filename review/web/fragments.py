@@ -46,7 +46,7 @@ def request_version(request: HttpRequest) -> str:
     return version
 
 
-def view_version(request: HttpRequest, view: Callable, kwargs: dict) -> str:
+def view_version(request: HttpRequest, view: Callable | None, kwargs: dict) -> str:
     """Read and keep ``request``'s data version for ``view`` (called with the URL's ``kwargs``): the
     version its ``page_version`` mark names, else the global one. One query. Raises ``DatabaseError``
     as the query does. docs/production.md, "Cache"."""
