@@ -18,6 +18,9 @@ the database: ``GET /api/v1/piles`` (first page of 100, all hosts), the biggest 
 page, a page of the 500 maximum, and page 11 (reached by following ``next`` ten times); and
 ``manage.py piles --format json`` in a subprocess (wall time and that process's peak RSS).
 
+The pile, the lesson and the host page are also asked again with the ETag they carried (a 304 while
+nothing they show changed).
+
 Prints a Markdown table; every row carries the 1-minute load average when it started, since the machine
 is shared. A request that fails is reported with its status (or exception), not retried.
 
@@ -155,6 +158,12 @@ def measure(client, label: str, url: str, *, runs: int, headers: dict | None = N
         return Row(label, url, times, queries, status, len(response.content), load)
     except Exception as exc:  # a page that fails at this scale is a finding, not the end of the run
         return Row(label, url, [], None, f"error: {type(exc).__name__}: {str(exc)[:80]}", 0, load)
+
+
+def page_tag(client, url: str) -> dict:
+    """``If-None-Match`` with the ETag ``url`` carries now (a page's conditional read: 304 while nothing
+    it shows changed)."""
+    return {"If-None-Match": client.get(url).get("ETag", "")}
 
 
 def queue_sorts(client) -> list[str]:
@@ -295,11 +304,31 @@ def main() -> None:
             plan.append(("sorts", f"queue sorted by {sort}", "/?" + urlencode({"sort": sort}), None))
     if wanted("pile"):
         plan.append(("pile", f"pile of {t['members']} members", f"/pile/?{pile_qs}", None))
+        plan.append(
+            (
+                "pile",
+                "the same pile with its ETag (304)",
+                f"/pile/?{pile_qs}",
+                page_tag(client, f"/pile/?{pile_qs}"),
+            )
+        )
     if wanted("lesson"):
-        plan.append(("lesson", "lesson page", f"/lessons/{t['pile_host']}/{t['lesson']}/", None))
+        lesson_url = f"/lessons/{t['pile_host']}/{t['lesson']}/"
+        plan.append(("lesson", "lesson page", lesson_url, None))
+        plan.append(
+            ("lesson", "the same lesson page with its ETag (304)", lesson_url, page_tag(client, lesson_url))
+        )
     if wanted("hosts"):
         plan.append(("hosts", "hosts", "/hosts/", None))
         plan.append(("hosts", "biggest host's page", f"/hosts/{big}/", None))
+        plan.append(
+            (
+                "hosts",
+                "the same host page with its ETag (304)",
+                f"/hosts/{big}/",
+                page_tag(client, f"/hosts/{big}/"),
+            )
+        )
     if wanted("topics"):
         plan.append(("topics", "biggest host's unmatched topics", f"/hosts/{big}/unmatched-topics/", None))
     if wanted("log"):
