@@ -42,6 +42,8 @@ from django.db.models import Sum
 from django.http import HttpRequest
 from django.utils import timezone
 
+from lessons.services.data_version import uncounted
+
 logger = logging.getLogger(__name__)
 
 USERNAME_MAX = 150  # django.contrib.auth.models.AbstractUser.username
@@ -169,8 +171,11 @@ def record_if_free(what: str, write) -> bool:
 
 def last_login_if_free(sender, user, **kwargs) -> None:
     """Replaces Django's ``update_last_login`` receiver of ``user_logged_in``: the same update, through
-    ``record_if_free``."""
-    record_if_free("last_login", lambda: update_last_login(sender, user, **kwargs))
+    ``record_if_free``, and not counted as a change of the data (``uncounted``): only the admin shows a
+    last sign-in, and it answers no conditional request, so a sign-in leaves every page's tag and kept
+    parts as they were (docs/production.md, "Cache")."""
+    with uncounted():
+        record_if_free("last_login", lambda: update_last_login(sender, user, **kwargs))
 
 
 class SignInAxesHandler(AxesDatabaseHandler):

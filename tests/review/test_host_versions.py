@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connection, transaction
+from django.test import Client
 
 import review.lessons.lookups
 import review.middleware
@@ -267,3 +268,16 @@ def test_the_lesson_version_follows_the_hosts_holding_its_text(ingest):
     bolt_value = host_current(["bolt"]).split(".bolt:")[1]
     assert shared == f"{acme}.bolt:{bolt_value}" and shared.startswith(f"{epoch}.")
     assert lesson_current("acme", HASHES["acme"][0]) == acme  # a text only acme holds
+
+
+def test_a_sign_in_changes_no_page(two_hosts, as_reviewer, second_reviewer):
+    # a sign-in writes the user's last_login (shown by the admin only, which answers no conditional
+    # request): every page another reviewer holds stays a 304, the global and host versions as they were
+    before = tags(as_reviewer, host_pages("acme") + GLOBAL_PAGES)
+    versions = (current(), host_current(["acme"]))
+    newcomer = Client()
+    signed = newcomer.post("/accounts/login/", {"username": "rob", "password": "rob-pass"})
+    assert signed.status_code == 302
+    assert get_user_model().objects.get(username="rob").last_login is not None  # it was written
+    assert (current(), host_current(["acme"])) == versions
+    assert set(still_304(as_reviewer, before).values()) == {304}
