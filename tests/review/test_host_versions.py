@@ -281,3 +281,21 @@ def test_a_sign_in_changes_no_page(two_hosts, as_reviewer, second_reviewer):
     assert get_user_model().objects.get(username="rob").last_login is not None  # it was written
     assert (current(), host_current(["acme"])) == versions
     assert set(still_304(as_reviewer, before).values()) == {304}
+
+
+@pytest.mark.parametrize("spelled", ["acme%20", "%20acme", "acme%0A"])
+def test_a_pile_address_whose_host_has_blanks_around_it_follows_that_hosts_version(
+    two_hosts, as_reviewer, reviewer, spelled
+):
+    """The pile page trims ``?host=`` (review/web/lookups.py ``query_text``) and shows host acme for
+    ``?host=acme%20``: its version must be acme's, or a retire on acme is answered 304 (and its kept
+    detail served) to that address."""
+    acme, _bolt = two_hosts
+    page = f"/pile/?host={spelled}&namespace=qa&subject=orders"
+    first = as_reviewer.get(page)
+    assert first.status_code == 200 and first.content.decode().count('data-testid="pile-count"><b>4<') == 1
+    lessons_retire(host=acme, hashes=HASHES["acme"][1:2], actor=reviewer, reason="restates field 0")
+    again = as_reviewer.get(page, headers={"If-None-Match": first["ETag"]})
+    assert again.status_code == 200
+    fresh = as_reviewer.get(page).content.decode()
+    assert 'data-testid="pile-count"><b>3<' in fresh
