@@ -28,6 +28,7 @@ from django.db import connection
 from django.http import HttpRequest
 
 from lessons.services.data_version import current, host_current, lesson_current
+from review.web.lookups import query_text
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -79,8 +80,9 @@ def _hosts_version(names: list[str]) -> str:
 
 
 def host_in_query(request: HttpRequest, kwargs: dict) -> str:
-    """The version of the host named by ``?host=`` (the pile page)."""
-    return _hosts_version([request.GET.get("host", "")])
+    """The version of the host named by ``?host=`` (the pile page), trimmed as the page trims it
+    (``review.web.lookups.query_text``): ``?host=acme%20`` shows acme's pile."""
+    return _hosts_version([query_text(request.GET, "host")])
 
 
 def host_in_path(key: str) -> VersionReader:
