@@ -262,3 +262,23 @@ def test_two_retires_of_one_lesson_too_early_each_name_their_own_count(outcome_h
         ("too_early", 2, "2 sessions after the retire (3 needed), corrected on its topic in 0"),
         ("too_early", 1, "1 session after the retire (3 needed), corrected on its topic in 0"),
     ]
+
+
+def test_corrections_within_one_millisecond_are_listed_by_id_as_before(outcome_host, reviewer, ingest):
+    """The evidence lists corrections in ``(at_ms, id)`` order (``TopicIndex``, as before the rewrite of
+    the refresh, d7fa7e0): two corrections stored within one millisecond, the later-numbered one first
+    by its microseconds (a row not written by the ingest, which keeps milliseconds), keep that order."""
+    from datetime import timedelta
+
+    from lessons.models import Correction
+
+    decision = retire(outcome_host, reviewer)
+    assert ingest(session(1, hours=1, corrected=True) + session(2, hours=2, corrected=True)).ok
+    same_ms = T + timedelta(hours=3)
+    Correction.objects.filter(ext_id="c1").update(corrected_at=same_ms + timedelta(microseconds=900))
+    Correction.objects.filter(ext_id="c2").update(corrected_at=same_ms + timedelta(microseconds=100))
+    outcomes_refresh(host=outcome_host)
+    ids = {c.ext_id: c.id for c in outcome_host.corrections.all()}
+    assert ids["c1"] < ids["c2"]
+    listed = [c["id"] for c in stored(decision).evidence["corrections"]]
+    assert listed == [ids["c1"], ids["c2"]]
