@@ -15,6 +15,7 @@ import logging
 from collections import defaultdict, namedtuple
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -89,7 +90,7 @@ def _charges_after(host: Host, since_ms: int) -> list[tuple]:
         correction__kind=USER_CORRECTION,
         correction__corrected_at__gt=from_ms(since_ms),
     )
-    return plain_rows(
+    rows = plain_rows(
         charges.order_by("correction__corrected_at", "correction_id").values_list(
             "correction_id",
             "correction__session",
@@ -99,6 +100,10 @@ def _charges_after(host: Host, since_ms: int) -> list[tuple]:
             "lesson__hash",
         )
     )
+    # time order is (at_ms, id), as ``TopicIndex`` sorts: corrections stored within one millisecond by
+    # their id, not their microseconds (a stable sort of rows that come nearly in that order already)
+    rows.sort(key=itemgetter(2, 0))
+    return rows
 
 
 def _made_live(decision: Judged, drafts: dict[str, list[str]]) -> list[str]:
