@@ -3,10 +3,12 @@
 Usage::
 
     .venv/bin/python bench/generate.py --db sqlite:////tmp/b10k.sqlite3 --scale 10k --decisions 100000
-    .venv/bin/python bench/outcomes_bench.py --db sqlite:////tmp/b10k.sqlite3 [--lines 100k] [--runs 3]
+    .venv/bin/python bench/outcomes_bench.py --db sqlite:////tmp/b10k.sqlite3 [--lines 100k] [--runs 3] \
+        [--history N]
 
 Against a set ``bench/generate.py`` filled (SQLite only: each run ingests into a fresh copy of the file, so
-every run starts from the same data, its outcomes computed by ``manage.py outcomes`` before the ingest).
+every run starts from the same data, its outcomes computed by ``manage.py outcomes`` before the ingest;
+with ``--history N``, N earlier batches of the same size ingested first, untimed: the host's history).
 It picks the host with the most judged decisions and writes an
 interchange file of ``--lines`` lines for it: sessions of 10 lines after every decision, each showing
 that host's lessons (exposures) and, one line in five, a user correction that repeats the words of one of
@@ -58,10 +60,11 @@ def busiest_host(db: Path, rank: int = 0) -> tuple[str, int]:
     return row[0], newest
 
 
-def write_input(db: Path, host: str, after_ms: int, lines: int, out: Path) -> None:
+def write_input(db: Path, host: str, after_ms: int, lines: int, out: Path, batch: int = 0) -> None:
     """``lines`` interchange lines for ``host``: sessions after ``after_ms`` showing its live lessons, one
     line in ``CORRECTION_EVERY`` a user correction that repeats the words of one of its lessons (live or
-    retired, in turn by id, so the retired lessons' topics get corrections too)."""
+    retired, in turn by id, so the retired lessons' topics get corrections too). ``batch`` n: the n-th of
+    successive batches, its sessions new and after the earlier batches' (``lines`` seconds each)."""
     with sqlite3.connect(db) as con:
         lessons = con.execute(
             "SELECT l.store, l.lesson_id, l.text, l.status FROM lessons_lesson l JOIN lessons_host h"
@@ -71,15 +74,15 @@ def write_input(db: Path, host: str, after_ms: int, lines: int, out: Path) -> No
     live = [row for row in lessons if row[3] == "live"]
     with out.open("w") as f:
         for j in range(lines):
-            session = f"bench-ses-{j // SESSION_LINES}"
-            at = after_ms + 60_000 + j * 1_000
+            session = f"bench-ses-{batch}-{j // SESSION_LINES}"
+            at = after_ms + 60_000 + (batch * lines + j) * 1_000
             if j % CORRECTION_EVERY == CORRECTION_EVERY - 1:
                 text = lessons[(j // CORRECTION_EVERY) % len(lessons)][2]
                 record = {
                     "type": "correction",
                     "host": host,
                     "session": session,
-                    "id": f"bench-c{j}",
+                    "id": f"bench-c{batch}-{j}",
                     "kind": "user_correction",
                     "text": f"No: {text}",
                     "corrected_at": at,
@@ -113,15 +116,17 @@ print(" ".join(f"{t:.3f}" for t in times))
 """
 
 
-def run(db: Path, data: Path, host: str) -> tuple[tuple[float, float], list[float]]:
+def run(db: Path, data: Path, host: str, earlier: list[Path] = ()) -> tuple[tuple[float, float], list[float]]:
     """One run on a fresh copy of ``db``: ((ingest wall, ingest CPU seconds), [refresh wall, refresh CPU
-    seconds, the same again])."""
+    seconds, the same again]). ``earlier``: batches ingested first, untimed (the host's history)."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "bench.sqlite3"
         shutil.copyfile(db, copy)
         env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "bench", "DATABASE_URL": f"sqlite:///{copy}"}
         _timed_manage(env, "migrate")
         # the host's outcomes stored as before the ingest, so that its refresh revises what the ingest changed
+        for batch in earlier:
+            _timed_manage(env, "ingest", str(batch))
         _timed_manage(env, "outcomes", "--host", host)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall = _timed_manage(env, "ingest", str(data))
@@ -144,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", default="100k")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--rank", type=int, default=0, help="0: the host with the most judged decisions, 1…")
+    parser.add_argument(
+        "--history", type=int, default=0, help="batches of --lines ingested before the timed one (untimed)"
+    )
     args = parser.parse_args(argv)
     if not args.db.startswith("sqlite:///"):
         parser.error("--db must be sqlite:///PATH")
@@ -151,12 +159,15 @@ def main(argv: list[str] | None = None) -> int:
     host, newest = busiest_host(db, args.rank)
     lines = parse_size(args.lines)
     with tempfile.TemporaryDirectory() as tmp:
+        earlier = [Path(tmp) / f"history-{n}.jsonl" for n in range(args.history)]
+        for n, path in enumerate(earlier):
+            write_input(db, host, newest, lines, path, batch=n)
         data = Path(tmp) / "input.jsonl"
-        write_input(db, host, newest, lines, data)
+        write_input(db, host, newest, lines, data, batch=args.history)
         ingests, refreshes = [], []
         for _ in range(args.runs):
             load = os.getloadavg()[0]
-            ingest, refresh = run(db, data, host)
+            ingest, refresh = run(db, data, host, earlier)
             ingests.append(ingest[1])
             refreshes.append(refresh[-1])
             print(
@@ -168,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     ingest, refresh = statistics.median(ingests), statistics.median(refreshes)
     share = refresh / max(ingest - refresh, 1e-9)
     print(
-        f"host {host}: {lines:,} lines; median CPU: ingest {ingest:.2f} s (its own refresh included),"
-        f" refresh {refresh:.3f} s = {share:.1%} of the ingest without it"
+        f"host {host}: {lines:,} lines after {args.history} such batches; median CPU: ingest {ingest:.2f} s"
+        f" (its own refresh included), refresh {refresh:.3f} s = {share:.1%} of the ingest without it"
     )
     return 0
 
