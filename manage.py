@@ -16,6 +16,11 @@ def main() -> None:
         # A setup mistake (say, SECRET_KEY unset outside DEBUG) deserves a sentence, not a traceback.
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(2)
+    except BrokenPipeError:
+        # The reader went away (`manage.py piles | head`): stop quietly, as the exports do
+        # (lessons/management/base.py, write_stream); the output flushed at exit goes nowhere.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":
