@@ -47,15 +47,20 @@ def _monday(moment: datetime | date) -> date:
 
 def host_weeks(host: Host, *, weeks: int = WEEKS) -> list[Week]:
     """The last ``weeks`` weeks of ``host`` up to the week of its newest exposure, correction or
-    decision, oldest first; ``[]`` when it has none."""
+    decision, oldest first; ``[]`` when it has none. The decisions' weekly rollup is read whole (a row a
+    week with decisions), so a decision made after the last session still ends the range."""
+    decisions = dict(
+        DecisionWeek.objects.filter(host=host.name).values_list("week").annotate(total=Sum("n")).order_by()
+    )
     newest = [
         Exposure.objects.filter(host=host).aggregate(m=Max("shown_at"))["m"],
         Correction.objects.filter(host=host, kind=USER_CORRECTION).aggregate(m=Max("corrected_at"))["m"],
+        max(decisions, default=None),
     ]
-    newest = [m for m in newest if m is not None]
+    newest = [_monday(m) for m in newest if m is not None]
     if not newest:
         return []
-    end = _monday(max(newest))
+    end = max(newest)
     start = end - timedelta(weeks=weeks - 1)
     since = datetime.combine(start, time.min, tzinfo=UTC)
     sessions = dict(
@@ -70,12 +75,6 @@ def host_weeks(host: Host, *, weeks: int = WEEKS) -> list[Week]:
         .annotate(week=TruncWeek("corrected_at"))
         .values_list("week")
         .annotate(n=Count("pk"))
-        .order_by()
-    )
-    decisions = dict(
-        DecisionWeek.objects.filter(host=host.name, week__gte=start)
-        .values_list("week")
-        .annotate(total=Sum("n"))
         .order_by()
     )
     by_monday = {

@@ -72,3 +72,20 @@ def test_a_host_without_sessions_says_so(outcome_host, as_viewer):
     section = parse(as_viewer.get(f"/hosts/{HOST}/").content).find("section", id="host-weeks")
     assert section.find("p", cls="empty").text.startswith("No session of this host yet")
     assert Host.objects.filter(name=HOST).exists()
+
+
+def test_a_decision_after_the_last_session_ends_the_range(weeks, reviewer):
+    # the newcomer's finding: a retire made weeks after the host's last session was in neither the chart nor
+    # the table (the range ended at the newest exposure or correction)
+    lessons_retire(
+        host=weeks, hashes=[h(OTHER)], actor=reviewer, reason="dup", now=datetime(2026, 3, 4, tzinfo=UTC)
+    )
+    found = host_weeks(weeks, weeks=6)
+    assert found == [
+        Week(date(2026, 1, 26), 0, 0, 0),
+        Week(date(2026, 2, 2), 2, 1, 1),
+        Week(date(2026, 2, 9), 1, 0, 0),
+        Week(date(2026, 2, 16), 0, 0, 0),
+        Week(date(2026, 2, 23), 0, 0, 0),
+        Week(date(2026, 3, 2), 0, 0, 1),
+    ]
