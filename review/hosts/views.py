@@ -32,7 +32,7 @@ from review.hosts.tables import (
     hosts_rows,
     unmatched_topics_links,
 )
-from review.outcomes.host_weeks import host_weeks, weeks_svg
+from review.outcomes.host_weeks import host_weeks, tallest, weeks_svg
 from review.roles import PERM_SET_BUDGET, PERM_VIEW
 from review.services.budget import budget_preview, host_set_budget
 from review.services.common import (
@@ -118,7 +118,7 @@ def host(request: HttpRequest, name: str) -> HttpResponse:
     if not wants_region(request):
         context["marks"], context["more_marks"] = host_marks_shown(host=found)
         weeks = host_weeks(found)
-        context["weeks"], context["weeks_svg"] = weeks, weeks_svg(weeks)
+        context["weeks"], context["weeks_svg"], context["weeks_top"] = weeks, weeks_svg(weeks), tallest(weeks)
     return render_region(request, "review/hosts/host.html", "entities", context)
 
 

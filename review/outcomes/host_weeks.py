@@ -93,12 +93,18 @@ def host_weeks(host: Host, *, weeks: int = WEEKS) -> list[Week]:
     ]
 
 
+def tallest(weeks: list[Week]) -> float | None:
+    """The chart's scale: the most corrections per 100 sessions of any of ``weeks`` (the tallest bar's),
+    None when no week had a session."""
+    return max((w.per_100 for w in weeks if w.per_100 is not None), default=None)
+
+
 def weeks_svg(weeks: list[Week]) -> SafeString:
     """A bar a week (its corrections per 100 sessions) and a mark under each week with decisions; the
     numbers are in the table beside it (the figure is ``aria-hidden``)."""
     if not weeks:
         return SafeString("")
-    top = max((w.per_100 or 0) for w in weeks) or 1
+    top = tallest(weeks) or 1
     step = WIDTH / len(weeks)
     bars = []
     for i, w in enumerate(weeks):

@@ -64,6 +64,10 @@ def test_the_host_page_shows_the_chart_and_the_numbers(weeks, as_viewer):
     rows = [[td.text for td in tr.find_all("td")] for tr in section.find("tbody").find_all("tr")]
     assert rows[-2:] == [["2026-02-02", "2", "1", "50.0", "1"], ["2026-02-09", "1", "0", "0.0", "0"]]
     assert len(rows) == 26
+    caption = " ".join(section.find("figcaption").text.split())
+    assert caption.startswith(
+        "From 2025-08-18 to the week of 2026-02-09; the tallest bar is 50.0 corrections per 100"
+    )
     week_queries = [q for q in queries if "lessons_exposure" in q["sql"] or "lessons_correction" in q["sql"]]
     assert len(week_queries) == 4  # the newest of each, then the weeks of each
 
