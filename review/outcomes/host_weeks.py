@@ -1,7 +1,8 @@
 """The host over time (issue 24): user corrections per 100 sessions, week by week, with the weeks that
 had decisions marked, so an admin sees whether the agent got corrected less after a cut. Weeks are ISO
-weeks (Monday, UTC); a week's sessions are the distinct sessions shown a lesson that week. Three grouped
-queries (exposures, corrections, the decisions' weekly rollup), whatever the number of weeks shown.
+weeks (Monday, UTC); a week's sessions are the distinct sessions shown a lesson that week. Four queries
+(the newest exposure and correction; the weeks of exposures, of corrections, and the decisions' weekly
+rollup), whatever the number of weeks shown.
 docs/decisions.md, "Outcomes".
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from django.db.models import Count, Max, Sum
+from django.db.models import Count, Max, OuterRef, QuerySet, Subquery, Sum
 from django.db.models.functions import TruncWeek
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
@@ -45,6 +46,11 @@ def _monday(moment: datetime | date) -> date:
     return day - timedelta(days=day.weekday())
 
 
+def _newest(rows: QuerySet, field: str) -> Subquery:
+    """The greatest ``field`` of ``rows`` (None for none), as a subquery of one value."""
+    return Subquery(rows.order_by().values("host").annotate(m=Max(field)).values("m")[:1])
+
+
 def host_weeks(host: Host, *, weeks: int = WEEKS) -> list[Week]:
     """The last ``weeks`` weeks of ``host`` up to the week of its newest exposure, correction or
     decision, oldest first; ``[]`` when it has none. The decisions' weekly rollup is read whole (a row a
@@ -52,12 +58,16 @@ def host_weeks(host: Host, *, weeks: int = WEEKS) -> list[Week]:
     decisions = dict(
         DecisionWeek.objects.filter(host=host.name).values_list("week").annotate(total=Sum("n")).order_by()
     )
-    newest = [
-        Exposure.objects.filter(host=host).aggregate(m=Max("shown_at"))["m"],
-        Correction.objects.filter(host=host, kind=USER_CORRECTION).aggregate(m=Max("corrected_at"))["m"],
-        max(decisions, default=None),
-    ]
-    newest = [_monday(m) for m in newest if m is not None]
+    # the newest exposure and user correction in one query (a subquery each)
+    shown, corrected = (
+        Host.objects.filter(pk=host.pk)
+        .values_list(
+            _newest(Exposure.objects.filter(host=OuterRef("pk")), "shown_at"),
+            _newest(Correction.objects.filter(host=OuterRef("pk"), kind=USER_CORRECTION), "corrected_at"),
+        )
+        .get()
+    )
+    newest = [_monday(m) for m in (shown, corrected, max(decisions, default=None)) if m is not None]
     if not newest:
         return []
     end = max(newest)

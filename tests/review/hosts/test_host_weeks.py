@@ -69,7 +69,7 @@ def test_the_host_page_shows_the_chart_and_the_numbers(weeks, as_viewer):
         "From 2025-08-18 to the week of 2026-02-09; the tallest bar is 50.0 corrections per 100"
     )
     week_queries = [q for q in queries if "lessons_exposure" in q["sql"] or "lessons_correction" in q["sql"]]
-    assert len(week_queries) == 4  # the newest of each, then the weeks of each
+    assert len(week_queries) == 3  # the newest of both in one query, then the weeks of each
 
 
 def test_a_host_without_sessions_says_so(outcome_host, as_viewer):
