@@ -11,7 +11,11 @@ the app on 127.0.0.1:8110 with ``--workers`` gunicorn workers (DEBUG off), runs 
 headless (users spawned 10 a second) and prints requests/s, median, p99 and failures per page and in
 all, with the load average before and after. ``--extra api,log,deep`` adds the API piles page (a read
 token made in the database), the decision log and the queue's page 50 (found by following its next
-links) to the mix, each with weight 1.
+links) to the mix, each with weight 1; ``filters,regions,conditional`` the queue's host and text filters,
+the pile's htmx region and a pile asked again with its ``ETag``; ``writer`` one more user who retires and
+restores lessons through the lesson page's forms (bench/locustfile.py). Issue 25's mix::
+
+    .venv/bin/python bench/locust_run.py --db ... --extra log,filters,regions,conditional,writer
 """
 
 from __future__ import annotations
@@ -61,8 +65,13 @@ def pick_targets(limit: int = 200) -> dict[str, list[str]]:
 
 
 def extra_targets(extra: list[str], *, deep_page: int = 50) -> dict:
-    """What the ``--extra`` pages need: their names, a read token, the URL of the queue's ``deep_page``."""
+    """What the ``--extra`` pages need: their names, a read token, the URL of the queue's ``deep_page``,
+    words of the lessons' texts for the text filter, a session of its own for the writer."""
     out: dict = {"extra": extra}
+    if "filters" in extra:
+        out["words"] = ["flaky", "timestamp", "invoice", "decimals", "zeros"]
+    if "writer" in extra:
+        out["writer"] = sessions(1)[0]
     if "api" in extra:
         out["token"] = bench_token()
     if "deep" in extra:
@@ -96,11 +105,15 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--extra", default="", help="comma-separated pages added to the mix: api,log,deep")
+    parser.add_argument(
+        "--extra",
+        default="",
+        help="comma-separated parts added to the mix: api,log,deep,filters,regions,conditional,writer",
+    )
     parser.add_argument("--deep-page", type=int, default=50, help="the queue page of --extra deep")
     args = parser.parse_args()
     extra = [name for name in args.extra.split(",") if name]
-    unknown = set(extra) - {"api", "log", "deep"}
+    unknown = set(extra) - {"api", "log", "deep", "filters", "regions", "conditional", "writer"}
     if unknown:
         parser.error(f"unknown --extra page(s): {', '.join(sorted(unknown))}")
     os.environ.setdefault("ALLOWED_HOSTS", "testserver,127.0.0.1,localhost")  # the test client finds page 50
