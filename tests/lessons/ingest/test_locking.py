@@ -142,6 +142,9 @@ def _deadlock_partner(release: threading.Event, locked: threading.Event, results
                     if cursor.fetchone()[0]:
                         break
                     cursor.execute("SELECT pg_sleep(0.01)")
+                # the ingest, waiting since before, must find the deadlock first (after its 1 s): on a
+                # loaded machine this check could otherwise come first and make the partner the victim
+                cursor.execute("SET LOCAL deadlock_timeout = '10s'")
             Lesson.objects.select_for_update().filter(hash=h(2)).values_list("id").get()
         results.append("ok")
     except Exception as exc:  # noqa: BLE001 - reported, and the test fails on it
