@@ -1,11 +1,17 @@
-"""Ingest benchmark: time and peak memory of ``manage.py ingest`` on a generated file.
+"""Ingest benchmark: time and peak memory of ``manage.py ingest`` on a generated file, and its floor.
 
-Usage: .venv/bin/python bench/ingest_bench.py [LINES ...]
+Usage: .venv/bin/python bench/ingest_bench.py [LINES ...] [--db postgres://USER@HOST:PORT/NAME] [--no-floor]
 (default: 250000 500000 1000000; a size may be written 100k or 1m)
-Each run uses a fresh SQLite database in a temporary folder and a generated interchange file
-(1 host, 1 lesson per 20 lines, the rest exposures and corrections, 10 lines a session).
+Each run uses a fresh database (SQLite: a file in a temporary folder; ``--db``: that PostgreSQL database,
+dropped and created again, and NAME_floor beside it) and a generated interchange file (1 host, 1 lesson per
+20 lines, the rest exposures and corrections, 10 lines a session).
 Reports wall time, CPU time and the peak resident memory of the ingest process, so doubling the input shows
-how both grow.
+how both grow; then the **floor** of the same run (issue 25): in a process of its own, ``json.loads`` of
+every line of the same file plus the rows the ingest stored from it (hosts, lessons, exposures,
+corrections: every column, ids included) written raw into a fresh migrated database, one ``executemany``
+per table on SQLite (the app's pragmas: WAL, synchronous NORMAL), one ``COPY`` per table on PostgreSQL, in
+one transaction; and the ratio ingest / floor (wall). The floor has no validation, no identities, no
+recurrence, no counts: what no ingest can go below. docs/benchmarks.md, "Ingest".
 """
 
 from __future__ import annotations
@@ -13,11 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,30 +87,145 @@ def generate(path: Path, lines: int) -> None:
                 )
 
 
-def run(lines: int, worker: bool = False) -> tuple[float, float, float, float | None]:
-    """Ingest ``lines`` generated lines into a fresh SQLite file: (wall seconds, CPU seconds, peak MiB,
-    and with ``worker`` the wall seconds of ``manage.py db_worker --batch`` afterwards: the background
-    regroup of the piles the ingest left not grouped yet, docs/piles-and-recurrence.md "Facts")."""
+FLOOR_TABLES = ("lessons_host", "lessons_lesson", "lessons_exposure", "lessons_correction")
+
+
+@dataclass
+class Figures:
+    """One run's figures: the ingest's wall and CPU seconds and peak MiB (the largest of its processes), the
+    worker's wall seconds (``--worker``) and the floor's: parse and insert wall seconds, CPU seconds, peak
+    MiB (None without a floor)."""
+
+    seconds: float
+    cpu: float
+    peak: float
+    grouped: float | None = None
+    parse: float | None = None
+    insert: float | None = None
+    floor_cpu: float | None = None
+
+    @property
+    def floor(self) -> float | None:
+        return None if self.parse is None else self.parse + self.insert
+
+
+def run(lines: int, worker: bool = False, db: str | None = None, floor: bool = True) -> Figures:
+    """Ingest ``lines`` generated lines into a fresh database (SQLite in a temporary folder, or the
+    PostgreSQL database ``db``, created again), then with ``floor`` measure the floor of the same rows
+    (module docstring). With ``worker`` also the wall seconds of ``manage.py db_worker --batch``
+    afterwards: the background regroup of the piles the ingest left not grouped yet
+    (docs/piles-and-recurrence.md "Facts"). ``CalledProcessError`` when a command fails."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "input.jsonl"
         generate(data, lines)
+        url = db or f"sqlite:///{tmp}/bench.sqlite3"
+        floor_url = f"{url}_floor" if db else f"sqlite:///{tmp}/floor.sqlite3"
         # DEBUG off: with DEBUG on, Django keeps the last 9000 SQL statements, which would be measured too.
-        env = {
-            **os.environ,
-            "DEBUG": "0",
-            "SECRET_KEY": "bench",
-            "DATABASE_URL": f"sqlite:///{tmp}/bench.sqlite3",
-        }
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+        env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "bench", "DATABASE_URL": url}
+        urls = (url, floor_url) if floor else (url,)
+        for each in urls:
+            if db:
+                _recreate_postgres(each)
+            migrate = {**env, "DATABASE_URL": each}
+            subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=migrate, check=True)
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         before, cpu_before = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
         elapsed = _timed_manage(env, "ingest", str(data))
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = usage.ru_utime + usage.ru_stime - cpu_before
-        grouped = None
+        figures = Figures(
+            elapsed, usage.ru_utime + usage.ru_stime - cpu_before, max(usage.ru_maxrss, before) / 1024
+        )
         if worker:
-            grouped = _timed_manage(env, "db_worker", "--batch", "--no-startup-delay", "--no-reload")
-        return elapsed, cpu, max(usage.ru_maxrss, before) / 1024, grouped
+            figures.grouped = _timed_manage(env, "db_worker", "--batch", "--no-startup-delay", "--no-reload")
+        if floor:
+            cpu_before = usage.ru_utime + usage.ru_stime
+            out = subprocess.run(
+                [sys.executable, __file__, "--floor-of", str(data), url, floor_url],
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            figures.parse, figures.insert = (float(x) for x in out.split())
+            figures.floor_cpu = usage.ru_utime + usage.ru_stime - cpu_before
+        if db:
+            for each in urls:
+                _drop_postgres(each)
+        return figures
+
+
+def _postgres_admin(url: str):
+    """A psycopg connection (autocommit) to the server of ``url``'s database, on its ``postgres`` database,
+    and the database's name."""
+    import psycopg
+
+    base, name = url.rsplit("/", 1)
+    return psycopg.connect(f"{base}/postgres", autocommit=True), name
+
+
+def _recreate_postgres(url: str) -> None:
+    admin, name = _postgres_admin(url)
+    with admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+
+
+def _drop_postgres(url: str) -> None:
+    admin, name = _postgres_admin(url)
+    with admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def floor_of(data: str, source: str, target: str) -> tuple[float, float]:
+    """The floor (module docstring): the rows of ``FLOOR_TABLES`` read from the ingested database ``source``
+    first (not timed), then timed: ``json.loads`` of every line of ``data``, and the rows written raw into
+    the fresh migrated database ``target`` in one transaction. Returns (parse seconds, insert seconds)."""
+    if source.startswith("sqlite:"):
+        import sqlite3
+
+        with sqlite3.connect(source.removeprefix("sqlite:///")) as conn:
+            rows = {t: conn.execute(f'SELECT * FROM "{t}"').fetchall() for t in FLOOR_TABLES}
+        parse = _parse_all(data)
+        start = time.perf_counter()
+        conn = sqlite3.connect(target.removeprefix("sqlite:///"), isolation_level=None)
+        # As the app's connections: its host name CHECK calls REGEXP (Django registers it), foreign keys on.
+        conn.create_function("REGEXP", 2, lambda pattern, text: re.search(pattern, text) is not None)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("BEGIN")
+        for table, values in rows.items():
+            if values:
+                marks = ", ".join("?" * len(values[0]))
+                conn.executemany(f'INSERT INTO "{table}" VALUES ({marks})', values)
+        conn.execute("COMMIT")
+        conn.close()
+        return parse, time.perf_counter() - start
+    import psycopg
+
+    dumps: dict[str, bytes] = {}
+    with psycopg.connect(source) as conn, conn.cursor() as cursor:
+        for table in FLOOR_TABLES:
+            with cursor.copy(f'COPY "{table}" TO STDOUT') as copy:
+                dumps[table] = b"".join(bytes(block) for block in copy)
+    parse = _parse_all(data)
+    start = time.perf_counter()
+    with psycopg.connect(target) as conn, conn.cursor() as cursor:  # one transaction, committed at the end
+        for table, dump in dumps.items():
+            with cursor.copy(f'COPY "{table}" FROM STDIN') as copy:
+                copy.write(dump)
+    return parse, time.perf_counter() - start
+
+
+def _parse_all(data: str) -> float:
+    """Seconds to read ``data`` and ``json.loads`` each of its lines."""
+    start = time.perf_counter()
+    loads = json.loads
+    with open(data, encoding="utf-8") as lines:
+        for line in lines:
+            loads(line)
+    return time.perf_counter() - start
 
 
 def _timed_manage(env: dict[str, str], *args: str) -> float:
@@ -128,6 +251,9 @@ def parse_size(text: str) -> int:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--floor-of"]:  # the floor's own process (run)
+        print(*floor_of(*sys.argv[2:5]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "sizes",
@@ -141,19 +267,33 @@ def main() -> None:
         action="store_true",
         help="then time the background worker grouping the piles the ingest left (db_worker --batch)",
     )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="a PostgreSQL database URL (dropped and created again, NAME_floor too); default a SQLite file",
+    )
+    parser.add_argument("--no-floor", action="store_true", help="the ingest alone, without its floor")
     args = parser.parse_args()
     sizes = args.sizes or [250_000, 500_000, 1_000_000]
     # The machine is shared: the 1-minute load average at each run's start and end goes with its figure.
     # CPU seconds (user + system of the ingest process) depend far less on the load than wall time.
     worker = f" {'worker s':>9}" if args.worker else ""
-    print(f"{'lines':>10} {'seconds':>9} {'CPU s':>7} {'peak MiB':>9} {'load':>10}{worker}")
+    floor = (
+        ""
+        if args.no_floor
+        else f" {'parse s':>8} {'insert s':>9} {'floor s':>8} {'floor CPU':>9} {'ratio':>6}"
+    )
+    print(f"{'lines':>10} {'seconds':>9} {'CPU s':>7} {'peak MiB':>9} {'load':>10}{worker}{floor}")
     for lines in sizes:
         load = os.getloadavg()[0]
-        elapsed, cpu, peak, grouped = run(lines, worker=args.worker)
+        f = run(lines, worker=args.worker, db=args.db, floor=not args.no_floor)
         end = os.getloadavg()[0]
-        after = f" {grouped:>9.1f}" if grouped is not None else ""
-        figures = f"{lines:>10} {elapsed:>9.1f} {cpu:>7.1f} {peak:>9.1f} {load:>4.1f}-{end:<4.1f}{after}"
-        print(figures, flush=True)
+        after = f" {f.grouped:>9.1f}" if f.grouped is not None else ""
+        if f.floor is not None:
+            after += f" {f.parse:>8.1f} {f.insert:>9.1f} {f.floor:>8.1f} {f.floor_cpu:>9.1f}"
+            after += f" {f.seconds / f.floor:>5.2f}x"
+        ingest = f"{f.seconds:>9.1f} {f.cpu:>7.1f} {f.peak:>9.1f}"
+        print(f"{lines:>10} {ingest} {load:>4.1f}-{end:<4.1f}{after}", flush=True)
 
 
 if __name__ == "__main__":
