@@ -19,6 +19,9 @@ import contextvars
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 
+from django.db import connection
+from django.db.models import QuerySet
+
 from lessons.core.recurrence import (
     NOT_ATTRIBUTED,
     UNMATCHED,
@@ -73,7 +76,7 @@ def read_signals(host_id: int, sessions: list[str]) -> tuple[list[tuple], list[t
         # No DISTINCT and no ORDER BY here: either makes SQLite walk another index over the whole host.
         # Times read as epoch milliseconds computed in SQL (EpochMs): no datetime converter per row.
         corrections += rows_where_any_in(
-            Correction.objects.filter(host_id=host_id, kind=USER_CORRECTION)
+            _user_corrections(host_id)
             .order_by()
             .values_list("id", "session", "text", EpochMs("corrected_at"), EpochMs("turn_started_at")),
             [("session", part)],
@@ -85,6 +88,22 @@ def read_signals(host_id: int, sessions: list[str]) -> tuple[list[tuple], list[t
             [("session", part)],
         )
     return corrections, exposures
+
+
+def _user_corrections(host_id: int) -> QuerySet:
+    """The user corrections of host ``host_id``, for a look-up by session (``read_signals``).
+
+    On SQLite the kind is compared as ``+kind``, which no index may serve: with ``kind`` indexable, SQLite
+    (no ``ANALYZE`` statistics) prefers ``correction_newest`` (host, kind, ...: two equalities) to
+    ``correction_session`` (host, session) and walks every user correction of the host for each
+    ``SESSION_CHUNK`` sessions asked: at 1,000,000 lines, 200 walks of 190,000 rows, 15 of the refresh's 25 s
+    (docs/benchmarks.md, "Session of 2026-12-04, fifth: ingest"). PostgreSQL chooses by its statistics.
+    """
+    rows = Correction.objects.filter(host_id=host_id)
+    if connection.vendor != "sqlite":
+        return rows.filter(kind=USER_CORRECTION)
+    column = f"{connection.ops.quote_name(Correction._meta.db_table)}.{connection.ops.quote_name('kind')}"
+    return rows.extra(where=[f"+{column} = %s"], params=[USER_CORRECTION])
 
 
 def core_signals(
