@@ -196,7 +196,7 @@ def insert_new_rows(
         return []
     if connection.vendor == "sqlite":
         return _insert_new_sqlite(report, kind, items)
-    existing = _stored_identities(kind, {s for s, _k, _i in items}, {k for _s, k, _i in items})
+    existing = _stored_identities(kind, {(s, k) for s, k, _i in items})
     new = []
     for scope_id, key, item in items:
         if (scope_id, key) in existing:
@@ -234,7 +234,7 @@ def _insert_new_sqlite(
     if written == len(unique):
         new = [item for _s, _k, item in unique]
     else:
-        stored = _stored_identities(kind, {s for s, _k, _i in unique}, {k for _s, k, _i in unique}, before)
+        stored = _stored_identities(kind, {(s, k) for s, k, _i in unique}, before)
         new = [item for scope_id, key, item in unique if (scope_id, key) not in stored]
         # The skipped rows used up ids: take this statement's rows out (nothing refers to them yet), put
         # the sequence back and write the new rows alone, numbered as if the stored ones had been read first.
@@ -249,26 +249,48 @@ def _insert_new_sqlite(
 
 
 def _stored_identities(
-    kind: RowKind, scopes: set[int], keys: set[str], up_to: int | None = None
+    kind: RowKind, pairs: set[tuple[int, str]], up_to: int | None = None
 ) -> set[tuple[int, str]]:
-    """The ``(scope id, key)`` pairs stored among ``scopes`` x ``keys`` (with ``up_to``: in rows whose id is
-    at most that): one plain SELECT (a queryset's ``__in`` lookups prepare every value one by one, which
-    costs more than the query here)."""
+    """Which of ``pairs`` (``(scope id, key)``) are stored (with ``up_to``: in rows whose id is at most that),
+    with one plain SELECT (a queryset's ``__in`` lookups prepare every value one by one, which costs more
+    than the query here).
+
+    On PostgreSQL the pairs are joined as arrays (``unnest``) to the table, so that each is one look-up in
+    the unique index of (scope, key). Asked as ``scope IN (...) AND key IN (...)``, a table that was never
+    analyzed (any table a large first ingest fills, inside its transaction) was read by its scope's index
+    with the keys as a filter: every row of the host for each chunk, the ingest quadratic in its rows
+    (docs/benchmarks.md, "Session of 2026-12-04, fifth: ingest"). SQLite searches the unique index for
+    the IN lists as they are.
+    """
+    if not pairs:
+        return set()
     meta = kind.table.model._meta
     quote = connection.ops.quote_name
+    table = quote(meta.db_table)
     scope = quote(meta.get_field(kind.scope).column)
-    sql = (
-        f"SELECT {scope}, {quote(meta.get_field('key').column)} FROM {quote(meta.db_table)} "
-        f"WHERE {scope} IN ({', '.join(['%s'] * len(scopes))}) "
-        f"AND {quote(meta.get_field('key').column)} IN ({', '.join(['%s'] * len(keys))})"
-    )
-    params: list[object] = [*scopes, *keys]
+    key = quote(meta.get_field("key").column)
+    scopes, keys = zip(*sorted(pairs), strict=True)
+    if connection.vendor == "postgresql":
+        sql = (
+            f"SELECT t.{scope}, t.{key} FROM {table} t "
+            f"JOIN unnest(%s::bigint[], %s::text[]) AS asked(scope, key) "
+            f"ON t.{scope} = asked.scope AND t.{key} = asked.key"
+        )
+        params: list[object] = [list(scopes), list(keys)]
+    else:
+        distinct_scopes, distinct_keys = sorted(set(scopes)), sorted(set(keys))
+        sql = (
+            f"SELECT t.{scope}, t.{key} FROM {table} t "
+            f"WHERE t.{scope} IN ({', '.join(['%s'] * len(distinct_scopes))}) "
+            f"AND t.{key} IN ({', '.join(['%s'] * len(distinct_keys))})"
+        )
+        params = [*distinct_scopes, *distinct_keys]
     if up_to is not None:
-        sql += f" AND {quote(meta.pk.column)} <= %s"
+        sql += f" AND t.{quote(meta.pk.column)} <= %s"
         params.append(up_to)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return {(row[0], row[1]) for row in cursor.fetchall()}
+        return {(row[0], row[1]) for row in cursor.fetchall()} & pairs
 
 
 @contextlib.contextmanager

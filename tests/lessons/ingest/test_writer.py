@@ -168,3 +168,19 @@ def test_a_skipped_identity_uses_up_no_id_so_the_rows_get_the_ids_of_a_write_of_
     ids = list(Correction.objects.order_by("id").values_list("key", "id"))
     first = ids[0][1]
     assert ids == [("k1", first), ("k2", first + 1), ("k3", first + 2), ("k4", first + 3), ("k5", first + 4)]
+
+
+@pytest.mark.django_db
+def test_stored_identities_are_the_asked_pairs_stored_and_no_others():
+    host, other = Host.objects.create(name="h"), Host.objects.create(name="o")
+    kind = correction_rows(text_at=2)
+    kind.table.insert(
+        [kind.build((h.id, key, "t")) for h, key in [(host, "k1"), (other, "k2"), (host, "k3")]]
+    )
+    asked = {(host.id, "k1"), (host.id, "k2"), (other.id, "k1"), (other.id, "k2"), (host.id, "k9")}
+    assert writer._stored_identities(kind, asked) == {(host.id, "k1"), (other.id, "k2")}
+    # (host, k3) is stored but not asked; (host, k2) and (other, k1) pair an asked scope with an asked key.
+    assert writer._stored_identities(kind, {(host.id, "k2"), (other.id, "k1")}) == set()
+    assert writer._stored_identities(kind, set()) == set()
+    first_id = Correction.objects.get(host=host, key="k1").id
+    assert writer._stored_identities(kind, asked, up_to=first_id) == {(host.id, "k1")}
