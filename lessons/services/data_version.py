@@ -87,33 +87,32 @@ def for_host(*names: str) -> Iterator[HostScope]:
     for the hosts of every enclosing block. A block that names no host by the time of the raise counts
     as unscoped (every host's pages). Use it only around writes of rows that no other host's page shows.
     docs/production.md, "Cache"."""
-    scope = HostScope(names)
-    token = _scopes.set((*_scopes.get(), scope))
-    try:
+    with _inside(HostScope(names)) as scope:
         yield scope
-    finally:
-        _scopes.reset(token)
 
 
 @contextmanager
 def for_hosts_in(names: Collection[str]) -> Iterator[HostScope]:
     """``for_host`` for a writer that meets its hosts as it writes: the block's writes count for the names
     ``names`` (a dict or set the writer fills before its transaction commits) holds at each raise."""
-    scope = HostScope(source=names)
-    token = _scopes.set((*_scopes.get(), scope))
-    try:
+    with _inside(HostScope(source=names)) as scope:
         yield scope
-    finally:
-        _scopes.reset(token)
 
 
 @contextmanager
 def global_only() -> Iterator[None]:
     """Counted writes inside this block raise the global version only, no host's: for rows that no page of
     one host shows (a job's progress). docs/production.md, "Cache"."""
-    token = _scopes.set((*_scopes.get(), HostScope(global_only=True)))
-    try:
+    with _inside(HostScope(global_only=True)):
         yield
+
+
+@contextmanager
+def _inside(scope: HostScope) -> Iterator[HostScope]:
+    """``scope`` added to the enclosing blocks' for the length of the block."""
+    token = _scopes.set((*_scopes.get(), scope))
+    try:
+        yield scope
     finally:
         _scopes.reset(token)
 
