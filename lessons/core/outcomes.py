@@ -163,9 +163,6 @@ class Later:
             last[len(sessions) - 1 - first_from_end] = 1
         self.sessions_from = np.append(np.cumsum(last[::-1])[::-1], 0)
 
-    def __len__(self) -> int:
-        return len(self._positions)
-
     @property
     def items(self) -> list[CorrectionSeen]:
         """The corrections, oldest first."""
@@ -221,19 +218,12 @@ class TopicIndex:
     def __init__(self, corrections: Iterable[CorrectionSeen], topics: Iterable[str] | None = None) -> None:
         """``topics``: the texts of the only lessons ``against`` will be asked about (None: any), so that
         only their tokens are indexed (``against`` of another text raises ``ValueError``)."""
-        ordered = sorted(corrections, key=_when)
-        self._build(
-            (
-                (c.id, c.session, c.at_ms, c.text, o, h)
-                for c in ordered
-                for o, h in c.charged
-                if o in _COUNTED
-            ),
-            topics,
+        eligible = [c for c in sorted(corrections, key=_when) if any(o in _COUNTED for o, _h in c.charged)]
+        rows = (
+            (c.id, c.session, c.at_ms, c.text, o, h) for c in eligible for o, h in c.charged if o in _COUNTED
         )
-        self._eligible: Sequence[CorrectionSeen] = [
-            c for c in ordered if any(o in _COUNTED for o, _h in c.charged)
-        ]
+        self._build(rows, topics)
+        self._eligible: Sequence[CorrectionSeen] = eligible
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple], topics: Iterable[str] | None = None) -> TopicIndex:

@@ -28,7 +28,7 @@ from django.db import connection
 from django.http import HttpRequest
 
 from lessons.services.data_version import current, host_current, lesson_current
-from review.web.lookups import query_text
+from review.web.lookups import has_nul, query_text
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -74,7 +74,7 @@ def page_version(read: VersionReader) -> Callable[[V], V]:
 
 
 def _hosts_version(names: list[str]) -> str:
-    if any("\x00" in name for name in names):  # no host is named so: the view answers it
+    if has_nul(*names):  # no host is named so: the view answers it
         return current()
     return host_current(names)
 
@@ -97,7 +97,7 @@ def host_in_path(key: str) -> VersionReader:
 def lesson_in_path(request: HttpRequest, kwargs: dict) -> str:
     """The lesson page's version (``lesson_current``): its host's and every host's holding its text."""
     host, lesson_hash = str(kwargs.get("host", "")), str(kwargs.get("lesson_hash", ""))
-    if "\x00" in host or "\x00" in lesson_hash:
+    if has_nul(host, lesson_hash):
         return current()
     return lesson_current(host, lesson_hash)
 

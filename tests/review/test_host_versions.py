@@ -23,6 +23,7 @@ from review.services.budget import host_set_budget
 from review.services.claims import pile_claim
 from review.services.decisions import lessons_retire
 from tests.builders import day_ms, lesson
+from tests.spies import counted_calls
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -95,18 +96,6 @@ def still_304(client, before: dict) -> dict[tuple[str, str], int]:
     return statuses
 
 
-def _counted(monkeypatch, owner, name: str) -> list:
-    calls: list = []
-    original = getattr(owner, name)
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, counting)
-    return calls
-
-
 def test_a_retire_on_one_host_changes_its_pages_and_the_global_ones_only(
     two_hosts, as_reviewer, reviewer, monkeypatch
 ):
@@ -115,8 +104,8 @@ def test_a_retire_on_one_host_changes_its_pages_and_the_global_ones_only(
     bolt_only = [p for p in host_pages("bolt") if SHARED_HASH not in p[0]]
     before = tags(as_reviewer, acme_only + bolt_only + GLOBAL_PAGES)
     assert len(set(before.values())) == len(before)
-    piles = _counted(monkeypatch, review.piles.lookups, "pile_detail")
-    lessons = _counted(monkeypatch, review.lessons.lookups, "lesson_detail")
+    piles = counted_calls(monkeypatch, review.piles.lookups, "pile_detail")
+    lessons = counted_calls(monkeypatch, review.lessons.lookups, "lesson_detail")
 
     lessons_retire(host=acme, hashes=HASHES["acme"][1:2], actor=reviewer, reason="restates field 0")
 

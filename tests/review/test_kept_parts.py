@@ -23,6 +23,7 @@ from lessons.models import Host
 from lessons.services.data_version import current
 from review.web.fragments import fragment
 from tests.builders import day_ms, lesson
+from tests.spies import counted_calls
 
 ENTITY = "host=acme&namespace=qa&subject=orders"
 PILE = f"/pile/?{ENTITY}"
@@ -51,19 +52,6 @@ def _records(texts):
         lesson(host="acme", namespace="qa", subject="orders", text=t, created_at=day_ms(i))
         for i, t in enumerate(texts)
     ]
-
-
-def _counted(monkeypatch, owner, name: str) -> list:
-    """Count the calls of ``owner.name`` (a module's function or a class's method) in the returned list."""
-    calls: list = []
-    original = getattr(owner, name)
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, counting)
-    return calls
 
 
 def _rows(response) -> list[str]:
@@ -219,7 +207,7 @@ def test_a_cache_server_that_is_down_costs_time_not_the_page(ingest, client, rev
 def test_the_queue_table_is_kept_and_follows_every_write(ingest, client, reviewer, monkeypatch):
     from review.piles.tables import QueueTable
 
-    built = _counted(monkeypatch, QueueTable, "as_html")
+    built = counted_calls(monkeypatch, QueueTable, "as_html")
     cache.clear()
     assert ingest(_records(TEXTS)).ok
     client.force_login(reviewer)
@@ -243,7 +231,7 @@ def test_the_queue_table_is_kept_and_follows_every_write(ingest, client, reviewe
 def test_the_lesson_page_is_kept_and_follows_its_retire(ingest, client, reviewer, monkeypatch):
     import review.lessons.lookups as lookups
 
-    read = _counted(monkeypatch, lookups, "lesson_detail")
+    read = counted_calls(monkeypatch, lookups, "lesson_detail")
     cache.clear()
     assert ingest(_records(TEXTS)).ok
     client.force_login(reviewer)
@@ -264,8 +252,8 @@ def test_the_log_chart_and_table_are_kept_and_follow_a_new_decision(ingest, clie
     from review.log.tables import DecisionTable
     from review.services.decisions import lessons_retire
 
-    charts = _counted(monkeypatch, log_views, "_chart")
-    tables = _counted(monkeypatch, DecisionTable, "as_html")
+    charts = counted_calls(monkeypatch, log_views, "_chart")
+    tables = counted_calls(monkeypatch, DecisionTable, "as_html")
     cache.clear()
     assert ingest(_records(TEXTS)).ok
     host = Host.objects.get(name="acme")
