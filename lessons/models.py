@@ -168,6 +168,29 @@ class Exposure(models.Model):
         ]
 
 
+class SessionEnd(models.Model):
+    """When one session of a host was last active: the greatest ``shown_at`` or ``corrected_at`` of its
+    exposures and corrections, as epoch ms (UTC). Derived, and kept only for the hosts ``SessionEndsKept``
+    names (those whose decision outcomes are kept: a retire's outcome counts the host's sessions active
+    after it; docs/decisions.md, "Outcomes"), by each recurrence refresh of changed sessions, in the
+    writing transaction (``lessons.recurrence.session_ends``)."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="+", db_index=False)
+    session = models.CharField(max_length=200)
+    last_ms = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["host", "session"], name="session_end_unique")]
+        indexes = [models.Index(fields=["host", "last_ms"], name="session_end_last")]
+
+
+class SessionEndsKept(models.Model):
+    """A host whose ``SessionEnd`` rows are kept: every session of it is there, each with its last
+    activity, from the transaction that made this row on."""
+
+    host = models.OneToOneField(Host, on_delete=models.CASCADE, primary_key=True, related_name="+")
+
+
 class ShownText(models.Model):
     """A text a session was shown that is no stored version of its lesson key (an earlier edit the host
     never sent as a lesson, e.g. an altimate session snapshot). ``lesson_key`` is

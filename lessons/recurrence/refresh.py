@@ -63,6 +63,7 @@ from lessons.recurrence.attributing import (
     read_signals,
     shown_pairs,
 )
+from lessons.recurrence.session_ends import session_ends_update
 from lessons.recurrence.versions import (
     KEY_CHUNK,
     Version,
@@ -232,6 +233,7 @@ def recurrence_refresh(
         # One pass in host id order, so two refreshes always take the host locks in the same order.
         for host_id in sorted(full | set(by_host)):
             _lock_host(host_id)
+            session_ends_update(host_id, by_host[host_id])  # under the lock (lessons.recurrence.session_ends)
             whole = _rebuild_whole(host_id, len(by_host[host_id])) if rebuild is None else host_id in rebuild
             if host_id in full or whole:
                 _recompute_host(host_id, stats)
@@ -334,6 +336,12 @@ def _rebuild_whole(host_id: int, changed: int) -> bool:
     limit = changed * REBUILD_SHARE
     shown = Exposure.objects.filter(host_id=host_id).order_by().values("session").distinct()[: limit + 1]
     return shown.count() <= limit
+
+
+def lock_host(host_id: int) -> None:
+    """Lock host ``host_id``'s row until the transaction ends, as every writer of its attributions and
+    counts does first (``review.services.outcomes`` reads them under it)."""
+    _lock_host(host_id)
 
 
 def _lock_host(host_id: int) -> None:
