@@ -15,14 +15,16 @@ that host's lessons (exposures) and, one line in five, a user correction that re
 the host's lessons, live or retired in turn by id, so that corrections land on the topics of retired
 lessons (the retire rule's evidence) and on live ones (recurrence). Then, per run, on a fresh copy:
 
-- ``manage.py ingest`` of the file in a subprocess, its wall time (the ingest includes the outcome
-  refresh that its ``host_evidence_changed`` signal runs);
-- the refresh alone, in a second process: ``review.services.outcomes.outcomes_refresh`` of that host,
-  twice (what the ingest's own refresh does when it has the same to read; nothing is left to write).
+- in one process, the ingest of the file with its ``host_evidence_changed`` receiver disconnected, then
+  ``review.services.outcomes.outcomes_refresh`` of that host (what the receiver runs: the kept counted
+  corrections brought up to date from the batch, the decisions they touch judged), again with nothing new,
+  and a whole recompute (``full=True``, as ``manage.py outcomes``).
 
-Prints wall and CPU seconds of each, and the refresh's CPU as a share of the ingest's CPU without it
-(issue 24's "recomputing outcomes after a 100k-line ingest costs at most 10% of that ingest"): CPU time,
-since wall time on a shared machine moves with the load average (printed too).
+Prints wall and CPU seconds of each (the process's and its children's: the ingest forks workers), and the
+refresh's CPU as a share of the ingest's (issue 24's "recomputing outcomes after a 100k-line ingest costs
+at most 10% of that ingest"): CPU time, since wall time on a shared machine moves with the load average
+(printed too). Before each run the host's outcomes are computed by ``manage.py outcomes``, then the
+``--history`` batches are ingested, each with its own refresh, as a production host would have them.
 docs/benchmarks.md, "Outcomes recomputed after an ingest".
 """
 
@@ -31,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import sqlite3
 import statistics
@@ -101,46 +102,59 @@ def write_input(db: Path, host: str, after_ms: int, lines: int, out: Path, batch
             f.write(json.dumps(record) + "\n")
 
 
-REFRESH = """
-import os, sys, time, django
+INGEST_THEN_REFRESH = """
+import os, resource, sys, time, django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 sys.path.insert(0, os.getcwd())
 django.setup()
+from django.core.management import call_command
+from lessons.signals import host_evidence_changed
 from review.services.outcomes import outcomes_refresh
+
+def cpu():
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+# the ingest without its signal's refresh, then that refresh (what the signal runs), then one with nothing
+# new, then the whole recompute (manage.py outcomes: the kept rows built afresh, every decision judged)
+host_evidence_changed.disconnect(dispatch_uid="outcomes_after_evidence")
 times = []
-for _ in range(2):
-    start, cpu = time.perf_counter(), time.process_time()
-    outcomes_refresh(host=sys.argv[1])
-    times += [time.perf_counter() - start, time.process_time() - cpu]
+for step in ("ingest", "refresh", "again", "whole"):
+    start, used = time.perf_counter(), cpu()
+    if step == "ingest":
+        call_command("ingest", sys.argv[2], stdout=open(os.devnull, "w"))
+    else:
+        try:
+            outcomes_refresh(host=sys.argv[1], full=step == "whole")
+        except TypeError:  # code from before the kept counted corrections: every refresh reads it all
+            outcomes_refresh(host=sys.argv[1])
+    times += [time.perf_counter() - start, cpu() - used]
 print(" ".join(f"{t:.3f}" for t in times))
 """
 
 
-def run(db: Path, data: Path, host: str, earlier: list[Path] = ()) -> tuple[tuple[float, float], list[float]]:
-    """One run on a fresh copy of ``db``: ((ingest wall, ingest CPU seconds), [refresh wall, refresh CPU
-    seconds, the same again]). ``earlier``: batches ingested first, untimed (the host's history)."""
+def run(db: Path, data: Path, host: str, earlier: list[Path] = ()) -> list[float]:
+    """One run on a fresh copy of ``db``: [wall, CPU seconds] of the ingest (its outcome refresh left out),
+    of the refresh it leaves (the one its signal runs), of a refresh with nothing new, of a whole recompute.
+    ``earlier``: batches ingested first, untimed, each with its own refresh (the host's history)."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "bench.sqlite3"
         shutil.copyfile(db, copy)
         env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "bench", "DATABASE_URL": f"sqlite:///{copy}"}
         _timed_manage(env, "migrate")
-        # the host's outcomes stored as before the ingest, so that its refresh revises what the ingest changed
+        # the host's outcomes and kept rows as a production host has them before the batch
+        _timed_manage(env, "outcomes", "--host", host)
         for batch in earlier:
             _timed_manage(env, "ingest", str(batch))
-        _timed_manage(env, "outcomes", "--host", host)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        wall = _timed_manage(env, "ingest", str(data))
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        ingest = (wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         out = subprocess.run(
-            [sys.executable, "-c", REFRESH, host],
+            [sys.executable, "-c", INGEST_THEN_REFRESH, host, str(data)],
             cwd=ROOT,
             env=env,
             check=True,
             capture_output=True,
             text=True,
         )
-        return ingest, [float(t) for t in out.stdout.split()]
+        return [float(t) for t in out.stdout.split()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,23 +178,24 @@ def main(argv: list[str] | None = None) -> int:
             write_input(db, host, newest, lines, path, batch=n)
         data = Path(tmp) / "input.jsonl"
         write_input(db, host, newest, lines, data, batch=args.history)
-        ingests, refreshes = [], []
+        ingests, refreshes, wholes = [], [], []
         for _ in range(args.runs):
             load = os.getloadavg()[0]
-            ingest, refresh = run(db, data, host, earlier)
-            ingests.append(ingest[1])
-            refreshes.append(refresh[-1])
+            t = run(db, data, host, earlier)
+            ingests.append(t[1])
+            refreshes.append(t[3])
+            wholes.append(t[7])
             print(
-                f"ingest {ingest[0]:.2f} s ({ingest[1]:.2f} s CPU); the refresh after it {refresh[0]:.3f} s"
-                f" ({refresh[1]:.3f} s CPU), again {refresh[2]:.3f} s ({refresh[3]:.3f} s CPU);"
+                f"ingest {t[0]:.2f} s ({t[1]:.2f} s CPU); its refresh {t[2]:.3f} s ({t[3]:.3f} s CPU);"
+                f" again {t[4]:.3f} s ({t[5]:.3f} s CPU); whole {t[6]:.3f} s ({t[7]:.3f} s CPU);"
                 f" load {load:.2f}",
                 flush=True,
             )
-    ingest, refresh = statistics.median(ingests), statistics.median(refreshes)
-    share = refresh / max(ingest - refresh, 1e-9)
+    ingest, refresh, whole = (statistics.median(x) for x in (ingests, refreshes, wholes))
     print(
         f"host {host}: {lines:,} lines after {args.history} such batches; median CPU: ingest {ingest:.2f} s"
-        f" (its own refresh included), refresh {refresh:.3f} s = {share:.1%} of the ingest without it"
+        f" (its refresh left out), its refresh {refresh:.3f} s = {refresh / ingest:.1%} of the ingest;"
+        f" a whole recompute {whole:.3f} s = {whole / ingest:.1%}"
     )
     return 0
 

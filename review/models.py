@@ -131,6 +131,44 @@ class DecisionOutcome(models.Model):
         return f"#{self.decision_id} {self.outcome}"
 
 
+class OutcomeKey(models.Model):
+    """The user corrections that an outcome rule counts for one lesson, kept between refreshes by
+    ``review.services.outcome_charges``. ``kind`` ``AGAINST``: they count against retiring the lesson (on its
+    topic, and unmatched or charged ``recurred`` to a lesson that keeps its fact); ``RECURRED``: they were
+    charged ``recurred`` to it (what an approve, restore or roll back is judged by). Those after
+    ``floor_ms`` (epoch ms, UTC: the oldest decision that asks for them), as of ``basis`` (a digest of the
+    lesson's text and, for ``AGAINST``, of the lessons that keep its fact: when it changes they are counted
+    again). Kept as three packed arrays of little-endian int64 in time order (``(at_ms, id)``): the
+    corrections' ids, their times (epoch ms) and their sessions (``lessons.SessionEnd`` ids): a lesson's
+    thousands of corrections are one row, read and rewritten whole. docs/decisions.md, "Outcomes"."""
+
+    AGAINST, RECURRED = 0, 1
+
+    host = models.ForeignKey("lessons.Host", on_delete=models.CASCADE, related_name="+", db_index=False)
+    kind = models.PositiveSmallIntegerField()
+    lesson_hash = models.CharField(max_length=64)
+    floor_ms = models.BigIntegerField()
+    basis = models.CharField(max_length=16)
+    corrections = models.BinaryField(default=b"")
+    times = models.BinaryField(default=b"")
+    sessions = models.BinaryField(default=b"")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["host", "kind", "lesson_hash"], name="outcome_key_unique")
+        ]
+
+
+class OutcomeMark(models.Model):
+    """How far a host's ``OutcomeKey`` rows have read its attributions: every ``CorrectionAttribution``
+    of the host up to id ``attribution`` (attributions are rewritten with new ids, under the host's lock,
+    whenever a session is attributed again). ``version``: of the kept rows' rules; another is rebuilt."""
+
+    host = models.OneToOneField("lessons.Host", on_delete=models.CASCADE, primary_key=True, related_name="+")
+    attribution = models.BigIntegerField()
+    version = models.PositiveIntegerField()
+
+
 class CalibrationCount(models.Model):
     """How many of one reviewer's decisions of one month (``month``: its first day, UTC), on one host, with
     one reason code (``""`` for none) have one outcome: the calibration page's rollup (issue 24).

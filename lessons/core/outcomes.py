@@ -26,6 +26,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -51,7 +52,9 @@ WORSE = frozenset({verdicts.REGRESSED, verdicts.DRIFTED})
 # sentence names the sessions it needed, not the count so far (that count is ``sessions_after``); the latest
 # verdict ties as a lesson's latest verdict does (horizon, then ingest order); a retire counts corrections
 # charged to any lesson of its entity on its topic, live now or not (it was shown when charged).
-OUTCOMES_VERSION = 2
+# 3: a contradicted outcome is compared by its kind, the corrections it lists, its verdicts and what it rests
+# on (``Outcome.rests_on``), not by its total and the counts in its sentence, which stay as computed.
+OUTCOMES_VERSION = 3
 EVIDENCE_CORRECTIONS = 10  # corrections listed in a decision's evidence; the rest are counted
 
 
@@ -65,6 +68,15 @@ class CorrectionSeen:
     at_ms: int
     text: str
     charged: tuple[tuple[str, str | None], ...]
+
+
+class Counted(NamedTuple):
+    """A correction an outcome counts, as kept between refreshes (``review.models.OutcomeCharge``): its id,
+    session and time (epoch ms, UTC). ``Later`` takes these as it takes ``CorrectionSeen``."""
+
+    id: int
+    session: str
+    at_ms: int
 
 
 @dataclass(frozen=True)
@@ -97,6 +109,9 @@ class Outcome:
     verdicts: tuple[dict, ...]
     why: str
     corrections_total: int = 0
+    # what a contradicted outcome rests on besides the corrections and verdicts it lists (the sentence
+    # without its counts): with those, all that ``digest`` compares of it
+    rests_on: str = ""
 
     def as_evidence(self) -> dict:
         """The stored (JSON) evidence."""
@@ -109,8 +124,18 @@ class Outcome:
 
     def digest(self) -> str:
         """16 hex digits that change when the kind or the evidence does: a stored outcome is compared by
-        it, without reading its evidence back."""
-        text = json.dumps([self.outcome, self.as_evidence()], sort_keys=True, separators=(",", ":"))
+        it, without reading its evidence back. A contradicted outcome stays contradicted however many more
+        corrections come: its digest leaves out the total and the sentence (their counts only grow), and
+        takes the corrections it lists, its verdicts and ``rests_on`` instead, so that more corrections after
+        those it lists leave it as it was computed (docs/decisions.md, "Outcomes")."""
+        said = self.as_evidence()
+        if self.outcome == CONTRADICTED:
+            said = {
+                "corrections": said["corrections"],
+                "verdicts": said["verdicts"],
+                "rests_on": self.rests_on,
+            }
+        text = json.dumps([self.outcome, said], sort_keys=True, separators=(",", ":"))
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
@@ -180,6 +205,18 @@ class Later:
         """The distinct sessions of the corrections from ``start`` on."""
         return int(self.sessions_from[start])
 
+    def tail(self, start: int = 0) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """The corrections from ``start`` on as columns: their ids and times (int64 arrays, epoch ms) and
+        their sessions, oldest first."""
+        at = self._positions[start:].tolist()
+        columns = getattr(self._source, "columns_at", None)
+        if columns is not None:
+            ids, sessions = columns(at)
+        else:
+            seen = [self._source[i] for i in at]
+            ids, sessions = [c.id for c in seen], [c.session for c in seen]
+        return np.array(ids, dtype=np.int64), self.times[start:], sessions
+
     def listed(self, start: int) -> tuple[tuple[dict, ...], int]:
         """The evidence from ``start`` on: the first ``EVIDENCE_CORRECTIONS`` as ``{"id", "session",
         "at_ms"}``, oldest first, and how many there are in all."""
@@ -199,6 +236,11 @@ class _Listed(Sequence):
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    def columns_at(self, positions: list[int]) -> tuple[list[int], list[str]]:
+        """The ids and sessions of the corrections at ``positions`` (``Later.tail``)."""
+        ids, sessions = self._ids, self._sessions
+        return [ids[i] for i in positions], [sessions[i] for i in positions]
 
     def __getitem__(self, i):  # an int (Later reads positions one by one)
         pairs = self._pairs[i]
@@ -352,7 +394,7 @@ def retire_outcome(
     if sessions >= CONTRADICTED_SESSIONS:
         kept_note = " (or with the lesson that keeps its fact shown)" if kept else ""
         why = f"corrected on its topic again in {sessions} sessions after the retire{kept_note}"
-        return Outcome(CONTRADICTED, listed, (), why, total)
+        return Outcome(CONTRADICTED, listed, (), why, total, rests_on=f"retire{kept_note}")
     if not total and sessions_after >= support_sessions:
         why = f"no correction on its topic in at least {support_sessions} sessions after the retire"
         return Outcome(SUPPORTED, listed, (), why, total)
@@ -383,9 +425,11 @@ def live_again_outcome(*, latest: Sequence[VerdictSeen], recurred: Later, start:
     worse = [v for v in latest if v.verdict in WORSE]
     if worse or sessions >= CONTRADICTED_SESSIONS:
         parts = [f"{v.verdict} when re-measured" for v in worse[:1]]
-        if sessions >= CONTRADICTED_SESSIONS:
+        recurred_again = sessions >= CONTRADICTED_SESSIONS
+        if recurred_again:
             parts.append(f"shown, then corrected on its topic in {sessions} sessions")
-        return Outcome(CONTRADICTED, listed, shown, f"{what}: " + "; ".join(parts), total)
+        rests_on = f"{what}: {parts[0] if worse else ''}; corrected again: {recurred_again}"
+        return Outcome(CONTRADICTED, listed, shown, f"{what}: " + "; ".join(parts), total, rests_on=rests_on)
     if any(v.verdict in HELD_VERDICTS for v in latest):
         return Outcome(SUPPORTED, listed, shown, f"{what}: held when re-measured", total)
     if latest:  # re-measured, but as neither held nor worse (held_costlier, unmeasured, any other value)

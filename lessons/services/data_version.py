@@ -48,7 +48,13 @@ _WRITE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 # Tables whose writes no conditional answer shows (and the version's own row).
-IGNORED = re.compile(r"^(?:lessons_dataversion|lessons_hostversion|django_session|axes_\w+)$", re.IGNORECASE)
+# The outcome rules' own derived state (session ends, counted charges, marks) shows on no page: the outcomes
+# it gives (review_decisionoutcome) do, and are counted.
+IGNORED = re.compile(
+    r"^(?:lessons_dataversion|lessons_hostversion|django_session|axes_\w+|lessons_sessionend(?:skept)?"
+    r"|review_outcome(?:key|mark))$",
+    re.IGNORECASE,
+)
 _table_ready: dict[str, bool] = {}
 _quiet: ContextVar[bool] = ContextVar("data_version_quiet", default=False)
 

@@ -15,7 +15,6 @@ import logging
 from collections import defaultdict, namedtuple
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -26,6 +25,7 @@ from django.db.models.functions import TruncMonth
 from django.utils import timezone
 
 from lessons.core.outcomes import (
+    EVIDENCE_CORRECTIONS,
     OUTCOMES_VERSION,
     TOO_EARLY,
     Later,
@@ -36,13 +36,28 @@ from lessons.core.outcomes import (
     live_again_outcome,
     retire_outcome,
 )
-from lessons.core.recurrence import RECURRED, UNMATCHED, USER_CORRECTION, lesson_profile
 from lessons.core.text import from_ms
-from lessons.core.tokens import correction_tokens, tokens_match
-from lessons.models import Correction, CorrectionAttribution, Draft, Exposure, Host, Lesson, Verdict
+from lessons.models import Correction, Exposure, Host, Verdict
+from lessons.recurrence.refresh import lock_host
+from lessons.recurrence.session_ends import session_ends_after
 from lessons.recurrence.versions import EpochMs, plain_rows
 from lessons.services.data_version import for_host
 from review.models import Action, CalibrationCount, Decision, DecisionOutcome
+from review.services.outcome_charges import (
+    AGAINST,
+    CHUNK,
+    RECURRED_TO,
+    KeptCharges,
+    Key,
+    Lessons,
+    Packed,
+    charges_after,
+    kept_later,
+    keys_asked,
+    made_live,
+    rolled_back_drafts,
+    session_names,
+)
 
 JUDGED = (Action.RETIRE, Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
 # What the rules read of a decision: not its evidence, reason or hashes of the chain (1M decisions).
@@ -80,110 +95,120 @@ def _session_ends(host: Host, since_ms: int) -> np.ndarray:
         return np.sort(np.array([ms for (ms,) in cursor.fetchall()], dtype=np.int64))
 
 
-def _charges_after(host: Host, since_ms: int) -> list[tuple]:
-    """The ``unmatched`` and ``recurred`` charges (the outcome rules read no other) of the host's user
-    corrections after ``since_ms``, as ``TopicIndex.from_rows`` reads them: ``(correction id, session,
-    at_ms, text, outcome, lesson hash or None)`` in time order, a correction's rows together (one query)."""
-    charges = CorrectionAttribution.objects.filter(
-        host=host,
-        outcome__in=(UNMATCHED, RECURRED),
-        correction__kind=USER_CORRECTION,
-        correction__corrected_at__gt=from_ms(since_ms),
+def _verdicts(host: Host, hashes: Iterable[str], since: int) -> LatestVerdicts:
+    """The verdicts of the lessons ``hashes`` measured after ``since`` (epoch ms), in order (one query a
+    ``CHUNK`` of lessons)."""
+    names = sorted(h for h in set(hashes) if h)
+    found = []
+    for start in range(0, len(names), CHUNK):
+        found += Verdict.objects.filter(
+            host=host, lesson__hash__in=names[start : start + CHUNK], measured_at__gt=from_ms(since)
+        ).values_list("lesson__hash", "verdict", EpochMs("measured_at"), "horizon_ms", "id")
+    return LatestVerdicts(
+        VerdictSeen(lesson=h, verdict=v, at_ms=at, horizon_ms=horizon, seq=pk)
+        for h, v, at, horizon, pk in found
     )
-    rows = plain_rows(
-        charges.order_by("correction__corrected_at", "correction_id").values_list(
-            "correction_id",
-            "correction__session",
-            EpochMs("correction__corrected_at"),
-            "correction__text",
-            "outcome",
-            "lesson__hash",
-        )
-    )
-    # time order is (at_ms, id), as ``TopicIndex`` sorts: corrections stored within one millisecond by
-    # their id, not their microseconds (a stable sort of rows that come nearly in that order already)
-    rows.sort(key=itemgetter(2, 0))
-    return rows
 
 
-def _made_live(decision: Judged, drafts: dict[str, list[str]]) -> list[str]:
-    """The lessons (hashes) a decision made live: the consolidation an approve created, the lesson a
-    restore brought back, the members a roll back brought back."""
-    if decision.action == Action.APPROVE:
-        return [decision.created_hash] if decision.created_hash else []
-    if decision.action == Action.RESTORE:
-        return [decision.lesson_hash] if decision.lesson_hash else []
-    return list(drafts.get(decision.draft_id or "", []))
+class _Seen:
+    """What the rules read of one host for some of its judged decisions (``host_outcomes``): ``ends``, the
+    last activity (epoch ms, sorted) of every session active after the oldest of them; ``drafts``, the
+    rolled back drafts' members; ``verdicts``; and, found once for each lesson or set of lessons,
+    ``against`` and ``recurred``. Subclasses say where the corrections come from (``_against_lesson``,
+    ``_recurred_to``)."""
 
+    ends: np.ndarray
+    drafts: dict[str, list[str]]
+    verdicts: LatestVerdicts
+    lessons: Lessons
 
-class _Evidence:
-    """What the rules read of one host after its oldest judged decision, read once (a few queries) and
-    indexed, so that each decision costs look-ups, not scans: the session ends, the corrections
-    (``TopicIndex``), the verdicts of the lessons the decisions name, the lessons, and every lesson of the
-    retired lessons' entities with its words read once."""
-
-    def __init__(self, host: Host, decisions: Sequence[tuple], since: int) -> None:
-        """``decisions``: tuples of ``DECISION_FIELDS``; ``since``: the oldest one's time (epoch ms)."""
-        self.ends = _session_ends(host, since)
-        hashes = {d[LESSON_HASH] for d in decisions} | {d[CREATED_HASH] for d in decisions}
-        hashes.discard(None)
-        hashes.discard("")
-        draft_ids = {d[DRAFT_ID] for d in decisions if d[ACTION] == Action.ROLLBACK and d[DRAFT_ID]}
-        rows = Draft.objects.filter(host=host, ext_id__in=draft_ids).values_list("ext_id", "supersedes")
-        self.drafts = {ext_id: list(supersedes) for ext_id, supersedes in rows}
-        hashes |= {h for members in self.drafts.values() for h in members}
-        self.lessons = {
-            h: (ns, subj, text)
-            for h, ns, subj, text in Lesson.objects.filter(host=host, hash__in=hashes).values_list(
-                "hash", "namespace", "subject", "text"
-            )
-        }
-        retired = {
-            d[LESSON_HASH] for d in decisions if d[ACTION] == Action.RETIRE and d[LESSON_HASH] in self.lessons
-        }
-        entities = {self.lessons[h][:2] for h in retired}
-        # every lesson of those entities, live or not (a correction charged to one was shown with it), with
-        # its words, read once: each retired lesson of the entity asks them
-        self.members: dict[tuple[str, str], list[tuple[str, frozenset[str]]]] = defaultdict(list)
-        if entities:
-            rows = Lesson.objects.filter(
-                host=host, subject__in=sorted({s for _n, s in entities})
-            ).values_list("namespace", "subject", "hash", "text")
-            for ns, subj, h, text in rows:
-                if (ns, subj) in entities:
-                    self.members[(ns, subj)].append((h, correction_tokens(text)))
-        # only the retired lessons' topics are asked of the corrections ("": a lesson no longer stored)
-        topics = {"", *(self.lessons[h][2] for h in retired)}
-        self.topics = TopicIndex.from_rows(_charges_after(host, since), topics=topics)
+    def __init__(self) -> None:
         self._against: dict[str, tuple[Later, bool]] = {}
         self._recurred: dict[tuple[str, ...], Later] = {}
-        self.verdicts = LatestVerdicts(
-            VerdictSeen(lesson=h, verdict=v, at_ms=at, horizon_ms=horizon, seq=pk)
-            for h, v, at, horizon, pk in Verdict.objects.filter(
-                host=host, lesson__hash__in=sorted(hashes), measured_at__gt=from_ms(since)
-            ).values_list("lesson__hash", "verdict", EpochMs("measured_at"), "horizon_ms", "id")
-        )
 
     def against(self, lesson_hash: str) -> tuple[Later, bool]:
         """The corrections counting against retiring ``lesson_hash`` and whether another lesson keeps its
         fact (a lesson of its entity on its topic, live now or not: a correction charged to it was made
         while it was shown): the same for every retire of it, so found once."""
         if lesson_hash not in self._against:
-            ns, subj, text = self.lessons.get(lesson_hash, ("", "", ""))
-            content, anchors = lesson_profile(text)
-            kept = [
-                h
-                for h, words in self.members.get((ns, subj), [])
-                if h != lesson_hash and tokens_match(content=content, full_anchors=anchors, tokens=words)
-            ]
-            self._against[lesson_hash] = (self.topics.against(text, kept), bool(kept))
+            kept = self.lessons.kept.get(lesson_hash, [])
+            self._against[lesson_hash] = (self._against_lesson(lesson_hash, kept), bool(kept))
         return self._against[lesson_hash]
 
     def recurred(self, lessons: tuple[str, ...]) -> Later:
         """The corrections charged ``recurred`` to any of ``lessons`` (found once for each set)."""
         if lessons not in self._recurred:
-            self._recurred[lessons] = self.topics.recurred(lessons)
+            self._recurred[lessons] = self._recurred_to(lessons)
         return self._recurred[lessons]
+
+    def _against_lesson(self, lesson_hash: str, kept: list[str]) -> Later:
+        raise NotImplementedError
+
+    def _recurred_to(self, lessons: tuple[str, ...]) -> Later:
+        raise NotImplementedError
+
+
+class _Evidence(_Seen):
+    """The rules' evidence read afresh from the host's history after its oldest judged decision (a few
+    queries), indexed so that each decision costs look-ups, not scans: the session ends, the corrections
+    (``TopicIndex`` over the retired lessons' words), the verdicts of the lessons made live. What
+    ``outcomes_refresh(seqs=...)`` and the tests' from-scratch comparison read."""
+
+    def __init__(self, host: Host, decisions: Sequence[tuple], since: int) -> None:
+        """``decisions``: tuples of ``DECISION_FIELDS``; ``since``: the oldest one's time (epoch ms)."""
+        super().__init__()
+        self.ends = _session_ends(host, since)
+        self.drafts = rolled_back_drafts(host, decisions)
+        asked = keys_asked(decisions, self.drafts)
+        retired = {h for kind, h in asked if kind == AGAINST}
+        self.lessons = Lessons(host, {h for _kind, h in asked}, retired)
+        # only the retired lessons' topics are asked of the corrections ("": a lesson no longer stored)
+        topics = {"", *(self.lessons.topic(h) for h in retired)}
+        self.topics = TopicIndex.from_rows(charges_after(host, since), topics=topics)
+        self.verdicts = _verdicts(host, {h for kind, h in asked if kind == RECURRED_TO}, since)
+
+    def _against_lesson(self, lesson_hash: str, kept: list[str]) -> Later:
+        return self.topics.against(self.lessons.topic(lesson_hash), kept)
+
+    def _recurred_to(self, lessons: tuple[str, ...]) -> Later:
+        return self.topics.recurred(lessons)
+
+
+class _KeptEvidence(_Seen):
+    """The rules' evidence from what a refresh keeps (``review.services.outcome_charges``): the kept
+    counted corrections of the lessons ``decisions`` ask for, the kept session ends after the oldest of
+    them, the verdicts of the lessons made live; nothing read from the host's history but the sessions the
+    outcomes list (one query)."""
+
+    def __init__(self, host: Host, decisions: Sequence[tuple], since: int, kept: KeptCharges) -> None:
+        super().__init__()
+        self.ends = session_ends_after(host.id, since)
+        self.drafts, self.lessons, self.packed = kept.drafts, kept.lessons, kept.packed
+        made = {h for d in decisions if d[ACTION] != Action.RETIRE for h in made_live(d, self.drafts)}
+        self.verdicts = _verdicts(host, made, since)
+        # the sessions an outcome may list: a decision lists the first corrections after it, and of several
+        # lessons' corrections (a roll back) the first after it are among each lesson's own first
+        times: dict[Key, list[int]] = defaultdict(list)
+        for d in decisions:
+            keys = [(AGAINST, d[LESSON_HASH] or "")] if d[ACTION] == Action.RETIRE else []
+            keys += [(RECURRED_TO, h) for h in made_live(d, self.drafts) if d[ACTION] != Action.RETIRE]
+            for key in keys:
+                times[key].append(d[AT_MS])
+        codes: set[int] = set()
+        for key, at in times.items():
+            packed = self.packed[key]
+            for start in np.unique(np.searchsorted(packed.times, np.array(at, dtype=np.int64), side="right")):
+                codes.update(packed.sessions[start : start + EVIDENCE_CORRECTIONS].tolist())
+        self.names = session_names(host, codes)
+
+    def _against_lesson(self, lesson_hash: str, kept: list[str]) -> Later:
+        return kept_later(self.packed[(AGAINST, lesson_hash)], self.names)
+
+    def _recurred_to(self, lessons: tuple[str, ...]) -> Later:
+        packed = Packed.empty()
+        for h in lessons:
+            packed = packed.merged(self.packed[(RECURRED_TO, h)])
+        return kept_later(packed, self.names)
 
 
 class Found(NamedTuple):
@@ -221,16 +246,19 @@ class Judgement(NamedTuple):
         return Found(outcome, self.sessions_after[i], digest)
 
 
-def host_outcomes(*, host: Host, decisions: Sequence[tuple]) -> Judgement:
+def host_outcomes(*, host: Host, decisions: Sequence[tuple], kept: KeptCharges | None = None) -> Judgement:
     """The outcomes of ``decisions`` (of ``host``, judged kinds only: tuples whose first items are
-    ``DECISION_FIELDS``; more items are ignored), from what is stored now. Queries: a few per host, none
-    per decision; a decision costs look-ups (``_Evidence``) and array operations shared with the other
-    decisions of its lesson, and decisions that see the same evidence share one ``Outcome`` (and its
-    digest), so a host's recompute grows with its decisions and evidence, not their product."""
+    ``DECISION_FIELDS``; more items are ignored), from what is stored now: with ``kept`` (brought up to
+    date by the caller), from the kept counted corrections and session ends (``_KeptEvidence``); without,
+    read afresh from the host's history after the oldest decision (``_Evidence``); the same outcomes either
+    way. Queries: a few per host, none per decision; a decision costs look-ups and array operations shared
+    with the other decisions of its lesson, and decisions that see the same evidence share one ``Outcome``
+    (and its digest), so a host's recompute grows with its decisions and evidence, not their product."""
     if not decisions:
         return Judgement([], [], [])
     times = np.array([d[AT_MS] for d in decisions], dtype=np.int64)
-    seen = _Evidence(host, decisions, int(times.min()))
+    since = int(times.min())
+    seen = _Evidence(host, decisions, since) if kept is None else _KeptEvidence(host, decisions, since, kept)
     support = settings.OUTCOME_SUPPORT_SESSIONS
     # each decision's count of later sessions, at once
     afters = (len(seen.ends) - np.searchsorted(seen.ends, times, side="right")).tolist()
@@ -264,7 +292,7 @@ def host_outcomes(*, host: Host, decisions: Sequence[tuple]) -> Judgement:
             which[i] = hit
     for i in others:
         d = Judged._make(decisions[i][: len(DECISION_FIELDS)])
-        made = tuple(sorted(set(_made_live(d, seen.drafts))))
+        made = tuple(sorted(set(made_live(d, seen.drafts))))
         latest = seen.verdicts.after(made, d.at_ms)
         recurred = seen.recurred(made)
         start = recurred.start(d.at_ms)
@@ -281,12 +309,18 @@ def host_outcomes(*, host: Host, decisions: Sequence[tuple]) -> Judgement:
     return Judgement(found, which, afters)
 
 
-def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = None) -> int:
-    """Recompute the outcomes of ``host``'s judged decisions (those numbered ``seqs``, or all of them) and
-    store those revised (``revised``: kind, evidence, rules' version, or a too-early count), in one
-    transaction; ``computed_at`` is when a stored outcome was last revised. The calibration rollup is
-    rebuilt only when a kind changed. A host (name or id) that does not exist, or has no judged decision,
-    costs one query and stores nothing. Returns how many were stored. docs/decisions.md, "Outcomes"."""
+def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = None, full: bool = False) -> int:
+    """Recompute the outcomes of ``host``'s judged decisions and store those revised (``revised``: kind,
+    evidence, rules' version, or a too-early count), in one transaction under the host's lock;
+    ``computed_at`` is when a stored outcome was last revised. The calibration rollup is rebuilt only when a
+    kind changed. A host (name or id) that does not exist, or has no judged decision, costs one query and
+    stores nothing. Returns how many were stored. docs/decisions.md, "Outcomes".
+
+    By default the kept counted corrections are brought up to date first (``KeptCharges``: from the
+    attributions written since the last refresh), and only the decisions they can have changed are judged
+    again (``_to_judge``). ``full``: the kept rows built afresh and every decision judged
+    (``manage.py outcomes``). ``seqs``: only the decisions numbered so, judged from the host's history read
+    afresh, the kept rows left as they are."""
     if not isinstance(host, Host):
         host = Host.objects.filter(**({"name": host} if isinstance(host, str) else {"id": host})).first()
         if host is None:
@@ -294,9 +328,34 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
     decisions = Decision.objects.filter(host=host.name, action__in=JUDGED).order_by()
     if seqs is not None:
         decisions = decisions.filter(seq__in=sorted(set(seqs)))
-    # each decision with its stored outcome (None: none yet), in one read, as plain tuples
-    rows = plain_rows(decisions.values_list(*_READ, *(f"outcome__{name}" for name in STORED)))
-    judgement = host_outcomes(host=host, decisions=rows)
+    read = decisions.values_list(*_READ, *(f"outcome__{name}" for name in STORED))
+    with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
+        if seqs is not None:
+            rows = plain_rows(read)  # each decision with its stored outcome (None: none yet), as plain tuples
+            return _store(host, rows, host_outcomes(host=host, decisions=rows))
+        lock_host(host.id)  # no attribution of the host is written meanwhile (lessons.recurrence.refresh)
+        rows = plain_rows(read)
+        if not rows:
+            return 0
+        kept = KeptCharges(host, rows, full=full)
+        rows = [row for row in rows if full or kept.rebuilt or _to_judge(row, kept)]
+        return _store(host, rows, host_outcomes(host=host, decisions=rows, kept=kept))
+
+
+def _to_judge(row: tuple, kept: KeptCharges) -> bool:
+    """Whether a decision (with its stored outcome) may be judged otherwise since the last refresh: not
+    judged yet, judged by other rules, too early (its count of sessions moves), an approve, restore or roll
+    back (their verdicts are read by lesson, not followed), or a retire whose lesson's counted corrections
+    changed (``KeptCharges.affected``)."""
+    kind, version = row[len(DECISION_FIELDS)], row[len(DECISION_FIELDS) + 3]
+    if kind is None or version != OUTCOMES_VERSION or kind == TOO_EARLY or row[ACTION] != Action.RETIRE:
+        return True
+    return (AGAINST, row[LESSON_HASH] or "") in kept.affected
+
+
+def _store(host: Host, rows: list[tuple], judgement: Judgement) -> int:
+    """Store the outcomes ``judgement`` found for ``rows`` (decisions with their stored outcomes) that are
+    revised; returns how many."""
     split = len(DECISION_FIELDS)
     changed = []  # (decision id, found, stored kind or None)
     which, afters = judgement.which, judgement.sessions_after
@@ -308,31 +367,30 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
         return 0
     changed.sort(key=lambda c: c[0])
     now = timezone.now()
-    with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
-        _update([(f, decision_id) for decision_id, f, kind in changed if kind is not None], now)
-        DecisionOutcome.objects.bulk_create(
-            [
-                DecisionOutcome(
-                    decision_id=decision_id,
-                    host=host.name,
-                    outcome=f.outcome.outcome,
-                    sessions_after=f.sessions_after,
-                    evidence=f.outcome.as_evidence(),
-                    digest=f.digest,
-                    computed_at=now,
-                    version=OUTCOMES_VERSION,
-                )
-                for decision_id, f, kind in changed
-                if kind is None
-            ],
-            batch_size=WRITE_BATCH,
-            # another refresh of the host (a parallel ingest, a decision) may have stored it meanwhile
-            update_conflicts=True,
-            unique_fields=["decision"],
-            update_fields=["outcome", "sessions_after", "evidence", "digest", "computed_at", "version"],
-        )
-        if any(kind != f.outcome.outcome for _i, f, kind in changed):
-            calibration_rollup(host=host.name)
+    _update([(f, decision_id) for decision_id, f, kind in changed if kind is not None], now)
+    DecisionOutcome.objects.bulk_create(
+        [
+            DecisionOutcome(
+                decision_id=decision_id,
+                host=host.name,
+                outcome=f.outcome.outcome,
+                sessions_after=f.sessions_after,
+                evidence=f.outcome.as_evidence(),
+                digest=f.digest,
+                computed_at=now,
+                version=OUTCOMES_VERSION,
+            )
+            for decision_id, f, kind in changed
+            if kind is None
+        ],
+        batch_size=WRITE_BATCH,
+        # another refresh of the host (a parallel ingest, a decision) may have stored it meanwhile
+        update_conflicts=True,
+        unique_fields=["decision"],
+        update_fields=["outcome", "sessions_after", "evidence", "digest", "computed_at", "version"],
+    )
+    if any(kind != f.outcome.outcome for _i, f, kind in changed):
+        calibration_rollup(host=host.name)
     return len(changed)
 
 

@@ -48,7 +48,7 @@ def test_the_decision_page_says_how_many_corrections_it_does_not_list(
     page = parse(as_viewer.get(f"/decisions/{decision.seq}/").content)
     assert len(page.find("table").find_all("tr")) == 1 + EVIDENCE_CORRECTIONS
     assert page.find("p", data_testid="more-corrections").text == (
-        f"The first {EVIDENCE_CORRECTIONS} are listed; 3 more came after them."
+        f"The first {EVIDENCE_CORRECTIONS} are listed; 3 more came after them by then."
     )
 
 

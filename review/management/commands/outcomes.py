@@ -1,5 +1,6 @@
-"""``manage.py outcomes [--host NAME]``: recompute the outcomes of the decisions (all hosts, or one), store
-those that changed, then print how many there are, how many changed, and how many per outcome.
+"""``manage.py outcomes [--host NAME]``: recompute the outcomes of the decisions (all hosts, or one) from the
+hosts' whole history, the kept counted corrections built afresh, store those that changed, then print how
+many there are, how many changed, and how many per outcome.
 docs/decisions.md, "Outcomes"; README.md, "Commands".
 """
 
@@ -28,7 +29,7 @@ class Command(BaseCommand):
         except LookupRefused as exc:
             self.fail(str(exc))
         hosts = [host_obj] if host_obj is not None else list(Host.objects.order_by("name"))
-        changed = sum(outcomes_refresh(host=h) for h in hosts)
+        changed = sum(outcomes_refresh(host=h, full=True) for h in hosts)
         rows = DecisionOutcome.objects.all()
         if host_obj is not None:
             rows = rows.filter(host=host_obj.name)

@@ -184,10 +184,37 @@ def test_a_refresh_rewrites_only_what_it_revised(outcome_host, reviewer, ingest)
     assert ingest(session(4, hours=4, corrected=False)).ok
     row = stored(decision)
     assert (row.outcome, row.sessions_after, row.computed_at) == ("contradicted", 3, contradicted.computed_at)
-    # a new correction on its topic changes its evidence: rewritten, with the count of then
+    # a new correction on its topic adds to the corrections it lists: rewritten, with the count of then
     assert ingest(session(5, hours=5, corrected=True)).ok
     row = stored(decision)
     assert (row.outcome, row.sessions_after, row.evidence["corrections_total"]) == ("contradicted", 5, 3)
+
+
+def test_a_contradicted_retire_listing_its_first_corrections_is_not_rewritten_for_later_ones(
+    outcome_host, reviewer, ingest
+):
+    """Once it lists its first ``EVIDENCE_CORRECTIONS`` corrections, a contradicted retire stays as computed:
+    more corrections after those change its total and the count in its sentence only (rules' version 3)."""
+    decision = retire(outcome_host, reviewer)
+    rows = []
+    for n in range(1, EVIDENCE_CORRECTIONS + 1):
+        rows += session(n, hours=n, corrected=True)
+    assert ingest(rows).ok
+    first = stored(decision)
+    assert (first.outcome, first.evidence["corrections_total"]) == ("contradicted", EVIDENCE_CORRECTIONS)
+    assert ingest(session(20, hours=20, corrected=True)).ok
+    row = stored(decision)
+    assert (row.computed_at, row.digest, row.evidence) == (first.computed_at, first.digest, first.evidence)
+    # what a whole recompute finds says one more, and is still not a revision of it
+    assert outcomes_refresh(host=outcome_host, full=True) == 0
+    # a correction among the first listed (before the tenth) changes what it lists: rewritten
+    assert ingest(session(30, hours=0.5, corrected=True)).ok
+    row = stored(decision)
+    assert row.evidence["corrections"][0]["session"] == "s30"
+    assert (row.evidence["corrections_total"], row.evidence["why"]) == (
+        EVIDENCE_CORRECTIONS + 2,
+        f"corrected on its topic again in {EVIDENCE_CORRECTIONS + 2} sessions after the retire",
+    )
 
 
 def test_outcomes_of_an_older_rules_version_are_rewritten(outcome_host, reviewer, ingest):

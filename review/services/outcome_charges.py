@@ -1,0 +1,360 @@
+"""The corrections each outcome rule counts, kept per lesson, so that a refresh reads what a batch changed.
+
+A retire of lesson L is judged by the user corrections after it that count against L (on L's topic, and
+unmatched or charged ``recurred`` to a lesson that keeps L's fact); an approve, restore or roll back by the
+corrections charged ``recurred`` to the lessons it made live (docs/decisions.md, "Outcomes"). Finding the
+first kind means matching every correction's words against L's topic: read from the host's whole history
+at every refresh, that grew with the history (docs/benchmarks.md, "Outcomes recomputed after an ingest").
+So each such lesson's counted corrections are kept (``OutcomeKey``: one row per lesson and rule, the
+corrections packed as arrays, after which time and as of which text and keeping lessons), and a refresh
+(``KeptCharges``) brings them up to date from what changed since the last one:
+
+- **attributions**: a session attributed again gets new attribution rows (new ids), always under the
+  host's lock (``lessons.recurrence.refresh``); ``OutcomeMark`` holds the greatest id read. The kept
+  corrections of every session with newer ids are dropped and counted again from that session's charges,
+  for every kept lesson at once (one word index over those corrections: ``lessons.core.outcomes.TopicIndex``).
+- **lessons a decision asks for the first time**, or further back than they are kept, or whose text or
+  keeping lessons changed (``basis``): counted afresh from the host's corrections after their oldest
+  decision.
+- **sessions**: their ends are kept by the recurrence refresh (``lessons.recurrence.session_ends``).
+
+``affected`` names the lessons whose counted corrections changed: only their retires need judging again
+(with the decisions not judged yet, too early, or of another rules' version, and every approve, restore
+and roll back, whose verdicts are read by lesson). A host's first refresh, a new rules' version and
+``manage.py outcomes`` build everything afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from operator import itemgetter
+from typing import NamedTuple
+
+import numpy as np
+from django.db.models import Max
+
+from lessons.core.outcomes import OUTCOMES_VERSION, Counted, Later, TopicIndex
+from lessons.core.recurrence import RECURRED, UNMATCHED, USER_CORRECTION, lesson_profile
+from lessons.core.text import from_ms
+from lessons.core.tokens import correction_tokens, tokens_match
+from lessons.models import CorrectionAttribution, Draft, Host, Lesson, SessionEnd
+from lessons.recurrence.session_ends import session_ends_rebuild, session_ends_update
+from lessons.recurrence.versions import EpochMs, plain_rows, rows_where_any_in
+from review.models import Action, OutcomeKey, OutcomeMark
+
+AGAINST, RECURRED_TO = OutcomeKey.AGAINST, OutcomeKey.RECURRED
+# the kept rows' own rules; with the outcome rules' version, another pair rebuilds a host's rows
+CHARGES_VERSION = 1
+VERSION = OUTCOMES_VERSION * 1000 + CHARGES_VERSION
+CHUNK = 500  # sessions or lessons per statement
+# a judged decision as ``review.services.outcomes`` reads it: (id, at_ms, action, lesson_hash, created_hash,
+# draft_id, ...)
+AT_MS, ACTION, LESSON_HASH, CREATED_HASH, DRAFT_ID = 1, 2, 3, 4, 5
+Key = tuple[int, str]  # (kind, lesson hash)
+
+_INT64 = np.dtype("<i8")  # the packed arrays' stored form
+
+
+def charges_after(host: Host, since_ms: int, sessions: Sequence[str] | None = None) -> list[tuple]:
+    """The ``unmatched`` and ``recurred`` charges (the outcome rules read no other) of the host's user
+    corrections after ``since_ms`` (or, with ``sessions``, of those sessions' user corrections), as
+    ``TopicIndex.from_rows`` reads them: ``(correction id, session, at_ms, text, outcome, lesson hash or
+    None)`` in time order (``(at_ms, id)``), a correction's rows together (one query)."""
+    charges = CorrectionAttribution.objects.filter(
+        host=host, outcome__in=(UNMATCHED, RECURRED), correction__kind=USER_CORRECTION
+    )
+    if sessions is None:
+        charges = charges.filter(correction__corrected_at__gt=from_ms(since_ms))
+    read = charges.order_by().values_list(
+        "correction_id",
+        "correction__session",
+        EpochMs("correction__corrected_at"),
+        "correction__text",
+        "outcome",
+        "lesson__hash",
+    )
+    rows = plain_rows(read) if sessions is None else rows_where_any_in(read, [("session", list(sessions))])
+    # time order is (at_ms, id), as ``TopicIndex`` sorts: corrections stored within one millisecond by
+    # their id, not their microseconds (a stable sort of rows that come nearly in that order already)
+    rows.sort(key=itemgetter(2, 0))
+    return rows
+
+
+def made_live(decision: Sequence, drafts: dict[str, list[str]]) -> list[str]:
+    """The lessons (hashes) a judged decision (a tuple as ``review.services.outcomes`` reads it) made live:
+    the consolidation an approve created, the lesson a restore brought back, the members a roll back
+    brought back (``drafts``: a draft's id -> the hashes it superseded)."""
+    if decision[ACTION] == Action.APPROVE:
+        return [decision[CREATED_HASH]] if decision[CREATED_HASH] else []
+    if decision[ACTION] == Action.RESTORE:
+        return [decision[LESSON_HASH]] if decision[LESSON_HASH] else []
+    return list(drafts.get(decision[DRAFT_ID] or "", []))
+
+
+def rolled_back_drafts(host: Host, decisions: Iterable[Sequence]) -> dict[str, list[str]]:
+    """The drafts the roll backs among ``decisions`` name: draft id -> the hashes it superseded (one
+    query)."""
+    ids = {d[DRAFT_ID] for d in decisions if d[ACTION] == Action.ROLLBACK and d[DRAFT_ID]}
+    rows = Draft.objects.filter(host=host, ext_id__in=ids).values_list("ext_id", "supersedes")
+    return {ext_id: list(supersedes) for ext_id, supersedes in rows}
+
+
+class Lessons:
+    """The lessons a host's judged decisions name, and for each retired one the lessons of its entity
+    (live or not) that keep its fact (on its topic): read once for a refresh (a query for the named
+    lessons, one for their entities' members)."""
+
+    def __init__(self, host: Host, hashes: set[str], retired: set[str]) -> None:
+        """``hashes``: every lesson named; ``retired``: those retired (a subset)."""
+        named = sorted(h for h in hashes if h)
+        self.text: dict[str, tuple[str, str, str, str]] = {}  # hash -> (namespace, subject, text, text_hash)
+        for start in range(0, len(named), CHUNK):
+            rows = Lesson.objects.filter(host=host, hash__in=named[start : start + CHUNK]).values_list(
+                "hash", "namespace", "subject", "text", "text_hash"
+            )
+            self.text.update((h, (ns, subj, text, th)) for h, ns, subj, text, th in rows)
+        entities = {self.text[h][:2] for h in retired if h in self.text}
+        members: dict[tuple[str, str], list[tuple[str, frozenset[str]]]] = defaultdict(list)
+        subjects = sorted({subj for _ns, subj in entities})
+        for start in range(0, len(subjects), CHUNK):
+            rows = Lesson.objects.filter(host=host, subject__in=subjects[start : start + CHUNK]).values_list(
+                "namespace", "subject", "hash", "text"
+            )
+            for ns, subj, h, text in rows:
+                if (ns, subj) in entities:
+                    members[(ns, subj)].append((h, correction_tokens(text)))
+        self.kept: dict[str, list[str]] = {}
+        for h in retired:
+            ns, subj, text, _th = self.text.get(h, ("", "", "", ""))
+            content, anchors = lesson_profile(text)
+            self.kept[h] = sorted(
+                m
+                for m, words in members.get((ns, subj), [])
+                if m != h and tokens_match(content=content, full_anchors=anchors, tokens=words)
+            )
+
+    def topic(self, lesson_hash: str) -> str:
+        """The text of a lesson (``""``: not stored)."""
+        return self.text.get(lesson_hash, ("", "", "", ""))[2]
+
+    def basis(self, key: Key) -> str:
+        """What a key's counted corrections depend on besides the attributions, as 16 hex digits: the
+        lesson's text and, for ``AGAINST``, the lessons that keep its fact."""
+        kind, lesson_hash = key
+        parts = [str(kind), self.text.get(lesson_hash, ("", "", "", ""))[3]]
+        if kind == AGAINST:
+            parts += self.kept.get(lesson_hash, [])
+        return hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def keys_asked(decisions: Sequence[Sequence], drafts: dict[str, list[str]]) -> dict[Key, int]:
+    """The kept lessons ``decisions`` ask for: ``(AGAINST, retired lesson)`` and ``(RECURRED_TO, lesson made
+    live)``, each with the time (epoch ms) of the oldest decision that asks for it."""
+    floors: dict[Key, int] = {}
+    for d in decisions:
+        if d[ACTION] == Action.RETIRE:
+            keys = [(AGAINST, d[LESSON_HASH] or "")]
+        else:
+            keys = [(RECURRED_TO, h) for h in made_live(d, drafts)]
+        for key in keys:
+            floors[key] = min(floors.get(key, d[AT_MS]), d[AT_MS])
+    return floors
+
+
+class Packed(NamedTuple):
+    """One kept lesson's counted corrections as int64 arrays in time order (``(at_ms, id)``): their ids, times
+    (epoch ms, UTC) and sessions (``SessionEnd`` ids)."""
+
+    ids: np.ndarray
+    times: np.ndarray
+    sessions: np.ndarray
+
+    @classmethod
+    def empty(cls) -> Packed:
+        return cls(*(np.empty(0, dtype=np.int64) for _ in range(3)))
+
+    @classmethod
+    def decode(cls, *columns: bytes | memoryview) -> Packed:
+        """From the stored ``OutcomeKey`` columns (bytes on SQLite, a memoryview on PostgreSQL)."""
+        return cls(*(np.frombuffer(bytes(column), dtype=_INT64).astype(np.int64) for column in columns))
+
+    def encoded(self) -> tuple[bytes, bytes, bytes]:
+        return tuple(column.astype(_INT64).tobytes() for column in self)
+
+    def where(self, keep: np.ndarray) -> Packed:
+        return Packed(*(column[keep] for column in self))
+
+    def merged(self, other: Packed) -> Packed:
+        """Both, in time order (``(at_ms, id)``), each correction once."""
+        ids, times, sessions = (np.concatenate(pair) for pair in zip(self, other, strict=True))
+        order = np.lexsort((ids, times))
+        ids, times, sessions = ids[order], times[order], sessions[order]
+        first = np.ones(len(ids), dtype=bool)
+        first[1:] = ids[1:] != ids[:-1]  # one correction has one time: its copies are neighbours
+        return Packed(ids[first], times[first], sessions[first])
+
+
+class KeptCharges:
+    """Bring a host's kept counted corrections up to date (module docstring) for ``decisions`` (every judged
+    decision of the host), in the caller's transaction, under the host's lock (``lock_host``). After it,
+    ``packed`` holds every asked key's corrections, and ``affected`` the keys whose corrections changed
+    (every key when ``rebuilt``)."""
+
+    def __init__(self, host: Host, decisions: Sequence[Sequence], *, full: bool = False) -> None:
+        self.host = host
+        self.drafts = rolled_back_drafts(host, decisions)
+        floors = keys_asked(decisions, self.drafts)
+        retired = {h for kind, h in floors if kind == AGAINST}
+        self.lessons = Lessons(host, {h for _kind, h in floors}, retired)
+        mark = OutcomeMark.objects.filter(host=host).first()
+        top = CorrectionAttribution.objects.filter(host=host).aggregate(top=Max("id"))["top"] or 0
+        self.rebuilt = full or mark is None or mark.version != VERSION
+        stored: dict[Key, tuple[int, str, Packed]] = {}
+        if self.rebuilt:
+            OutcomeKey.objects.filter(host=host).delete()
+            session_ends_rebuild(host.id)
+        else:
+            rows = OutcomeKey.objects.filter(host=host).values_list(
+                "kind", "lesson_hash", "floor_ms", "basis", "corrections", "times", "sessions"
+            )
+            for kind, h, floor, basis, *columns in rows:
+                stored[(kind, h)] = (floor, basis, Packed.decode(*columns))
+        for kind in (AGAINST, RECURRED_TO):  # no decision asks for these now (a draft changed)
+            self._drop(kind, [h for k, h in stored.keys() - floors.keys() if k == kind])
+        bases = {key: self.lessons.basis(key) for key in floors}
+        fresh = {
+            key: floor
+            for key, floor in floors.items()
+            if key not in stored or stored[key][0] > floor or stored[key][1] != bases[key]
+        }
+        self.packed: dict[Key, Packed] = {key: stored[key][2] for key in floors if key not in fresh}
+        changed: dict[Key, Packed] = {}
+        if not self.rebuilt and top > mark.attribution:
+            changed = self._recount_sessions(mark.attribution, {key: stored[key][0] for key in self.packed})
+        changed.update(self._count_afresh(fresh))
+        self.packed.update(changed)
+        self.affected: set[Key] = set(changed)
+        OutcomeKey.objects.bulk_create(
+            [
+                OutcomeKey(
+                    host=host,
+                    kind=kind,
+                    lesson_hash=h,
+                    floor_ms=floors[(kind, h)] if (kind, h) in fresh else stored[(kind, h)][0],
+                    basis=bases[(kind, h)],
+                    **dict(zip(("corrections", "times", "sessions"), packed.encoded(), strict=True)),
+                )
+                for (kind, h), packed in sorted(changed.items(), key=itemgetter(0))
+            ],
+            batch_size=CHUNK,
+            update_conflicts=True,
+            unique_fields=["host", "kind", "lesson_hash"],
+            update_fields=["floor_ms", "basis", "corrections", "times", "sessions"],
+        )
+        OutcomeMark.objects.update_or_create(host=host, defaults={"attribution": top, "version": VERSION})
+
+    def _recount_sessions(self, after_id: int, held: dict[Key, int]) -> dict[Key, Packed]:
+        """Count again, for the ``held`` keys (key -> floor), the sessions with attributions newer than
+        ``after_id``: each key's corrections of those sessions dropped and counted from their charges as
+        they are now. Returns the keys whose corrections changed, with them."""
+        sessions = sorted(
+            set(
+                CorrectionAttribution.objects.filter(host=self.host, id__gt=after_id)
+                .values_list("session", flat=True)
+                .distinct()
+            )
+        )
+        rows: list[tuple] = []
+        for start in range(0, len(sessions), CHUNK):
+            rows += charges_after(self.host, 0, sessions[start : start + CHUNK])
+        rows.sort(key=itemgetter(2, 0))
+        again = np.array(sorted(self._codes(sessions).values()), dtype=np.int64)
+        counted = self._count(rows, held)
+        changed: dict[Key, Packed] = {}
+        for key in held:
+            old = self.packed[key]
+            keep = ~np.isin(old.sessions, again)
+            if key in counted or not keep.all():
+                changed[key] = old.where(keep).merged(counted.get(key, Packed.empty()))
+        return changed
+
+    def _count_afresh(self, fresh: dict[Key, int]) -> dict[Key, Packed]:
+        """The corrections of the ``fresh`` keys (key -> floor), counted from the host's corrections after the
+        oldest of their floors."""
+        if not fresh:
+            return {}
+        counted = self._count(charges_after(self.host, min(fresh.values())), fresh)
+        return {key: counted.get(key, Packed.empty()) for key in fresh}
+
+    def _count(self, rows: list[tuple], keys: dict[Key, int]) -> dict[Key, Packed]:
+        """For each of ``keys`` (key -> floor), the corrections of ``rows`` (``charges_after``'s) it counts
+        after its floor; keys with none are left out."""
+        against = {h for kind, h in keys if kind == AGAINST}
+        index = TopicIndex.from_rows(rows, topics={"", *(self.lessons.topic(h) for h in against)})
+        codes = self._codes({row[1] for row in rows})
+        found: dict[Key, Packed] = {}
+        for (kind, h), floor in keys.items():
+            if kind == AGAINST:
+                later = index.against(self.lessons.topic(h), self.lessons.kept.get(h, []))
+            else:
+                later = index.recurred([h])
+            ids, times, sessions = later.tail(later.start(floor))
+            if len(ids):
+                found[(kind, h)] = Packed(ids, times, np.array([codes[s] for s in sessions], dtype=np.int64))
+        return found
+
+    def _codes(self, sessions: Iterable[str]) -> dict[str, int]:
+        """The ``SessionEnd`` id of each of ``sessions`` (names), the ends of any not kept yet written first
+        (a session's end is kept from the first refresh on: ``lessons.recurrence.session_ends``)."""
+        names = sorted(set(sessions))
+        codes: dict[str, int] = {}
+        read = SessionEnd.objects.filter(host=self.host).order_by().values_list("session", "id")
+        for start in range(0, len(names), CHUNK):
+            codes.update(rows_where_any_in(read, [("session", names[start : start + CHUNK])]))
+        missing = [name for name in names if name not in codes]
+        if missing:
+            session_ends_update(self.host.id, missing)
+            codes.update(rows_where_any_in(read, [("session", missing)]))
+        return codes
+
+    def _drop(self, kind: int, hashes: list[str]) -> None:
+        names = sorted(hashes)
+        for start in range(0, len(names), CHUNK):
+            OutcomeKey.objects.filter(
+                host=self.host, kind=kind, lesson_hash__in=names[start : start + CHUNK]
+            ).delete()
+
+
+class _Named(Sequence):
+    """A ``Packed``'s corrections as ``Counted``, each made when asked for, its session named from
+    ``names`` (``SessionEnd`` id -> session)."""
+
+    def __init__(self, packed: Packed, names: dict[int, str]) -> None:
+        self._packed, self._names = packed, names
+
+    def __len__(self) -> int:
+        return len(self._packed.ids)
+
+    def __getitem__(self, i):  # an int (Later reads positions one by one)
+        ids, times, sessions = self._packed
+        return Counted(int(ids[i]), self._names[int(sessions[i])], int(times[i]))
+
+
+def kept_later(packed: Packed, names: dict[int, str]) -> Later:
+    """``packed``'s corrections as a ``Later`` (``names``: the sessions it may list, by ``SessionEnd`` id)."""
+    return Later.of(_Named(packed, names), np.arange(len(packed.ids)), packed.times, packed.sessions)
+
+
+def session_names(host: Host, codes: Iterable[int]) -> dict[int, str]:
+    """``SessionEnd`` id -> session, for ``codes`` (a query a ``CHUNK``)."""
+    wanted = sorted(set(codes))
+    names: dict[int, str] = {}
+    for start in range(0, len(wanted), CHUNK):
+        names.update(
+            SessionEnd.objects.filter(host=host, id__in=wanted[start : start + CHUNK]).values_list(
+                "id", "session"
+            )
+        )
+    return names
