@@ -39,7 +39,7 @@ from lessons.core.outcomes import OUTCOMES_VERSION, Counted, Later, TopicIndex
 from lessons.core.recurrence import RECURRED, UNMATCHED, USER_CORRECTION, lesson_profile
 from lessons.core.text import from_ms
 from lessons.core.tokens import correction_tokens, tokens_match
-from lessons.models import CorrectionAttribution, Draft, Host, Lesson, SessionEnd
+from lessons.models import CorrectionAttribution, Draft, Host, Lesson, SessionEnd, SessionEndsKept
 from lessons.recurrence.session_ends import session_ends_rebuild, session_ends_update
 from lessons.recurrence.versions import EpochMs, plain_rows, rows_where_any_in
 from review.models import Action, OutcomeKey, OutcomeMark
@@ -210,7 +210,8 @@ class KeptCharges:
         self.lessons = Lessons(host, {h for _kind, h in floors}, retired)
         mark = OutcomeMark.objects.filter(host=host).first()
         top = CorrectionAttribution.objects.filter(host=host).aggregate(top=Max("id"))["top"] or 0
-        self.rebuilt = full or mark is None or mark.version != VERSION
+        kept_ends = SessionEndsKept.objects.filter(host=host).exists()
+        self.rebuilt = full or mark is None or mark.version != VERSION or not kept_ends
         stored: dict[Key, tuple[int, str, Packed]] = {}
         if self.rebuilt:
             OutcomeKey.objects.filter(host=host).delete()

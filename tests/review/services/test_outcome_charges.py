@@ -246,3 +246,21 @@ def test_packed_corrections_merge_in_time_order_each_once():
     assert [c.tolist() for c in merged] == [[5, 7, 9, 3], [100, 100, 300, 400], [1, 1, 2, 3]]
     again = Packed.decode(*(memoryview(column) for column in merged.encoded()))
     assert [c.tolist() for c in again] == [c.tolist() for c in merged]
+
+
+def test_session_ends_no_longer_kept_rebuild_the_kept_rows(ingest, reviewer, settings):
+    """A host whose session ends stopped being kept (the row removed) is built afresh at its next refresh,
+    not read from ends that fell behind."""
+    settings.OUTCOME_SUPPORT_SESSIONS = 3
+    scenario = Scenario(1, ingest, reviewer)
+    retired = h("invoice_capture", TEXTS["invoice_capture"][2])
+    lessons_retire(host=scenario.host, hashes=[retired], actor=reviewer, reason="x", now=T0)
+    outcomes_refresh(host=scenario.host)
+    SessionEndsKept.objects.filter(host=scenario.host).delete()
+    scenario.batch()  # its sessions' ends are not written
+    outcomes_refresh(host=scenario.host)
+    assert SessionEndsKept.objects.filter(host=scenario.host).exists()
+    assert_as_if_read_afresh(scenario.host)
+    kept = kept_state(scenario.host)
+    outcomes_refresh(host=scenario.host, full=True)
+    assert kept_state(scenario.host) == kept
