@@ -205,18 +205,6 @@ class Later:
         """The distinct sessions of the corrections from ``start`` on."""
         return int(self.sessions_from[start])
 
-    def tail(self, start: int = 0) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        """The corrections from ``start`` on as columns: their ids and times (int64 arrays, epoch ms) and
-        their sessions, oldest first."""
-        at = self._positions[start:].tolist()
-        columns = getattr(self._source, "columns_at", None)
-        if columns is not None:
-            ids, sessions = columns(at)
-        else:
-            seen = [self._source[i] for i in at]
-            ids, sessions = [c.id for c in seen], [c.session for c in seen]
-        return np.array(ids, dtype=np.int64), self.times[start:], sessions
-
     def listed(self, start: int) -> tuple[tuple[dict, ...], int]:
         """The evidence from ``start`` on: the first ``EVIDENCE_CORRECTIONS`` as ``{"id", "session",
         "at_ms"}``, oldest first, and how many there are in all."""
@@ -236,11 +224,6 @@ class _Listed(Sequence):
 
     def __len__(self) -> int:
         return len(self._ids)
-
-    def columns_at(self, positions: list[int]) -> tuple[list[int], list[str]]:
-        """The ids and sessions of the corrections at ``positions`` (``Later.tail``)."""
-        ids, sessions = self._ids, self._sessions
-        return [ids[i] for i in positions], [sessions[i] for i in positions]
 
     def __getitem__(self, i):  # an int (Later reads positions one by one)
         pairs = self._pairs[i]
@@ -313,6 +296,8 @@ class TopicIndex:
             elif lesson and (not charged[lesson] or charged[lesson][-1] != i):
                 charged[lesson].append(i)
         self._columns = (ids, names, times, texts, pairs)
+        self._ids = np.array(ids, dtype=np.int64)
+        self.session_names = list(codes)  # by session code
         self._unmatched = np.array(unmatched, dtype=bool)
         self._times = np.array(times, dtype=np.int64)
         self._sessions = np.array(sessions, dtype=np.int64)
@@ -348,6 +333,12 @@ class TopicIndex:
         if charged:
             counted |= np.isin(found, np.concatenate(charged))
         return self._later(found[counted])
+
+    def columns(self, later: Later, start: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The corrections of ``later`` (an answer of this index) from ``start`` on as int64 arrays: their
+        ids, times (epoch ms) and sessions (codes: positions in ``session_names``)."""
+        at = later._positions[start:]
+        return self._ids[at], self._times[at], self._sessions[at]
 
     def _later(self, positions: np.ndarray) -> Later:
         return Later.of(self._eligible, positions, self._times[positions], self._sessions[positions])

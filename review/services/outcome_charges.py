@@ -35,7 +35,14 @@ from typing import NamedTuple
 import numpy as np
 from django.db.models import Max
 
-from lessons.core.outcomes import OUTCOMES_VERSION, Counted, Later, TopicIndex
+from lessons.core.outcomes import (
+    CONTRADICTED_SESSIONS,
+    EVIDENCE_CORRECTIONS,
+    OUTCOMES_VERSION,
+    Counted,
+    Later,
+    TopicIndex,
+)
 from lessons.core.recurrence import RECURRED, UNMATCHED, USER_CORRECTION, lesson_profile
 from lessons.core.text import from_ms
 from lessons.core.tokens import correction_tokens, tokens_match
@@ -230,6 +237,8 @@ class KeptCharges:
             for key, floor in floors.items()
             if key not in stored or stored[key][0] > floor or stored[key][1] != bases[key]
         }
+        self.fresh = set(fresh)
+        self.changed_from: dict[Key, int] = {}  # key -> the time (epoch ms) of its first correction changed
         self.packed: dict[Key, Packed] = {key: stored[key][2] for key in floors if key not in fresh}
         changed: dict[Key, Packed] = {}
         if not self.rebuilt and top > mark.attribution:
@@ -278,8 +287,24 @@ class KeptCharges:
             old = self.packed[key]
             keep = ~np.isin(old.sessions, again)
             if key in counted or not keep.all():
-                changed[key] = old.where(keep).merged(counted.get(key, Packed.empty()))
+                added = counted.get(key, Packed.empty())
+                changed[key] = old.where(keep).merged(added)
+                self.changed_from[key] = int(np.concatenate((old.times[~keep], added.times)).min())
         return changed
+
+    def settled(self, key: Key, at_ms: int) -> bool:
+        """Whether a contradicted outcome of a decision at ``at_ms`` asking for ``key`` (stored by the last
+        refresh) can only stay as it is: the key's corrections changed only after the
+        ``EVIDENCE_CORRECTIONS`` it lists (so those are the same), which hold two sessions or more (so it
+        stays contradicted), and what it rests on did not change (not a key counted afresh)."""
+        if key not in self.changed_from:
+            return key not in self.fresh
+        packed = self.packed[key]
+        start = int(np.searchsorted(packed.times, at_ms, side="right"))
+        end = start + EVIDENCE_CORRECTIONS
+        if end > len(packed.times) or packed.times[end - 1] >= self.changed_from[key]:
+            return False
+        return len(np.unique(packed.sessions[start:end])) >= CONTRADICTED_SESSIONS
 
     def _count_afresh(self, fresh: dict[Key, int]) -> dict[Key, Packed]:
         """The corrections of the ``fresh`` keys (key -> floor), counted from the host's corrections after the
@@ -294,16 +319,17 @@ class KeptCharges:
         after its floor; keys with none are left out."""
         against = {h for kind, h in keys if kind == AGAINST}
         index = TopicIndex.from_rows(rows, topics={"", *(self.lessons.topic(h) for h in against)})
-        codes = self._codes({row[1] for row in rows})
+        codes = self._codes(index.session_names)
+        ends = np.array([codes[name] for name in index.session_names], dtype=np.int64)  # by session code
         found: dict[Key, Packed] = {}
         for (kind, h), floor in keys.items():
             if kind == AGAINST:
                 later = index.against(self.lessons.topic(h), self.lessons.kept.get(h, []))
             else:
                 later = index.recurred([h])
-            ids, times, sessions = later.tail(later.start(floor))
+            ids, times, sessions = index.columns(later, later.start(floor))
             if len(ids):
-                found[(kind, h)] = Packed(ids, times, np.array([codes[s] for s in sessions], dtype=np.int64))
+                found[(kind, h)] = Packed(ids, times, ends[sessions])
         return found
 
     def _codes(self, sessions: Iterable[str]) -> dict[str, int]:

@@ -25,6 +25,7 @@ from django.db.models.functions import TruncMonth
 from django.utils import timezone
 
 from lessons.core.outcomes import (
+    CONTRADICTED,
     EVIDENCE_CORRECTIONS,
     OUTCOMES_VERSION,
     TOO_EARLY,
@@ -346,11 +347,16 @@ def _to_judge(row: tuple, kept: KeptCharges) -> bool:
     """Whether a decision (with its stored outcome) may be judged otherwise since the last refresh: not
     judged yet, judged by other rules, too early (its count of sessions moves), an approve, restore or roll
     back (their verdicts are read by lesson, not followed), or a retire whose lesson's counted corrections
-    changed (``KeptCharges.affected``)."""
+    changed (``KeptCharges.affected``), unless it is contradicted and they changed only after the ones it
+    lists (``KeptCharges.settled``)."""
     kind, version = row[len(DECISION_FIELDS)], row[len(DECISION_FIELDS) + 3]
     if kind is None or version != OUTCOMES_VERSION or kind == TOO_EARLY or row[ACTION] != Action.RETIRE:
         return True
-    return (AGAINST, row[LESSON_HASH] or "") in kept.affected
+    key = (AGAINST, row[LESSON_HASH] or "")
+    if key not in kept.affected:
+        return False
+    # a contradicted retire whose listed corrections and kind cannot change (most of a host's old ones)
+    return kind != CONTRADICTED or not kept.settled(key, row[AT_MS])
 
 
 def _store(host: Host, rows: list[tuple], judgement: Judgement) -> int:

@@ -264,3 +264,36 @@ def test_session_ends_no_longer_kept_rebuild_the_kept_rows(ingest, reviewer, set
     kept = kept_state(scenario.host)
     outcomes_refresh(host=scenario.host, full=True)
     assert kept_state(scenario.host) == kept
+
+
+def test_a_contradicted_retire_whose_later_sessions_stop_counting_is_judged_again(ingest, reviewer, settings):
+    """Its first ten corrections in one session, the second session after them: when that session is
+    attributed again and its correction no longer counts (a lesson of another entity on the topic was
+    shown before it), the retire is corrected in one session only: too early, not left contradicted."""
+    settings.OUTCOME_SUPPORT_SESSIONS = 30
+    scenario = Scenario(2, ingest, reviewer)
+    retired = h("invoice_capture", TEXTS["invoice_capture"][0])
+    other = "Keep the leading zeros of the `contract_number` on every purchase order."
+    assert ingest([lesson(host=HOST, namespace=NS, subject="po_matching", text=other, created_at=50)]).ok
+    (decision,) = lessons_retire(host=scenario.host, hashes=[retired], actor=reviewer, reason="x", now=T0)
+    rows = [
+        correction(
+            host=HOST,
+            session="a",
+            id=f"a{n}",
+            text=SAID[0],
+            corrected_at=iso(T0 + timedelta(hours=1, minutes=n)),
+        )
+        for n in range(10)
+    ]
+    rows.append(
+        correction(host=HOST, session="b", id="b1", text=SAID[0], corrected_at=iso(T0 + timedelta(hours=3)))
+    )
+    assert ingest(rows).ok
+    row = DecisionOutcome.objects.get(decision=decision)
+    assert (row.outcome, row.evidence["corrections_total"]) == ("contradicted", 11)
+    shown = iso(T0 + timedelta(hours=2, minutes=59))
+    assert ingest([exposure(host=HOST, session="b", shown_at=shown, lesson=h("po_matching", other))]).ok
+    row = DecisionOutcome.objects.get(decision=decision)
+    assert (row.outcome, row.evidence["corrections_total"]) == ("too_early", 10)
+    assert_as_if_read_afresh(scenario.host)
