@@ -36,7 +36,6 @@ import numpy as np
 from django.db.models import Max
 
 from lessons.core.outcomes import (
-    CONTRADICTED_SESSIONS,
     EVIDENCE_CORRECTIONS,
     OUTCOMES_VERSION,
     Counted,
@@ -280,8 +279,9 @@ class KeptCharges:
         for start in range(0, len(sessions), CHUNK):
             rows += charges_after(self.host, 0, sessions[start : start + CHUNK])
         rows.sort(key=itemgetter(2, 0))
-        again = np.array(sorted(self._codes(sessions).values()), dtype=np.int64)
-        counted = self._count(rows, held)
+        codes = self._codes(sessions)
+        again = np.array(sorted(codes.values()), dtype=np.int64)
+        counted = self._count(rows, held, codes)
         changed: dict[Key, Packed] = {}
         for key in held:
             old = self.packed[key]
@@ -292,19 +292,25 @@ class KeptCharges:
                 self.changed_from[key] = int(np.concatenate((old.times[~keep], added.times)).min())
         return changed
 
-    def settled(self, key: Key, at_ms: int) -> bool:
-        """Whether a contradicted outcome of a decision at ``at_ms`` asking for ``key`` (stored by the last
-        refresh) can only stay as it is: the key's corrections changed only after the
-        ``EVIDENCE_CORRECTIONS`` it lists (so those are the same), which hold two sessions or more (so it
-        stays contradicted), and what it rests on did not change (not a key counted afresh)."""
+    def settled(self, key: Key, at_ms: np.ndarray) -> np.ndarray:
+        """For contradicted outcomes of decisions at ``at_ms`` (an int64 array, epoch ms) asking for ``key``
+        (stored by the last refresh), whether each can only stay as it is (a bool array): the key's
+        corrections changed only after the ``EVIDENCE_CORRECTIONS`` it lists (so those are the same), which
+        hold two sessions or more (so it stays contradicted), and what it rests on did not change (not a key
+        counted afresh)."""
         if key not in self.changed_from:
-            return key not in self.fresh
-        packed = self.packed[key]
-        start = int(np.searchsorted(packed.times, at_ms, side="right"))
-        end = start + EVIDENCE_CORRECTIONS
-        if end > len(packed.times) or packed.times[end - 1] >= self.changed_from[key]:
-            return False
-        return len(np.unique(packed.sessions[start:end])) >= CONTRADICTED_SESSIONS
+            return np.full(len(at_ms), key not in self.fresh)
+        times, sessions = self.packed[key].times, self.packed[key].sessions
+        start = np.searchsorted(times, at_ms, side="right")
+        last = start + EVIDENCE_CORRECTIONS - 1  # the position of the last one listed
+        listed = last < len(times)
+        listed[listed] &= times[last[listed]] < self.changed_from[key]
+        # CONTRADICTED_SESSIONS (2) sessions among those listed: a change of session between two neighbours
+        turns = np.flatnonzero(sessions[1:] != sessions[:-1])  # j: sessions[j] != sessions[j + 1]
+        k = np.searchsorted(turns, start)
+        two = k < len(turns)
+        two[two] &= turns[k[two]] < last[two]
+        return listed & two
 
     def _count_afresh(self, fresh: dict[Key, int]) -> dict[Key, Packed]:
         """The corrections of the ``fresh`` keys (key -> floor), counted from the host's corrections after the
@@ -314,12 +320,15 @@ class KeptCharges:
         counted = self._count(charges_after(self.host, min(fresh.values())), fresh)
         return {key: counted.get(key, Packed.empty()) for key in fresh}
 
-    def _count(self, rows: list[tuple], keys: dict[Key, int]) -> dict[Key, Packed]:
+    def _count(
+        self, rows: list[tuple], keys: dict[Key, int], codes: dict[str, int] | None = None
+    ) -> dict[Key, Packed]:
         """For each of ``keys`` (key -> floor), the corrections of ``rows`` (``charges_after``'s) it counts
-        after its floor; keys with none are left out."""
+        after its floor; keys with none are left out. ``codes``: the ``SessionEnd`` ids of the rows'
+        sessions, when the caller has them."""
         against = {h for kind, h in keys if kind == AGAINST}
         index = TopicIndex.from_rows(rows, topics={"", *(self.lessons.topic(h) for h in against)})
-        codes = self._codes(index.session_names)
+        codes = self._codes(index.session_names) if codes is None else codes
         ends = np.array([codes[name] for name in index.session_names], dtype=np.int64)  # by session code
         found: dict[Key, Packed] = {}
         for (kind, h), floor in keys.items():

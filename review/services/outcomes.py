@@ -339,24 +339,31 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
         if not rows:
             return 0
         kept = KeptCharges(host, rows, full=full)
-        rows = [row for row in rows if full or kept.rebuilt or _to_judge(row, kept)]
+        if not (full or kept.rebuilt):
+            rows = _to_judge(rows, kept)
         return _store(host, rows, host_outcomes(host=host, decisions=rows, kept=kept))
 
 
-def _to_judge(row: tuple, kept: KeptCharges) -> bool:
-    """Whether a decision (with its stored outcome) may be judged otherwise since the last refresh: not
-    judged yet, judged by other rules, too early (its count of sessions moves), an approve, restore or roll
-    back (their verdicts are read by lesson, not followed), or a retire whose lesson's counted corrections
-    changed (``KeptCharges.affected``), unless it is contradicted and they changed only after the ones it
-    lists (``KeptCharges.settled``)."""
-    kind, version = row[len(DECISION_FIELDS)], row[len(DECISION_FIELDS) + 3]
-    if kind is None or version != OUTCOMES_VERSION or kind == TOO_EARLY or row[ACTION] != Action.RETIRE:
-        return True
-    key = (AGAINST, row[LESSON_HASH] or "")
-    if key not in kept.affected:
-        return False
-    # a contradicted retire whose listed corrections and kind cannot change (most of a host's old ones)
-    return kind != CONTRADICTED or not kept.settled(key, row[AT_MS])
+def _to_judge(rows: list[tuple], kept: KeptCharges) -> list[tuple]:
+    """The decisions of ``rows`` (with their stored outcomes) that may be judged otherwise since the last
+    refresh: not judged yet, judged by other rules, too early (its count of sessions moves), an approve,
+    restore or roll back (their verdicts are read by lesson, not followed), or a retire whose lesson's
+    counted corrections changed (``KeptCharges.affected``), unless it is contradicted and they changed only
+    after the ones it lists (``KeptCharges.settled``: most of a host's old retires)."""
+    split = len(DECISION_FIELDS)
+    judged, contradicted = [], defaultdict(list)
+    for row in rows:
+        kind, version = row[split], row[split + 3]
+        if kind is None or version != OUTCOMES_VERSION or kind == TOO_EARLY or row[ACTION] != Action.RETIRE:
+            judged.append(row)
+            continue
+        key = (AGAINST, row[LESSON_HASH] or "")
+        if key in kept.affected:
+            (contradicted[key] if kind == CONTRADICTED else judged).append(row)
+    for key, asked in contradicted.items():
+        settled = kept.settled(key, np.array([row[AT_MS] for row in asked], dtype=np.int64))
+        judged += [row for row, done in zip(asked, settled.tolist(), strict=True) if not done]
+    return judged
 
 
 def _store(host: Host, rows: list[tuple], judgement: Judgement) -> int:
