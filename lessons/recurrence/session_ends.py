@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 import numpy as np
 from django.db import connection
+from django.db.models import Max
 
 from lessons.models import Correction, Exposure, SessionEnd, SessionEndsKept
 from lessons.recurrence.versions import EpochMs
@@ -25,16 +26,16 @@ SESSION_CHUNK = 500  # sessions per statement
 
 
 def _activity_sql(host_id: int, sessions: list[str] | None) -> tuple[str, list]:
-    """``SELECT host_id, session, MAX(ms) ... GROUP BY`` over the exposures and corrections of
+    """``SELECT host_id, session, MAX(ms) ... GROUP BY`` over the exposures' and corrections' last times of
     ``host_id`` (of ``sessions`` only, when given): one row per session, its last activity (epoch ms)."""
     parts, params = [], []
     for model, field in ((Exposure, "shown_at"), (Correction, "corrected_at")):
         rows = model.objects.filter(host_id=host_id).order_by()
         if sessions is not None:
             rows = rows.filter(session__in=sessions)
-        sql, part = (
-            rows.annotate(ms=EpochMs(field)).values_list("host_id", "session", "ms").query.sql_with_params()
-        )
+        # each table's last time a session, converted to ms once a session (not once a row)
+        last = rows.values("host_id", "session").annotate(ms=EpochMs(Max(field)))
+        sql, part = last.values_list("host_id", "session", "ms").query.sql_with_params()
         parts.append(sql)
         params.extend(part)
     q = connection.ops.quote_name
