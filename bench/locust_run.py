@@ -8,8 +8,12 @@ Usage::
 Picks up to 200 piles and 200 of their live lessons from the database (``bench/locustfile.py`` draws from
 them) and makes one signed-in session per user (as a sign-in does, without the password hash), serves
 the app on 127.0.0.1:8110 with ``--workers`` gunicorn workers (DEBUG off), runs locust
-headless (users spawned 10 a second) and prints requests/s, median, p99 and failures per page and in
-all, with the load average before and after. ``--extra api,log,deep`` adds the API piles page (a read
+headless (users spawned 10 a second) and prints requests/s, p50, p95, p99 and failures per page and
+in all as locust saw them (the time a request waited for a free worker included), then each kind of
+request's time inside a gunicorn worker (its access log: ``%(D)s``, the 304s apart), with the load average
+before and after and the CPU seconds the run took: locust's, gunicorn's (master and workers) and the rest
+of the machine's (the database server, other people's work). ``--keep DIR`` keeps locust's CSVs (with
+``--csv-full-history``) and the access log. ``--extra api,log,deep`` adds the API piles page (a read
 token made in the database), the decision log and the queue's page 50 (found by following its next
 links) to the mix, each with weight 1; ``filters,regions,conditional`` the queue's host and text filters,
 the pile's htmx region and a pile asked again with its ``ETag``; ``writer`` one more user who retires and
@@ -24,14 +28,16 @@ import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import urlencode
 
 from generate import ROOT, setup_django
 from pages_bench import bench_token, follow_next
-from serve import REVIEWER, bin_path, gunicorn
+from serve import REVIEWER, bin_path, gunicorn_process
 
 HERE = Path(__file__).resolve().parent
 
@@ -99,6 +105,69 @@ def sessions(count: int) -> list[str]:
     return ids
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User plus system CPU seconds the processes ``pids`` have used so far (Linux ``/proc``); a process
+    that has gone counts 0."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return total / tick
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine has been busy (every core, ``/proc/stat``: all but idle and iowait)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(values) - values[3] - values[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def family(pid: int) -> list[int]:
+    """``pid`` and its children (gunicorn's master and its workers)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return [pid, *(int(c) for c in children)]
+
+
+ROUTES = (
+    # (name, path pattern): the server's time per kind of request, from gunicorn's access log
+    ("queue", re.compile(r"^/\?$")),
+    ("queue, host filter", re.compile(r"^/\?host=")),
+    ("queue, text filter", re.compile(r"^/\?q=")),
+    ("pile", re.compile(r"^/pile/\?")),
+    ("writer: retire/restore", re.compile(r"^/lessons/[^/]+/[0-9a-f]+/(retire|restore)/")),
+    ("lesson", re.compile(r"^/lessons/[^/]+/[0-9a-f]+/\?")),
+    ("decision log", re.compile(r"^/decisions/")),
+    ("api piles", re.compile(r"^/api/v1/piles")),
+)
+
+
+def server_times(log: Path) -> list[tuple[str, int, float, float, float, float]]:
+    """``(route, count, p50, p95, p99, max)`` in ms of the worker's own time per route (and status 304
+    apart), from an access log that ``serve.gunicorn(access_log=...)`` wrote."""
+    by_route: dict[str, list[float]] = {}
+    for line in log.read_text().splitlines():
+        method, path, status, micros = line.split(" ")
+        name = next((n for n, pattern in ROUTES if pattern.match(path)), "other")
+        if status == "304":
+            name += " (304)"
+        by_route.setdefault(name, []).append(int(micros) / 1000)
+    rows = []
+    for name, times in sorted(by_route.items()):
+        times.sort()
+
+        def at(q: float, times=times) -> float:
+            return times[min(len(times) - 1, int(q * len(times)))]
+
+        rows.append((name, len(times), at(0.5), at(0.95), at(0.99), times[-1]))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--db", required=True)
@@ -111,6 +180,11 @@ def main() -> None:
         help="comma-separated parts added to the mix: api,log,deep,filters,regions,conditional,writer",
     )
     parser.add_argument("--deep-page", type=int, default=50, help="the queue page of --extra deep")
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep locust's CSVs (run_stats.csv, run_stats_history.csv) and gunicorn's access log in DIR",
+    )
     args = parser.parse_args()
     extra = [name for name in args.extra.split(",") if name]
     unknown = set(extra) - {"api", "log", "deep", "filters", "regions", "conditional", "writer"}
@@ -119,6 +193,8 @@ def main() -> None:
     os.environ.setdefault("ALLOWED_HOSTS", "testserver,127.0.0.1,localhost")  # the test client finds page 50
     setup_django(args.db)
     with tempfile.TemporaryDirectory() as tmp:
+        out = Path(args.keep) if args.keep else Path(tmp)
+        out.mkdir(parents=True, exist_ok=True)
         targets = Path(tmp) / "targets.json"
         targets.write_text(
             json.dumps(
@@ -129,34 +205,56 @@ def main() -> None:
                 }
             )
         )
-        prefix = str(Path(tmp) / "run")
-        with gunicorn(args.db, workers=args.workers) as base:
+        prefix = str(out / "run")
+        access_log = out / "access.log"
+        access_log.unlink(missing_ok=True)
+        with gunicorn_process(args.db, workers=args.workers, access_log=str(access_log)) as (base, proc):
             load_start = os.getloadavg()[0]
-            subprocess.run(
+            server = family(proc.pid)
+            server_before, busy_before = cpu_seconds(server), machine_busy_seconds()
+            started = time.monotonic()
+            locust = subprocess.Popen(
                 [bin_path("locust"), "-f", str(HERE / "locustfile.py"), "--headless", "--only-summary"]
                 + ["-u", str(args.users), "-r", "10", "-t", f"{args.seconds}s", "--host", base]
-                + ["--csv", prefix, "--stop-timeout", "5", "--loglevel", "WARNING"],
+                + ["--csv", prefix, "--csv-full-history", "--stop-timeout", "5"]
+                + ["--loglevel", "WARNING"],
                 cwd=ROOT,
                 env={**os.environ, "LPR_BENCH_TARGETS": str(targets)},
-                check=False,
                 stdout=subprocess.DEVNULL,
             )
+            _, _, usage = os.wait4(locust.pid, 0)
+            locust.returncode = 0  # reaped by wait4 above
+            locust_cpu = usage.ru_utime + usage.ru_stime
+            server_cpu = cpu_seconds(server) - server_before
+            busy = machine_busy_seconds() - busy_before
+            wall = time.monotonic() - started
             load_end = os.getloadavg()[0]
         with open(f"{prefix}_stats.csv", newline="") as f:
             stats = list(csv.DictReader(f))
+        times = server_times(access_log)
     print(
         f"{args.db}: {args.users} users, {args.seconds} s, gunicorn {args.workers} sync workers; "
         f"load {load_start:.1f} → {load_end:.1f}"
     )
+    print(
+        f"CPU seconds during the run: locust {locust_cpu:.1f}, gunicorn {server_cpu:.1f}, the rest of the "
+        f"machine (the database server, other work) {busy - locust_cpu - server_cpu:.1f}; "
+        f"busy {busy:.1f} of {os.cpu_count()} cores × {wall:.1f} s"
+    )
     print()
-    print("| requests | count | failures | requests/s | p50 ms | p99 ms | max ms |")
-    print("|---|---|---|---|---|---|---|")
+    print("| requests (locust) | count | failures | requests/s | p50 ms | p95 ms | p99 ms | max ms |")
+    print("|---|---|---|---|---|---|---|---|")
     for row in stats:
         rate, top = float(row["Requests/s"]), float(row["Max Response Time"])
         print(
             f"| {row['Name']} | {row['Request Count']} | {row['Failure Count']} | {rate:.1f} "
-            f"| {row['50%']} | {row['99%']} | {top:.0f} |"
+            f"| {row['50%']} | {row['95%']} | {row['99%']} | {top:.0f} |"
         )
+    print()
+    print("| requests (time in the gunicorn worker) | count | p50 ms | p95 ms | p99 ms | max ms |")
+    print("|---|---|---|---|---|---|")
+    for name, count, p50, p95, p99, top in times:
+        print(f"| {name} | {count} | {p50:.1f} | {p95:.1f} | {p99:.1f} | {top:.1f} |")
 
 
 if __name__ == "__main__":

@@ -43,18 +43,32 @@ def wait_until(ready, *, seconds: float = 60, what: str = "server") -> None:
 
 
 @contextmanager
-def gunicorn(db_url: str, *, workers: int = 1) -> Iterator[str]:
-    """Serve the app on 127.0.0.1:PORT with ``workers`` sync workers (DEBUG off); yields the base URL."""
+def gunicorn(db_url: str, *, workers: int = 1, access_log: str | None = None) -> Iterator[str]:
+    """Serve the app on 127.0.0.1:PORT with ``workers`` sync workers (DEBUG off); yields the base URL.
+
+    ``access_log``: a file gunicorn writes a line per request to, ``METHOD PATH?QUERY STATUS MICROSECONDS``
+    (the time in the worker, from reading the request to the response written; not the time queued)."""
+    with gunicorn_process(db_url, workers=workers, access_log=access_log) as (base, _proc):
+        yield base
+
+
+@contextmanager
+def gunicorn_process(
+    db_url: str, *, workers: int = 1, access_log: str | None = None
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """As ``gunicorn``, yielding ``(base URL, the master's Popen)`` (its workers are its children)."""
     env = {**_env(db_url), "ALLOWED_HOSTS": "127.0.0.1,localhost"}
+    logging = ["--access-logfile", access_log, "--access-logformat", "%(m)s %(U)s?%(q)s %(s)s %(D)s"]
     proc = subprocess.Popen(
         [bin_path("gunicorn"), "config.wsgi:application", "-b", f"127.0.0.1:{PORT}", "-w", str(workers)]
-        + ["--timeout", "600", "--log-level", "warning"],
+        + ["--timeout", "600", "--log-level", "warning"]
+        + (logging if access_log else []),
         cwd=ROOT,
         env=env,
     )
     try:
         wait_until(lambda: socket.create_connection(("127.0.0.1", PORT), timeout=1).close() or True)
-        yield f"http://127.0.0.1:{PORT}"
+        yield f"http://127.0.0.1:{PORT}", proc
     finally:
         proc.terminate()
         proc.wait(timeout=30)
