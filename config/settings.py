@@ -147,6 +147,8 @@ TEMPLATES = [
         },
     }
 ]
+# Django's form renderer, with <input> and <textarea> built in Python: the same HTML (review/web/widgets.py)
+FORM_RENDERER = "review.web.widgets.LeanRenderer"
 
 DATABASES = {
     "default": dj_database_url.parse(os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"))
