@@ -11,7 +11,9 @@ from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from lessons.core.text import hash8
@@ -31,6 +33,7 @@ from review.web.htmx import render_region
 from review.web.lookups import shows_not_found
 
 TEMPLATE = "review/lessons/lesson.html"
+RECURRENCE_TEMPLATE = "review/lessons/_recurrence_detail.html"
 RESTORED_NOTICE = "Restored lesson {short}…: decision #{seq}."
 RETIRED_NOTICE = "Retired lesson {short}…: decision #{seq}."
 
@@ -55,15 +58,22 @@ def _context(
         "form": form if can_restore else None,
         "retire_form": retire_form if can_retire else None,
         "refusal": refusal,
-        "rec": fragment(
+        "recurrence_html": fragment(
             request,
-            ("lesson_recurrence", detail.lesson.host_id, detail.lesson.hash),
-            lambda: lesson_recurrence(
-                lesson=detail.lesson, verdicts=detail.lesson.history, versions=list(detail.versions)
-            ),
+            ("lesson_recurrence_html", detail.lesson.host_id, detail.lesson.hash),
+            lambda: _recurrence_html(detail),
         ),
         **_retired_notice(request, detail, can_restore),
     }
+
+
+def _recurrence_html(detail: selectors.LessonDetail) -> SafeString:
+    """The page's recurrence section (``RECURRENCE_TEMPLATE``: timeline, charged corrections, the ones on
+    its topic, the same text on other hosts), rendered: it shows nothing but the lesson's data, so the page
+    keeps it whole by version (the drawing and the tables cost about a third of a kept page's time)."""
+    lesson = detail.lesson
+    rec = lesson_recurrence(lesson=lesson, verdicts=lesson.history, versions=list(detail.versions))
+    return mark_safe(render_to_string(RECURRENCE_TEMPLATE, {"rec": rec}))  # noqa: S308 - a rendered template
 
 
 def _retired_notice(request: HttpRequest, detail: selectors.LessonDetail, can_restore: bool) -> dict:

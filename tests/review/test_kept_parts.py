@@ -22,7 +22,7 @@ from lessons.core.text import lesson_hash
 from lessons.models import Host
 from lessons.services.data_version import current
 from review.web.fragments import fragment
-from tests.builders import day_ms, lesson
+from tests.builders import day_ms, exposure, lesson
 from tests.spies import counted_calls
 
 ENTITY = "host=acme&namespace=qa&subject=orders"
@@ -299,3 +299,37 @@ def test_a_write_between_the_queue_rows_and_its_table_is_shown_on_the_next_view(
     assert FOUR_LIVE in client.get("/").content.decode()  # read before the write: the race itself
     again = client.get("/").content.decode()
     assert THREE_LIVE in again and FOUR_LIVE not in again
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lesson_pages_recurrence_section_is_kept_rendered_and_follows_new_evidence(
+    ingest, client, reviewer, monkeypatch
+):
+    """The section (timeline, corrections, same text elsewhere) is rendered once per version: a second
+    view neither reads the recurrence nor renders its template; an ingest of a session shown the lesson
+    (a write on its host) shows in the next view."""
+    import review.lessons.views as lesson_views
+
+    built = counted_calls(monkeypatch, lesson_views, "lesson_recurrence")
+    cache.clear()
+    assert ingest(_records(TEXTS)).ok
+    client.force_login(reviewer)
+    page = f"/lessons/acme/{HASHES[0]}/"
+    first, second = client.get(page), client.get(page)
+    section = "review/lessons/_recurrence_detail.html"
+    assert section in [t.name for t in first.templates]
+    assert section not in [t.name for t in second.templates]  # kept rendered
+    assert _no_tokens(second.content.decode()) == _no_tokens(first.content.decode())
+    assert len(built) == 1
+    first = first.content.decode()
+    assert 'data-testid="timeline"' not in first  # nothing shown the lesson yet: nothing to draw
+    shown = exposure(host="acme", session="s-1", shown_at="2026-02-01T10:00:00Z", lesson=HASHES[0])
+    assert ingest([shown]).ok
+    after = client.get(page).content.decode()
+    assert len(built) == 2
+    assert 'data-testid="timeline"' in after and "Recurrence timeline of lesson" in after
+
+
+def _no_tokens(html: str) -> str:
+    """A page without its CSRF tokens (masked anew for every answer)."""
+    return re.sub(r'(csrfmiddlewaretoken" value="|X-CSRFToken": ")[^"]+', r"\1", html)
