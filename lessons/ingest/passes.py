@@ -63,12 +63,15 @@ from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, transaction
 
 from lessons.core.interchange import (
+    CorrectionRecord,
+    ExposureRecord,
     HostRecord,
     LessonRecord,
     RecordError,
     parse_line,
 )
 from lessons.ingest import checkpoints
+from lessons.ingest import state as spooled
 from lessons.ingest.forked import Forked, ForkedFailed, can_fork
 from lessons.ingest.lesson_pass import apply_host, apply_lessons
 from lessons.ingest.memory import collector_paused, releasing
@@ -84,11 +87,13 @@ from lessons.ingest.reading import (
 )
 from lessons.ingest.reference_pass import Resolver, apply_references
 from lessons.ingest.report import ImportReport, LineError
-from lessons.ingest.state import Entry, IngestState, Spool
+from lessons.ingest.state import Entry, IngestState, SessionEnds, Spool
 from lessons.ingest.writer import indexes_built_after
 from lessons.models import Correction, Exposure, Host
-from lessons.recurrence.attributing import recurrence_worker
-from lessons.recurrence.refresh import recurrence_changes_refresh
+from lessons.recurrence import first_ingest
+from lessons.recurrence.attributing import attribution_worker, recurrence_worker
+from lessons.recurrence.first_ingest import FirstIngest, FirstIngestWorker
+from lessons.recurrence.refresh import host_attribution_request, recurrence_changes_refresh
 from lessons.services.data_version import for_hosts_in
 from lessons.services.embeddings import facts_deferred
 from lessons.services.entity_counts import (
@@ -226,8 +231,13 @@ def _write(state: IngestState, progress: Progress | None) -> None:
     if state.sliced:
         _write_sliced(state, progress)
         return
+    first = _first_ingest_worker(state)
     try:
-        with recurrence_worker(_attribute_in_worker(state)), transaction.atomic():
+        with (
+            recurrence_worker(_attribute_in_worker(state), first=first),
+            transaction.atomic(),
+            _first_ingest(state, first is not None),
+        ):
             # A large batch's exposures and corrections are indexed once they are all in (SQLite), with the
             # page cache back at its size; the larger cache only while rows go in, the recurrence refresh
             # reads with its own memory.
@@ -237,6 +247,9 @@ def _write(state: IngestState, progress: Progress | None) -> None:
                 _pass_lessons(state, progress)
                 checkpoints.reached("lessons written")
                 _pass_references(state, progress)
+                running = first_ingest.running()
+                if running is not None:
+                    running.written()  # the worker attributes the last sessions while the indexes are made
             if (report.error_count and not report.skip_invalid) or report.dry_run:
                 raise _Rollback
             with releasing(_large_cache(state.lessons.count + state.references.count)):
@@ -252,6 +265,38 @@ FACTS_LATER = (
     "until then their pages work the facts out when shown"
 )
 WORKER_RECORDS = 20_000  # from this many reference records on, the refresh may attribute in a worker
+
+
+FIRST_INGEST_RECORDS = 20_000  # from this many reference records on, a host's first ingest may be attributed
+# while its rows are written (lessons.recurrence.first_ingest)
+
+
+def _first_ingest_worker(state: IngestState) -> FirstIngestWorker | None:
+    """The worker's handler of a host's first ingest (``lessons.recurrence.first_ingest``), for a batch of
+    ``FIRST_INGEST_RECORDS`` reference records or more with an attribution worker, whose sessions'
+    last records validation noted; else None."""
+    if (
+        not _attribute_in_worker(state)
+        or state.references.count < FIRST_INGEST_RECORDS
+        or state.session_ends.hosts is None
+    ):
+        return None
+    return FirstIngestWorker(state.session_ends.hosts, chunk=spooled.CHUNK)
+
+
+@contextlib.contextmanager
+def _first_ingest(state: IngestState, enabled: bool) -> Iterator[None]:
+    """Within the block (the write phase, inside ``recurrence_worker``), a host's first ingest is attributed
+    in the worker while its rows are written, when ``enabled`` and the worker is alive."""
+    worker = attribution_worker() if enabled else None
+    if worker is not None:
+        # The worker has its own copy (forked): this process frees its own. A write phase run again after
+        # a deadlock then takes the general path.
+        state.session_ends.hosts = None
+    with first_ingest.first_ingest_running(
+        None if worker is None else FirstIngest(worker, host_attribution_request)
+    ):
+        yield
 
 
 def _attribute_in_worker(state: IngestState) -> bool:
@@ -474,11 +519,12 @@ class _Part:
     host_records: list[HostRecord]
     lessons: Spool
     references: Spool
+    ends: SessionEnds
 
 
 def _own_part(state: IngestState) -> _Part:
     """The part of this process: the batch's own report, host records and spools."""
-    return _Part(state.report, state.host_records, state.lessons, state.references)
+    return _Part(state.report, state.host_records, state.lessons, state.references, state.session_ends)
 
 
 def _split_at(source: Source) -> tuple[int, int] | None:
@@ -497,7 +543,7 @@ def _validate_in_two(
     process validates those before it; then take the child's report, host records and spooled records
     after this part's, as if one process had read them all. Returns the bytes read (the whole source).
     Should the child fail, this process validates its part itself."""
-    child_part = _Part(ImportReport(), [], Spool(), Spool())
+    child_part = _Part(ImportReport(), [], Spool(), Spool(), SessionEnds())
 
     def rest() -> Iterator[tuple[int, str | None, int]]:
         return iter_lines_from(source.path, start=start, first=number)
@@ -511,6 +557,7 @@ def _validate_in_two(
             child_part.host_records,
             child_part.lessons.count,
             child_part.references.count,
+            child_part.ends.hosts,
         )
 
     child = Forked(second)
@@ -521,7 +568,7 @@ def _validate_in_two(
         child.cancel()
         raise
     try:
-        report, host_records, lessons, references = child.result()
+        report, host_records, lessons, references, ends = child.result()
     except ForkedFailed:
         child_part.lessons.close()
         child_part.references.close()
@@ -530,6 +577,7 @@ def _validate_in_two(
     state.report.merge(report)
     state.host_records.extend(host_records)
     state.lessons.extend(child_part.lessons, lessons)
+    state.session_ends.extend(ends, offset=state.references.count)
     state.references.extend(child_part.references, references)
     return source.size
 
@@ -583,7 +631,12 @@ def _validate_lines(
             part.lessons.add((index, number, done, record))
         else:
             part.references.add((index, number, done, record))
+            if type(record) in _SESSION_RECORDS:
+                part.ends.note(record.host, record.session, part.references.count - 1)
     return done
+
+
+_SESSION_RECORDS = (ExposureRecord, CorrectionRecord)
 
 
 def _pass_spooled(

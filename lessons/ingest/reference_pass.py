@@ -21,6 +21,7 @@ from lessons.ingest.shown_texts import ShownTextItem, shown_texts_keep
 from lessons.ingest.state import Entry, IngestState, reject
 from lessons.ingest.writer import RowKind, Table, insert_new_rows
 from lessons.models import Correction, Draft, Exposure, Host, Lesson, Verdict
+from lessons.recurrence import first_ingest
 from lessons.recurrence.versions import EpochMs
 from lessons.services.principals import draft_principals
 from lessons.services.verdicts import lesson_latest_verdict_refresh
@@ -199,10 +200,15 @@ def apply_references(state: IngestState, resolver: Resolver, chunk: list[Entry])
             corrections.append((host_row(state, record.host), key_digest(record.identity), record))
         elif isinstance(record, DraftRecord):
             _apply_draft(state, resolver, index, number, record)
+    first = first_ingest.running()  # a host's first ingest: attributed while its rows are written
+    if first is not None:
+        first.begin_chunk(exposures, corrections)
     _write_verdicts(state, verdicts)
-    _write_exposures(state, exposures)
+    new_exposures = _write_exposures(state, exposures)
     state.changes.sessions.update(shown_texts_keep(texts))
-    _write_corrections(state, corrections)
+    new_corrections = _write_corrections(state, corrections)
+    if first is not None:
+        first.feed(new_exposures, new_corrections)
 
 
 def _verdict_row(item: tuple[_Stored, str, VerdictRecord]) -> tuple:
@@ -293,20 +299,26 @@ def _write_verdicts(state: IngestState, items: list[tuple[_Stored, str, VerdictR
     lesson_latest_verdict_refresh(lesson_ids=[lesson.id for lesson, _k, _r in new], counts=state.counts)
 
 
-def _write_exposures(state: IngestState, items: list) -> None:
+def _write_exposures(state: IngestState, items: list) -> list:
+    """Insert the exposures of ``items`` not stored yet; returns those items (``insert_new_rows``)."""
     rows = [(item[0], item[4], item) for item in items]  # (host_id, key, item)
     new = insert_new_rows(report=state.report, kind=EXPOSURE_ROWS, items=rows)
     # Sliced: every session the batch names, new rows or not, so that a run after a stop refreshes the
     # entity counts its attributions move (module docstring, "Slices").
     noted = items if state.sliced else new
     state.changes.sessions.update((host_id, record.session) for host_id, *_rest, record in noted)
+    return new
 
 
-def _write_corrections(state: IngestState, items: list[tuple[Host, str, CorrectionRecord]]) -> None:
+def _write_corrections(
+    state: IngestState, items: list[tuple[Host, str, CorrectionRecord]]
+) -> list[tuple[Host, str, CorrectionRecord]]:
+    """Insert the corrections of ``items`` not stored yet; returns those items (``insert_new_rows``)."""
     rows = [(host.id, key, (host, key, record)) for host, key, record in items]
     new = insert_new_rows(report=state.report, kind=CORRECTION_ROWS, items=rows)
     noted = items if state.sliced else new  # sliced: every session the batch names (_write_exposures)
     state.changes.sessions.update((host.id, record.session) for host, _k, record in noted)
+    return new
 
 
 def supersedes_problem(record: DraftRecord, lesson: Callable[[str], object | None]) -> tuple[str, str] | None:

@@ -148,6 +148,49 @@ class Spool:
         self._file.close()
 
 
+SESSIONS_TRACKED = 250_000  # sessions whose last record ``SessionEnds`` notes, at most (then it stops)
+
+
+class SessionEnds:
+    """Where each session's last reference record is in the references spool: ``hosts[host name][session]``
+    is its position (0 for the spool's first entry; its chunk is ``position // CHUNK``), noted during
+    validation. A host's first ingest attributes a session as soon as the chunk holding its last record is
+    written (``lessons.recurrence.first_ingest``). Bounded: past ``SESSIONS_TRACKED`` sessions it stops and
+    ``hosts`` is None (that ingest takes the general path)."""
+
+    __slots__ = ("hosts", "_notes")
+
+    def __init__(self) -> None:
+        self.hosts: dict[str, dict[str, int]] | None = {}
+        self._notes = 0
+
+    def note(self, host: str, session: str, position: int) -> None:
+        """A record of ``session`` on ``host`` at ``position`` of the spool (positions only grow)."""
+        hosts = self.hosts
+        if hosts is None:
+            return
+        sessions = hosts.get(host)
+        if sessions is None:
+            sessions = hosts[host] = {}
+        sessions[session] = position
+        self._notes += 1
+        if not self._notes % 4096 and sum(map(len, hosts.values())) > SESSIONS_TRACKED:
+            self.hosts = None
+
+    def extend(self, other: dict[str, dict[str, int]] | None, offset: int) -> None:
+        """Take another part's ``hosts`` (another process validated the lines after this part's), whose
+        positions start at ``offset`` of this spool."""
+        if self.hosts is None or other is None:
+            self.hosts = None
+            return
+        for host, sessions in other.items():
+            mine = self.hosts.setdefault(host, {})
+            for session, position in sessions.items():
+                mine[session] = position + offset
+        if sum(map(len, self.hosts.values())) > SESSIONS_TRACKED:
+            self.hosts = None
+
+
 @dataclass(frozen=True, slots=True)
 class Known:
     """What the check needs of a lesson (stored, or new in the batch): its entity and a digest of its
@@ -169,6 +212,8 @@ class IngestState:
     host_records: list[HostRecord] = field(default_factory=list)
     lessons: Spool = field(default_factory=Spool)
     references: Spool = field(default_factory=Spool)
+    # Where each session's last reference record is (validation notes it; a first ingest's worker reads it).
+    session_ends: SessionEnds = field(default_factory=SessionEnds)
     hosts: dict[str, Host] = field(default_factory=dict)
     created_in_batch: set[str] = field(default_factory=set)
     # Sliced: the last (phase, bytes) of the write phase, reported between slices (``_Slices.boundary``).

@@ -162,9 +162,13 @@ class Attributor:
     What matching reads of the versions (``version_profiles``: each text tokenized once, ``ProfileMemo``)
     and each key's current text are kept for the host: made for a key the first time a chunk shows it,
     where making them for every chunk's keys again was half of the attribution at 1,000,000 lines. A shown
-    text is a version of its key no stored version has: kept too (another chunk showing it has it as well)."""
+    text is a version of its key no stored version has: kept too (another chunk showing it has it as well).
 
-    def __init__(self) -> None:
+    Any other request goes to ``first`` (``lessons.recurrence.first_ingest.FirstIngestWorker``: a host's first
+    ingest attributed while its rows are written), which keeps its own state."""
+
+    def __init__(self, first: Callable[[tuple], object] | None = None) -> None:
+        self.first = first  # the requests of a host's first ingest (``"first-..."``), when given
         self.host_id = 0
         self.core: dict[LessonKey, list[LessonVersion]] = {}
         self.current_ids: dict[LessonKey, int] = {}
@@ -183,19 +187,31 @@ class Attributor:
             self.current = current_hashes(v for group in self.core.values() for v in group)
             self.profile, self.profiles, self.profiled = ProfileMemo(), {}, set()
             return None
+        if request[0] != "chunk":  # a host's first ingest (lessons.recurrence.first_ingest)
+            if self.first is None:
+                raise ValueError(f"Attributor: no handler for {request[0]!r} requests")
+            return self.first(request)
         _kind, correction_rows, exposure_rows, texts = request
+        attributions = self.attributions(correction_rows, exposure_rows, texts)
+        return attribution_rows(self.host_id, attributions, self.current_ids.__getitem__)
+
+    def attributions(
+        self, correction_rows: Iterable[tuple], exposure_rows: list[tuple], texts: Iterable[tuple] = ()
+    ) -> tuple[Attribution, ...]:
+        """The ``Attribution`` of each correction of ``read_signals``' rows (a correction's ``id`` as
+        given, made a string) against the host's versions and the shown ``texts`` (``LessonVersion``
+        fields), in ``attribute``'s order; the host given first."""
         corrections, exposures, _keys = core_signals(correction_rows, exposure_rows)
         if not corrections:
-            return []
+            return ()
         new = {e.key for e in exposures} - self.profiled
         version_profiles((v for key in new for v in self.core.get(key, ())), self.profile, self.profiles)
         self.profiled |= new
         version_profiles((LessonVersion._make(fields) for fields in texts), self.profile, self.profiles)
         # The attributions alone: the counts are summed from the stored rows in SQL (refresh._store_counts).
-        attributions = attribute_profiled(
+        return attribute_profiled(
             profiles=self.profiles, current=self.current, exposures=exposures, corrections=corrections
         )
-        return attribution_rows(self.host_id, attributions, self.current_ids.__getitem__)
 
 
 class HostAttribution:
@@ -269,15 +285,16 @@ def attribution_worker() -> ForkedWorker | None:
 
 
 @contextlib.contextmanager
-def recurrence_worker(enabled: bool = True) -> Iterator[None]:
+def recurrence_worker(enabled: bool = True, first: Callable[[tuple], object] | None = None) -> Iterator[None]:
     """Within the block, a host rebuilt whole is attributed in a forked worker (module docstring), when
     ``enabled`` (a process of its own, with no other thread: ``lessons.ingest.forked``) and the platform
     forks; else the block runs without one. Forks at once: enter it while this process is small and has
-    no transaction open. The worker ends with the block."""
+    no transaction open. The worker ends with the block. ``first``: the handler of a host's first ingest
+    in the worker (``Attributor``'s ``first``)."""
     if not enabled or not can_fork():
         yield
         return
-    with ForkedWorker(Attributor()) as worker:
+    with ForkedWorker(Attributor(first)) as worker:
         token = _WORKER.set(worker)
         try:
             yield

@@ -53,6 +53,7 @@ from lessons.models import (
     RecurrenceCount,
     ShownText,
 )
+from lessons.recurrence import first_ingest
 from lessons.recurrence.attributing import (
     SESSION_CHUNK,
     HostAttribution,
@@ -362,11 +363,48 @@ def _chunks(items: list, size: int) -> Iterable[list]:
 def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
     stats.hosts += 1
     stats.counts.hosts.add(host_id)
+    host, current, candidates = _host_request(host_id)
+    CorrectionAttribution.objects.filter(host_id=host_id).delete()
+    first = first_ingest.running()
+    if first is not None:
+        first.settle()  # its answer in flight first: the worker takes one request at a time
+    found = None
+    if first is not None and first.host_id == host_id and not candidates.any_texts:
+        found = first.stored(host, _insert_attributions)  # attributed while the rows were written
+    if found is None:
+        _attribute_host(host_id, host, candidates, stats)
+        _store_counts(host_id, current, full=True, stats=stats)
+    else:
+        sessions, written, counts = found
+        stats.sessions += sessions
+        stats.attributions += written
+        _upsert_count_rows(counts, stats)
+    stale = set(RecurrenceCount.objects.filter(lesson__host_id=host_id).values_list("lesson_id", flat=True))
+    stale -= {v.id for v in current.values()}
+    for chunk in _chunks(sorted(stale), KEY_CHUNK):
+        RecurrenceCount.objects.filter(lesson_id__in=chunk).delete()
+
+
+def host_attribution_request(host_id: int) -> tuple:
+    """``Attributor``'s ``"host"`` request of host ``host_id`` as its rebuild reads it now: ``("host",
+    host_id, every version's ``LessonVersion`` fields, {key: id of its current version})``
+    (``lessons.recurrence.first_ingest`` gives it to the worker when the host's first row is written)."""
+    return _host_request(host_id)[0]
+
+
+def _host_request(host_id: int) -> tuple[tuple, dict[LessonKey, Version], _HostCandidates]:
+    """``host_attribution_request``'s request, the current version of each key, the rebuild's candidates."""
     versions = list(host_versions(host_id=host_id))
     current = current_versions(versions)
     candidates = _HostCandidates(host_id, versions, current)
     del versions  # the candidates hold what the chunks need (the peak memory of a large rebuild is here)
-    CorrectionAttribution.objects.filter(host_id=host_id).delete()
+    request = ("host", host_id, candidates.versions(), {key: v.id for key, v in current.items()})
+    return request, current, candidates
+
+
+def _attribute_host(host_id: int, host: tuple, candidates: _HostCandidates, stats: RecurrenceStats) -> None:
+    """Attribute every session of the host with a user correction, chunk by chunk (in the worker when
+    there is one), and store the rows."""
     # Only sessions with a user correction can produce attributions; sessions_shown is counted in SQL.
     sessions = sorted(
         set(
@@ -381,7 +419,6 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
     release_freed_memory()
     worker = attribution_worker()
     # Every chunk may see most of the host's versions: the attributor keeps each text's tokens (ProfileMemo).
-    host = ("host", host_id, candidates.versions(), {key: v.id for key, v in current.items()})
     attribution = HostAttribution(host, worker)
     for chunk in _chunks(sessions, ATTRIBUTE_CHUNK if worker is None else WORKER_CHUNK):
         release_freed_memory()  # the write phase's page cache, written out by now (lessons.ingest.memory)
@@ -390,11 +427,6 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
         request = ("chunk", correction_rows, exposure_rows, [tuple(t) for t in texts])
         _store_attributions(attribution.chunk(request, len(chunk)), stats)
     _store_attributions(attribution.finish(), stats)
-    _store_counts(host_id, current, full=True, stats=stats)
-    stale = set(RecurrenceCount.objects.filter(lesson__host_id=host_id).values_list("lesson_id", flat=True))
-    stale -= {v.id for v in current.values()}
-    for chunk in _chunks(sorted(stale), KEY_CHUNK):
-        RecurrenceCount.objects.filter(lesson_id__in=chunk).delete()
 
 
 class _Versions:
@@ -571,6 +603,12 @@ def _store_counts(
         version = by_id[pk]
         tally = tallies.get(pk, {})
         rows.append((pk, shown.get((version.key, version.text_hash), 0), *(tally.get(f, 0) for f in tallied)))
+    _upsert_count_rows(rows, stats)
+
+
+def _upsert_count_rows(rows: list[tuple], stats: RecurrenceStats) -> None:
+    """Upsert ``RecurrenceCount`` rows, each ``(lesson_id, sessions_shown, *the tallies in COUNT_FIELDS'
+    order)``."""
     # One executemany upsert (bulk_create's per-object SQL building cost more than the database here).
     for batch in _chunks(rows, WRITE_BATCH * 10):
         _COUNT_ROWS.insert(batch, unique=("lesson_id",), update=(*COUNT_FIELDS, "computed_at"))
