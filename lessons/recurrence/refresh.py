@@ -370,7 +370,8 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
         first.settle()  # its answer in flight first: the worker takes one request at a time
     found = None
     if first is not None and first.host_id == host_id and not candidates.any_texts:
-        found = first.stored(host, _insert_attributions)  # attributed while the rows were written
+        release_freed_memory()  # as the rebuild does (_attribute_host): the write phase's page cache
+        found = first.stored(host, _insert_released)  # attributed while the rows were written
     if found is None:
         _attribute_host(host_id, host, candidates, stats)
         _store_counts(host_id, current, full=True, stats=stats)
@@ -383,6 +384,12 @@ def _recompute_host(host_id: int, stats: RecurrenceStats) -> None:
     stale -= {v.id for v in current.values()}
     for chunk in _chunks(sorted(stale), KEY_CHUNK):
         RecurrenceCount.objects.filter(lesson_id__in=chunk).delete()
+
+
+def _insert_released(rows: list[tuple]) -> None:
+    """``_insert_attributions`` after handing back the page cache SQLite wrote out meanwhile."""
+    release_freed_memory()
+    _insert_attributions(rows)
 
 
 def host_attribution_request(host_id: int) -> tuple:
