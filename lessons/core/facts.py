@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from lessons.core.embedding import vectors
 from lessons.core.fact_signals import Phrase, Profile, profile
 from lessons.core.groups import _profile as _rules_profile
 from lessons.core.groups import _restating_pairs, keep_choice
-from lessons.core.piles import PileMember, member_order_key
+from lessons.core.piles import LIVE, PileMember, member_order_key
 
 # Bumped whenever the method changes: stored with the groups, a stored set of another version is stale.
 # 12: two lessons that each name an object of their own, and not each other's, score OTHER_OBJECTS lower.
@@ -30,7 +30,9 @@ from lessons.core.piles import PileMember, member_order_key
 # 14: a quantity one lesson gives and the other lacks lowers their score by QUANTITY_ALONE.
 # 15: a time written in words is a quantity ("the third working day", "two months").
 # 16: today's word rules keep a pair only at a similarity of 0.4 (RULES_SIMILARITY, was 0.2).
-FACTS_VERSION = 16
+# 17: grouped over the entity's lessons whatever their status (grouped_over), the live ones shown: a
+#     retire or a restore changes no fact but the one holding that lesson.
+FACTS_VERSION = 17
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -107,6 +109,30 @@ class Fact:
         )
 
 
+RETRACTED = "retracted"
+CONSOLIDATION = "consolidation"
+
+
+def grouped_over(lessons: Iterable[tuple[str, str, str, Sequence[str]]]) -> set[str]:
+    """The hashes of the entity's lessons its facts are grouped over, from ``(hash, status, kind,
+    consolidates)`` of each of its lessons: every one, whatever its status (live, retired by a reviewer
+    or its host, superseded by a newer version or by an approved consolidation), but a rolled-back
+    consolidation (retracted, and one of the members it consolidates live again: as before its
+    approval, the members are back and it is not).
+
+    So a retire or a restore leaves the lessons grouped over as they were; an approved consolidation
+    adds one (its members stay), and its rollback takes that one out again; an ingest adds its new
+    lessons. docs/piles-and-recurrence.md, "Facts", "Retire and restore".
+    """
+    rows = list(lessons)
+    live = {digest for digest, status, _kind, _of in rows if status == LIVE}
+    return {
+        digest
+        for digest, status, kind, consolidates in rows
+        if not (status == RETRACTED and kind == CONSOLIDATION and live.intersection(consolidates))
+    }
+
+
 def fact_counts(facts: Sequence[Fact]) -> tuple[int, int]:
     """``(facts, restatements)`` of a pile: the groups that are not umbrellas, and their members minus
     that: the lessons "keep one of each fact" selects, umbrellas left alone (the queue's "Facts" and
@@ -118,9 +144,18 @@ def fact_counts(facts: Sequence[Fact]) -> tuple[int, int]:
 def pile_facts(
     *, members: Sequence[PileMember], texts: Mapping[str, str], marks: Sequence[Mark] = ()
 ) -> tuple[Fact, ...]:
-    """The facts of a pile's live members, ordered by their oldest member; every member in exactly one
-    ``Fact``. ``texts`` maps each member's hash to its text (``KeyError`` when one is missing). ``marks``
-    about two members of this pile win over the automatic grouping (others are ignored).
+    """The facts of a pile's live members, ordered by their oldest live member; every live member in
+    exactly one ``Fact``. ``texts`` maps each member's hash to its text (``KeyError`` when one is
+    missing). ``marks`` about two members of this pile win over the automatic grouping (others are
+    ignored).
+
+    ``members`` are the entity's lessons the facts are grouped over (``grouped_over``: whatever their
+    status, but a rolled-back consolidation), and only the live ones are shown: the others are grouped
+    like them, then left out of their facts, and a fact left without a live member is not returned
+    (an umbrella covers the facts it states that are shown). So a retire (live to retracted) or a
+    restore changes no fact but the one holding that lesson, and a restore gives back the facts from
+    before the retire (docs/piles-and-recurrence.md, "Facts", "Retire and restore"). With only live
+    members, the facts are those of the live members.
 
     The method (docs: docs/piles-and-recurrence.md, "Facts: which members state the same fact"): a score for
     every pair of members from the
@@ -134,7 +169,7 @@ def pile_facts(
     the same facts.
     """
     ordered = sorted(members, key=member_order_key)
-    if not ordered:
+    if not any(m.status == LIVE for m in ordered):
         return ()
     index = {m.hash: i for i, m in enumerate(ordered)}
     pile = _Pile([texts[m.hash] for m in ordered])
@@ -164,18 +199,30 @@ def pile_facts(
         if not umbrellas:
             scores, clusters = base, _cluster(base, list(range(len(ordered))), signature)
     clusters = _join_marked(clusters, scores, same)
-    names = {}
-    for cluster in clusters:
-        for i in cluster:
-            names[i] = cluster[0]
+    # Only the live members are shown: each cluster's live part, a cluster without one left out.
+    shown = [[i for i in cluster if ordered[i].status == LIVE] for cluster in clusters]
     facts: list[tuple[int, Fact]] = []
-    for cluster in clusters:
-        facts.append((cluster[0], _fact(pile, ordered, cluster, marked=bool(marked & set(cluster)))))
-    by_first = {first: fact for first, fact in facts}
+    whole: dict[int, Fact] = {}  # each cluster's fact with every member it groups, by its first
+    for cluster, part in zip(clusters, shown, strict=True):
+        whole[cluster[0]] = _fact(pile, ordered, cluster, marked=bool(marked & set(cluster)))
+        if part == cluster:
+            facts.append((part[0], whole[cluster[0]]))
+        elif part:
+            # Its live members, with the label of the fact as grouped (the same fact, one member less).
+            own = _fact(pile, ordered, part, marked=whole[cluster[0]].marked)
+            facts.append((part[0], replace(own, label=whole[cluster[0]].label)))
     for u in sorted(umbrellas):
-        covered = sorted({clusters[k][0] for k in _states(pile, scores, u, clusters)})
-        covers = tuple(ordered[c].hash for c in covered)
-        label = ", ".join(by_first[c].label for c in covered if by_first[c].label)
+        if ordered[u].status != LIVE:
+            continue
+        # The facts it states that are shown (not one whose members are all retired), in the order they
+        # were grouped (by their oldest member, whatever its status); its label and anchors are of the
+        # whole facts: a retire inside one of them does not change it.
+        stated = sorted(
+            {k for k in _states(pile, scores, u, clusters) if shown[k]}, key=lambda k: clusters[k][0]
+        )
+        covers = tuple(ordered[shown[k][0]].hash for k in stated)
+        covered = [whole[clusters[k][0]] for k in stated]
+        label = ", ".join(fact.label for fact in covered if fact.label)
         facts.append(
             (
                 u,
@@ -186,9 +233,7 @@ def pile_facts(
                     keep=ordered[u].hash,
                     umbrella=True,
                     covers=covers,
-                    anchors=tuple(
-                        sorted({a for c in covered for a in by_first[c].anchors} & pile.spelled(u))
-                    ),
+                    anchors=tuple(sorted({a for fact in covered for a in fact.anchors} & pile.spelled(u))),
                     words=(),
                     similarity=None,
                     marked=u in marked,

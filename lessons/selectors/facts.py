@@ -7,7 +7,7 @@ recompute them. docs: docs/piles-and-recurrence.md ("Facts: which members state 
 
 from __future__ import annotations
 
-from lessons.core.facts import FACTS_VERSION, Fact, Mark, pile_facts
+from lessons.core.facts import FACTS_VERSION, Fact, Mark, grouped_over, pile_facts
 from lessons.core.piles import PileMember
 from lessons.core.text import to_ms
 from lessons.models import EntityCount, Host, Lesson, RestatementMark
@@ -26,9 +26,9 @@ def host_marks(*, host: Host | int) -> list[Mark]:
 
 def pile_facts_stored(*, host: Host | int, namespace: str, subject: str) -> tuple[Fact, ...]:
     """The facts of the entity's live members, oldest first: the stored ones (one query) while the
-    entity is a pile and they were stored by this ``FACTS_VERSION``; else computed from its live lessons
-    and the host's marks (two more queries; an entity that is not a pile has nothing stored).
-    ``()`` for an entity without live lessons."""
+    entity is a pile and they were stored by this ``FACTS_VERSION``; else computed from its lessons
+    (any status) and the host's marks (``compute_facts``: three more queries; an entity that is not
+    a pile has nothing stored). ``()`` for an entity without live lessons."""
     host_id = _host_id(host)
     stored = (
         EntityCount.objects.filter(host_id=host_id, namespace=namespace, subject=subject)
@@ -41,18 +41,25 @@ def pile_facts_stored(*, host: Host | int, namespace: str, subject: str) -> tupl
 
 
 def compute_facts(*, host_id: int, namespace: str, subject: str) -> tuple[Fact, ...]:
-    """The facts of the entity's live members computed now (its lessons, their stored text vectors and
-    the host's marks: three queries), whatever is stored."""
-    rows = Lesson.objects.filter(
-        host_id=host_id, namespace=namespace, subject=subject, status=Lesson.Status.LIVE
-    ).values_list("hash", "created_at", "latest_verdict", "text")
+    """The facts of the entity's live members computed now, grouped over its lessons whatever their status
+    (``lessons.core.facts.grouped_over``): its lessons, their stored text vectors and the host's marks
+    (three queries), whatever is stored. ``()`` for an entity without live lessons."""
+    rows = list(
+        Lesson.objects.filter(
+            host_id=host_id,
+            namespace=namespace,
+            subject=subject,
+        ).values_list("hash", "created_at", "latest_verdict", "text", "status", "kind", "consolidates")
+    )
+    basis = grouped_over((digest, status, kind, of) for digest, _at, _v, _t, status, kind, of in rows)
     members, texts = [], {}
-    for digest, created_at, verdict, text in rows:
-        members.append(
-            PileMember(hash=digest, created_at_ms=to_ms(created_at), status="live", verdict=verdict)
-        )
-        texts[digest] = text
-    if not members:
+    for digest, created_at, verdict, text, status, _kind, _of in rows:
+        if digest in basis:
+            members.append(
+                PileMember(hash=digest, created_at_ms=to_ms(created_at), status=status, verdict=verdict)
+            )
+            texts[digest] = text
+    if not any(m.status == Lesson.Status.LIVE for m in members):
         return ()
     vectors_stored(texts.values())  # encode only what was never stored
     return pile_facts(members=members, texts=texts, marks=host_marks(host=host_id))

@@ -27,7 +27,7 @@ from lessons.core.text import search_lower
 from lessons.models import ENTITY_FTS_TABLE as FTS_TABLE
 from lessons.models import Draft, EntityCount, Host, Lesson
 from lessons.selectors.embeddings import vectors_stored
-from lessons.selectors.facts import host_marks
+from lessons.selectors.facts import compute_facts, host_marks
 from lessons.serializers import pile_as_json
 
 _NO_COUNTS = (0,) * len(COUNT_FIELDS)
@@ -268,16 +268,26 @@ def _chunk_piles(chunk: list[dict], hosts: dict[int, Host]) -> list[EntityPile]:
 
 def _stored_facts(row: dict, pile: Pile, lessons: list[PileLesson], live: frozenset[str]) -> tuple[Fact, ...]:
     """The facts stored with a queue row, when they are of this ``FACTS_VERSION`` and of exactly these
-    live members; else computed now with the members' stored text vectors and the host's marks (two
-    more queries: the row changed between the two reads, the method changed and ``piles --regroup`` has
-    not run, or a bulk ingest left the pile to the background regroup)."""
+    live members; else computed now over the entity's lessons (any status), with their stored text
+    vectors and the host's marks (``lessons.selectors.facts.compute_facts``, three more queries: the
+    row changed between the two reads, the method changed and ``piles --regroup`` has not run, or a
+    bulk ingest left the pile to the background regroup). When the lessons changed again since the
+    members were read, the facts of those members alone (so every member is in one fact)."""
     if row.get("facts_version") == FACTS_VERSION:
         facts = tuple(Fact.from_dict(f) for f in row.get("fact_groups") or ())
-        if {h for f in facts for h in f.members} == live and sum(len(f.members) for f in facts) == len(live):
+        if _cover(facts, live):
             return facts
+    facts = compute_facts(host_id=row["host_id"], namespace=pile.namespace, subject=pile.subject)
+    if _cover(facts, live):
+        return facts
     texts = {m.hash: m.text for m in lessons}
     vectors_stored(texts.values())  # encode only what was never stored
     return pile_facts(members=pile.members, texts=texts, marks=host_marks(host=row["host_id"]))
+
+
+def _cover(facts: tuple[Fact, ...], live: frozenset[str]) -> bool:
+    """Whether ``facts`` hold each of ``live`` once, and nothing else."""
+    return {h for f in facts for h in f.members} == live and sum(len(f.members) for f in facts) == len(live)
 
 
 def _chunks(rows: Iterator[dict], size: int) -> Iterator[list[dict]]:

@@ -23,11 +23,11 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 from django.db import connection, transaction
-from django.db.models import Case, F, Q, TextField, Value, When
+from django.db.models import Case, F, Q, Value, When
 from django.utils.dateparse import parse_datetime
 
 from lessons.core.embedding import cached
-from lessons.core.facts import FACTS_PENDING, FACTS_VERSION, Mark, fact_counts, pile_facts
+from lessons.core.facts import FACTS_PENDING, FACTS_VERSION, Mark, fact_counts, grouped_over, pile_facts
 from lessons.core.piles import PileMember, is_over_budget
 from lessons.core.recurrence import RECURRING_MIN_SESSIONS
 from lessons.core.text import search_lower, to_ms
@@ -37,6 +37,9 @@ from lessons.selectors.embeddings import vectors_stored
 from lessons.selectors.facts import host_marks
 from lessons.services.embeddings import defer_pile, deferring, embeddings_load
 
+# The columns of each lesson the facts are grouped over (lessons.core.facts.grouped_over), after its
+# namespace, subject and status.
+GROUPED_COLUMNS = ("hash", "created_at", "latest_verdict", "text", "kind", "consolidates")
 ENTITY_CHUNK = 400  # subjects per IN (...): well under SQLite's 999 parameters with the other terms
 WRITE_BATCH = 500
 EntityKey = tuple[str, str]  # (namespace, subject)
@@ -145,20 +148,31 @@ def _finish(row: dict, budget: _Budget) -> dict:
 def _pile_extras(
     budget: _Budget, keys: Iterable[EntityKey], *, store: bool = True
 ) -> dict[EntityKey, Extras]:
-    """``{key: Extras}`` of over-budget entities: the facts of the live members (``lessons.core.facts``,
-    with the host's marks) and the text-search document (host, namespace, subject, texts in rule-5 order,
-    one a line). ``store``: the members' text vectors encoded are stored (``embeddings_load``); else only
-    read (``entity_counts_check`` writes nothing)."""
+    """``{key: Extras}`` of over-budget entities: the facts of the live members, grouped over the
+    entity's lessons whatever their status (``lessons.core.facts``, ``grouped_over``, with the host's marks),
+    and the text-search document (host, namespace, subject, live texts in rule-5 order, one a line).
+    ``store``: the members' text vectors encoded are stored (``embeddings_load``); else only read
+    (``entity_counts_check`` writes nothing)."""
     members: dict[EntityKey, list[tuple]] = defaultdict(list)
     for subjects, wanted in _subject_chunks(keys):
-        rows = Lesson.objects.filter(host_id=budget.id, subject__in=subjects, status=Lesson.Status.LIVE)
-        for namespace, subject, digest, created_at, verdict, text in rows.values_list(
-            "namespace", "subject", "hash", "created_at", "latest_verdict", "text"
-        ):
+        rows = Lesson.objects.filter(host_id=budget.id, subject__in=subjects)
+        for (
+            namespace,
+            subject,
+            status,
+            digest,
+            created_at,
+            verdict,
+            text,
+            kind,
+            consolidates,
+        ) in rows.values_list("namespace", "subject", "status", *GROUPED_COLUMNS):
             if (namespace, subject) in wanted:
-                members[(namespace, subject)].append((to_ms(created_at), digest, verdict, text))
+                members[(namespace, subject)].append(
+                    (to_ms(created_at), digest, verdict, text, status, kind, consolidates)
+                )
     marks = _Marks(budget.id)
-    texts = (t for found in members.values() for *_rest, t in found)
+    texts = (row[3] for found in members.values() for row in found)
     embeddings_load(texts) if store else vectors_stored(texts)
     return {key: _extras(budget, key, found, marks) for key, found in members.items()}
 
@@ -194,22 +208,27 @@ class _Marks:
 
 
 def _extras(budget: _Budget, key: EntityKey, found: list[tuple], marks: _Marks) -> Extras:
-    """``Extras`` of one pile from its live members ``(created_at_ms, hash, verdict, text)``; within
-    ``facts_deferred``, a pile with a text not encoded yet gets no facts (``FACTS_PENDING``) and is noted
-    for the background regroup."""
+    """``Extras`` of one pile from its lessons, any status, ``(created_at_ms, hash, verdict, text,
+    status, kind, consolidates)`` (the facts are grouped over ``grouped_over`` of them, the document is
+    of the live ones); within ``facts_deferred``, a pile with a text not encoded yet gets no facts
+    (``FACTS_PENDING``) and is noted for the background regroup."""
     found = sorted(found)
     # Lower case, as the text filter lowers its words: PostgreSQL then matches with LIKE, which reads a
     # document several times faster than ILIKE (lessons.selectors.piles.entity_text_filter).
-    document = search_lower("\n".join([budget.name, key[0], key[1], *(t for *_rest, t in found)]))
+    live = [t for _ms, _h, _v, t, status, *_rest in found if status == Lesson.Status.LIVE]
+    document = search_lower("\n".join([budget.name, key[0], key[1], *live]))
+    basis = grouped_over((h, status, kind, of) for _ms, h, _v, _t, status, kind, of in found)
+    found = [row for row in found if row[1] in basis]
     if deferring():
-        texts = [t for *_rest, t in found]
+        texts = [row[3] for row in found]
         if len(cached(texts)) < len(set(texts)):
             defer_pile(budget.id, key[0], key[1])
             return Extras(0, document, 0, 0, [], FACTS_PENDING)
     piles = [
-        PileMember(hash=h, created_at_ms=ms, status=Lesson.Status.LIVE, verdict=v) for ms, h, v, _t in found
+        PileMember(hash=h, created_at_ms=ms, status=status, verdict=v)
+        for ms, h, v, _t, status, *_rest in found
     ]
-    facts = pile_facts(members=piles, texts={h: t for _ms, h, _v, t in found}, marks=marks.get())
+    facts = pile_facts(members=piles, texts={row[1]: row[3] for row in found}, marks=marks.get())
     distinct, restatements = fact_counts(facts)
     return Extras(len(facts), document, distinct, restatements, [f.as_dict() for f in facts], FACTS_VERSION)
 
@@ -220,10 +239,6 @@ def _tally(budget: _Budget, subjects: list[str], wanted: set[EntityKey]) -> dict
     rows: dict[EntityKey, dict] = {}
     members: dict[EntityKey, list[tuple]] = defaultdict(list)
     lessons = Lesson.objects.filter(host_id=budget.id, subject__in=subjects)
-    # Only a live member's text is read: the groups and the document are of live members only.
-    live_text = Case(
-        When(status=Lesson.Status.LIVE, then=F("text")), default=Value(""), output_field=TextField()
-    )
     columns = (
         "namespace",
         "subject",
@@ -232,17 +247,27 @@ def _tally(budget: _Budget, subjects: list[str], wanted: set[EntityKey]) -> dict
         "created_at",
         "recurrence__recurred_sessions",
     )
-    for namespace, subject, status, verdict, created_at, recurred, digest, text in lessons.values_list(
-        *columns, "hash", live_text
-    ):
+    for (
+        namespace,
+        subject,
+        status,
+        verdict,
+        created_at,
+        recurred,
+        digest,
+        text,
+        kind,
+        of,
+    ) in lessons.values_list(*columns, "hash", "text", "kind", "consolidates"):
         key = (namespace, subject)
         if key not in wanted:
             continue
         row = rows.get(key) or rows.setdefault(key, _blank())
         row["total"] += 1
+        # Every lesson's text: the facts are grouped over them all (lessons.core.facts.grouped_over).
+        members[key].append((to_ms(created_at), digest, verdict, text, status, kind, of))
         if status != Lesson.Status.LIVE:
             continue
-        members[key].append((to_ms(created_at), digest, verdict, text))
         row["live"] += 1
         if verdict in MIX:
             row[verdict] += 1
@@ -260,7 +285,7 @@ def _tally(budget: _Budget, subjects: list[str], wanted: set[EntityKey]) -> dict
     for row in rows.values():
         _finish(row, budget)
     piles = [key for key, row in rows.items() if row["over_budget"]]
-    embeddings_load(t for key in piles for *_rest, t in members[key])
+    embeddings_load(row[3] for key in piles for row in members[key])
     for key in piles:
         rows[key].update(_extras(budget, key, members[key], marks)._asdict())
     return rows

@@ -14,7 +14,13 @@ from django.db import transaction
 from lessons.core.facts import FACTS_VERSION
 from lessons.models import EntityCount, Lesson
 from lessons.services.embeddings import embeddings_load
-from lessons.services.entity_counts import WRITE_BATCH, _chunks, _lock_totals, _pile_extras, _write_extras
+from lessons.services.entity_counts import (
+    WRITE_BATCH,
+    _chunks,
+    _lock_totals,
+    _pile_extras,
+    _write_extras,
+)
 
 REGROUP_CHUNK = 50  # piles encoded, then grouped under the lock, at a time
 
@@ -44,9 +50,9 @@ def facts_refresh(*, host_id: int, keys: Iterable[tuple[str, str]] | None = None
 def facts_regroup_pending(*, host_id: int) -> int:
     """Group the host's piles whose stored facts are not of this ``FACTS_VERSION`` (left not grouped
     yet by a bulk ingest, ``lessons.services.embeddings.facts_deferred``, or of an older method),
-    ``REGROUP_CHUNK`` piles at a time: their live texts encoded and stored first, outside the counts
-    lock (5-8 ms a text), then their facts stored under it (``facts_refresh``). Returns how many piles
-    were written. Run by the background task ``lessons.tasks.regroup_pending``."""
+    ``REGROUP_CHUNK`` piles at a time: their lessons' texts (any status) encoded and stored first, outside
+    the counts lock (5-8 ms a text), then their facts stored under it (``facts_refresh``). Returns how
+    many piles were written. Run by the background task ``lessons.tasks.regroup_pending``."""
     stale = list(
         EntityCount.objects.filter(host_id=host_id, over_budget=True)
         .exclude(facts_version=FACTS_VERSION)
@@ -57,7 +63,10 @@ def facts_regroup_pending(*, host_id: int) -> int:
     for chunk in _chunks(stale, REGROUP_CHUNK):
         subjects = sorted({subject for _ns, subject in chunk})
         wanted = set(chunk)
-        rows = Lesson.objects.filter(host_id=host_id, subject__in=subjects, status=Lesson.Status.LIVE)
+        rows = Lesson.objects.filter(
+            host_id=host_id,
+            subject__in=subjects,
+        )
         texts = [
             t for ns, subj, t in rows.values_list("namespace", "subject", "text") if (ns, subj) in wanted
         ]
