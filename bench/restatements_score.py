@@ -3,6 +3,7 @@
 Usage:
     .venv/bin/python bench/restatements_score.py [--grouper DOTTED.PATH] [--data FOLDER] [--json]
     .venv/bin/python bench/restatements_score.py --cross-validate   # leave one pile out
+    .venv/bin/python bench/restatements_score.py --grouper lessons.core.facts.pile_facts --after-retire
 
 The grouper (default ``lessons.core.groups.restatement_groups``) runs over each pile and is scored
 pairwise over the pairs of lessons in that pile: a pair is positive in the labels when both lessons
@@ -33,6 +34,7 @@ from lessons.core.piles import PileMember  # noqa: E402  (after the sys.path lin
 DEFAULT_DATA = ROOT / "tests" / "data" / "restatements"
 DEFAULT_GROUPER = "lessons.core.groups.restatement_groups"
 LIVE = "live"
+RETRACTED = "retracted"
 _KEYS = ("id", "domain", "pile", "text", "fact", "created_at")
 
 
@@ -244,16 +246,24 @@ def resolve(dotted: str) -> Callable[..., Iterable[object]]:
     return found
 
 
-def run_grouper(grouper: Callable[..., Iterable[object]], lessons: Sequence[Lesson]) -> list[list[str]]:
+def run_grouper(
+    grouper: Callable[..., Iterable[object]], lessons: Sequence[Lesson], retired: frozenset[str] = frozenset()
+) -> list[list[str]]:
     """The groups (lists of lesson ids) ``grouper`` makes of one pile.
 
-    It is called as ``grouper(members=..., texts=...)`` with one live ``PileMember`` per lesson (hash
-    the SHA-256 of the text, ``created_at_ms`` from the file, no verdict) and a hash-to-text mapping, and
-    returns groups: objects with a ``members`` attribute, or iterables, of member hashes.
+    It is called as ``grouper(members=..., texts=...)`` with one ``PileMember`` per lesson (hash the
+    SHA-256 of the text, ``created_at_ms`` from the file, no verdict; live, or ``retracted`` for the ids
+    in ``retired``) and a hash-to-text mapping, and returns groups: objects with a ``members``
+    attribute, or iterables, of member hashes (``lessons.core.facts.pile_facts`` shows the live ones).
     """
     by_hash = {lesson.hash: lesson.id for lesson in lessons}
     members = [
-        PileMember(hash=lesson.hash, created_at_ms=lesson.created_at_ms, status=LIVE, verdict=None)
+        PileMember(
+            hash=lesson.hash,
+            created_at_ms=lesson.created_at_ms,
+            status=RETRACTED if lesson.id in retired else LIVE,
+            verdict=None,
+        )
         for lesson in lessons
     ]
     texts: Mapping[str, str] = {lesson.hash: lesson.text for lesson in lessons}
@@ -317,6 +327,41 @@ def as_json(scores: Mapping[str, Score]) -> dict[str, object]:
     return {"piles": {p: entry(s) for p, s in scores.items()}, "overall": entry(overall(scores))}
 
 
+@dataclass(frozen=True)
+class RetireFigures:
+    """What one way of grouping after a retire gives over every single retire of every pile: ``score``,
+    the pooled pair counts of the lessons left against their labels; ``retires``, how many; ``kept``,
+    how many left every other group exactly as the grouping of the whole pile had it."""
+
+    score: Score
+    retires: int
+    kept: int
+
+
+def after_retire(
+    piles: Mapping[str, Sequence[Lesson]], grouper: Callable[..., Iterable[object]], *, regroup: bool
+) -> RetireFigures:
+    """Retire each lesson of each pile in turn and score what is left (``score_pile`` over the other
+    lessons). ``regroup``: the lessons left are grouped anew, as if the retired one never was (facts
+    method 16 and before); else the retired one is given to ``grouper`` as ``retracted`` with the others
+    (method 17: grouped over every lesson, the live ones shown). docs/benchmarks.md, the session of
+    2026-12-04, seventh."""
+    total, retires, kept = Score(), 0, 0
+    for lessons in piles.values():
+        whole = [frozenset(group) for group in run_grouper(grouper, lessons)]
+        for lesson in lessons:
+            left = [other for other in lessons if other.id != lesson.id]
+            if regroup:
+                groups = run_grouper(grouper, left)
+            else:
+                groups = run_grouper(grouper, lessons, retired=frozenset({lesson.id}))
+            total += score_pile(left, groups)
+            retires += 1
+            others = {group for group in whole if lesson.id not in group}
+            kept += others <= {frozenset(group) for group in groups}
+    return RetireFigures(total, retires, kept)
+
+
 # The settings of lessons.core.facts that --cross-validate chooses among (name: the values tried).
 CV_GRID = {
     "WORDS_WEIGHT": (0.0, 0.15, 0.25, 0.4),
@@ -370,7 +415,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="leave-one-pile-out figures of lessons.core.facts over its settings (CV_GRID)",
     )
+    parser.add_argument(
+        "--after-retire",
+        action="store_true",
+        help="retire each lesson in turn: the lessons left regrouped, and grouped with it retracted",
+    )
     args = parser.parse_args(argv)
+    if args.after_retire:
+        piles, grouper = load_set(args.data), resolve(args.grouper)
+        for name, regroup in (("regrouped without it", True), ("grouped with it retracted", False)):
+            found = after_retire(piles, grouper, regroup=regroup)
+            s = found.score
+            print(
+                f"{name:<26} retires {found.retires} others kept {found.kept} "
+                f"tp {s.tp} fp {s.fp} fn {s.fn} P {s.precision:.3f} R {s.recall:.3f} F1 {s.f1:.3f}"
+            )
+        return 0
     if args.cross_validate:
         from lessons.core import facts
 

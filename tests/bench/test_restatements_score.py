@@ -9,7 +9,9 @@ import pytest
 from bench.restatements_score import (
     DataError,
     Lesson,
+    RetireFigures,
     Score,
+    after_retire,
     cross_validate,
     gold_pairs,
     load_pile,
@@ -122,6 +124,44 @@ def test_run_grouper_takes_groups_as_plain_iterables_of_hashes():
         return [tuple(m.hash for m in members)]
 
     assert run_grouper(one_group, PILE[:2]) == [["a", "b"]]
+
+
+def _pairs(*, members, texts):
+    """A toy grouper: the members two by two, oldest first, whatever their status; the live ones shown."""
+    ordered = sorted(members, key=lambda m: m.created_at_ms)
+    groups = [ordered[i : i + 2] for i in range(0, len(ordered), 2)]
+    return [
+        [m.hash for m in group if m.status == "live"]
+        for group in groups
+        if any(m.status == "live" for m in group)
+    ]
+
+
+def test_after_retire_scores_the_lessons_left_regrouped_and_grouped_with_the_retired_one():
+    # Facts x = {a, b}, y = {c, d}; the toy grouper pairs (a, b) and (c, d).
+    pile = {
+        "p": tuple(_lesson(i, fact, at=n) for n, (i, fact) in enumerate(zip("abcd", "xxyy", strict=True)))
+    }
+    # Regrouped: retiring a gives (b, c), (d): 0 right, 1 wrong, 1 missed, and (c, d) not kept; b the
+    # same; retiring c or d leaves (a, b) right and kept.
+    assert after_retire(pile, _pairs, regroup=True) == RetireFigures(
+        Score(tp=2, fp=2, fn=2), retires=4, kept=2
+    )
+    # Grouped with the retired one: the other pair is always right and kept.
+    assert after_retire(pile, _pairs, regroup=False) == RetireFigures(
+        Score(tp=4, fp=0, fn=0), retires=4, kept=4
+    )
+
+
+def test_run_grouper_gives_the_retired_ids_as_retracted():
+    statuses = []
+
+    def record(*, members, texts):
+        statuses.extend((m.hash, m.status) for m in members)
+        return []
+
+    run_grouper(record, PILE[:2], retired=frozenset({"b"}))
+    assert statuses == [(PILE[0].hash, "live"), (PILE[1].hash, "retracted")]
 
 
 def _write(folder: Path, name: str, records: list[dict]) -> Path:
