@@ -52,7 +52,7 @@ def _count_row(lesson: Lesson) -> RecurrenceCount | None:
 def pile_as_json(entity: EntityPile) -> dict:
     """One pile in the JSON shape of docs/piles-and-recurrence.md, "How the piles JSON is built", each member
     with the extra keys (docs/piles-and-recurrence.md, "Piles"
-    allows extra keys; docs/piles-and-recurrence.md, "Facts"): ``group``, the name (oldest member's hash)
+    allows extra keys; docs/piles-and-recurrence.md, "Facts"): ``group``, the name (oldest live member's hash)
     of its fact; ``fact``, that fact's label; ``umbrella``, the names of the facts it covers when it is an
     umbrella (a lesson stating several of the pile's facts), else ``[]``. Read from the stored facts
     (``entity.facts``), not recomputed."""

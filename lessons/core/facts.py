@@ -2,11 +2,12 @@
 
 Pure functions over ``PileMember`` and texts, no ORM. A ``Fact`` is one group of a pile: the members
 that state one fact (a reviewer could keep one of them without losing an instruction), or one umbrella
-lesson that states two or more of the pile's facts. Every member is in exactly one ``Fact``; facts are
-ordered by their oldest member (docs/piles-and-recurrence.md, "Piles", rule 5). A reviewer's ``Mark`` (same
-fact / different facts)
-wins over the automatic grouping. docs: docs/piles-and-recurrence.md ("Facts: which members state the same
-fact").
+lesson that states two or more of the pile's facts. The facts are grouped over the entity's lessons
+whatever their status (``grouped_over``) and show the live ones: every live member is in exactly one
+``Fact``, and a retire or a restore changes no fact but its own. Facts are ordered by their oldest live
+member (docs/piles-and-recurrence.md, "Piles", rule 5). A reviewer's ``Mark`` (same fact / different
+facts) wins over the automatic grouping. docs: docs/piles-and-recurrence.md ("Facts: which members state
+the same fact", "Retire and restore").
 """
 
 from __future__ import annotations
@@ -52,13 +53,14 @@ class Mark:
 class Fact:
     """One group of a pile: one fact, or one umbrella lesson.
 
-    ``name``: its oldest member's hash (a stable id); ``label``: a short label from the shared anchors or
-    words; ``members``: hashes oldest first; ``keep``: the suggested keeper (held, else measured, else
-    newest: ``lessons.core.groups.keep_choice``); ``umbrella``: one lesson stating several of the pile's
-    facts, whose names are ``covers`` (in pile order; ``()`` otherwise); ``anchors`` and ``words``: the
-    shared anchors and content words (the "why"), sorted; ``similarity``: the lowest pairwise semantic
-    similarity in the group (0..1), ``None`` for a group of one; ``marked``: a reviewer's mark decided
-    this group or part of it.
+    ``name``: its oldest live member's hash (a stable id while that member is live); ``label``: a short
+    label from the shared anchors or words; ``members``: the live members' hashes, oldest first;
+    ``keep``: the suggested keeper (held, else measured, else newest:
+    ``lessons.core.groups.keep_choice``); ``umbrella``: one lesson stating several of the pile's facts,
+    whose names are ``covers`` (the facts shown, in the order they were grouped; ``()`` otherwise);
+    ``anchors`` and ``words``: the shared anchors and content words (the "why"), sorted;
+    ``similarity``: the lowest pairwise semantic similarity in the group (0..1), ``None`` for a group of
+    one; ``marked``: a reviewer's mark decided this group or part of it.
     """
 
     name: str
