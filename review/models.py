@@ -87,6 +87,10 @@ class Decision(models.Model):
             # the log's chart: which hosts have decisions in its window, and their rows, read from the index
             # alone (reason_code included: no table lookup per decision; issue 10, build 3)
             models.Index(fields=["host", "at", "reason_code"], name="decision_host_at"),
+            # an outcome refresh's approves, restores and roll backs of one host (their verdicts are read
+            # again each time), without a walk of the host's whole log (docs/decisions.md, "What a refresh
+            # reads")
+            models.Index(fields=["host", "action", "seq"], name="decision_host_action"),
         ]
 
     def __str__(self) -> str:
@@ -160,13 +164,17 @@ class OutcomeKey(models.Model):
 
 
 class OutcomeMark(models.Model):
-    """How far a host's ``OutcomeKey`` rows have read its attributions: every ``CorrectionAttribution``
-    of the host up to id ``attribution`` (attributions are rewritten with new ids, under the host's lock,
-    whenever a session is attributed again). ``version``: of the kept rows' rules; another is rebuilt."""
+    """How far a host's outcome refresh has read: every ``CorrectionAttribution`` of the host up to id
+    ``attribution`` (attributions are rewritten with new ids, under the host's lock, whenever a session is
+    attributed again) and every decision up to ``decision_seq``. ``version``: of the kept rows' rules;
+    another is rebuilt."""
 
     host = models.OneToOneField("lessons.Host", on_delete=models.CASCADE, primary_key=True, related_name="+")
     attribution = models.BigIntegerField()
     version = models.PositiveIntegerField()
+    # the log's last seq when the refresh read the host's decisions: every judged decision of the host up to
+    # it has a stored outcome (the chain's head lock commits decisions in seq order)
+    decision_seq = models.BigIntegerField(default=0)
 
 
 class CalibrationCount(models.Model):

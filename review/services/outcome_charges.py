@@ -33,7 +33,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
-from django.db.models import Max
+from django.db.models import Max, OuterRef, Subquery
 
 from lessons.core.outcomes import (
     EVIDENCE_CORRECTIONS,
@@ -63,16 +63,19 @@ Key = tuple[int, str]  # (kind, lesson hash)
 _INT64 = np.dtype("<i8")  # the packed arrays' stored form
 
 
-def charges_after(host: Host, since_ms: int, sessions: Sequence[str] | None = None) -> list[tuple]:
+def charges_after(host: Host, since_ms: int, *, attributed_after: int | None = None) -> list[tuple]:
     """The ``unmatched`` and ``recurred`` charges (the outcome rules read no other) of the host's user
-    corrections after ``since_ms`` (or, with ``sessions``, of those sessions' user corrections), as
-    ``TopicIndex.from_rows`` reads them: ``(correction id, session, at_ms, text, outcome, lesson hash or
-    None)`` in time order (``(at_ms, id)``), a correction's rows together (one query)."""
+    corrections after ``since_ms`` (or, with ``attributed_after``, those of attribution ids above it: the
+    charges of the sessions attributed since), as ``TopicIndex.from_rows`` reads them: ``(correction id,
+    session, at_ms, text, outcome, lesson hash or None)`` in time order (``(at_ms, id)``), a correction's
+    rows together (one query)."""
     charges = CorrectionAttribution.objects.filter(
         host=host, outcome__in=(UNMATCHED, RECURRED), correction__kind=USER_CORRECTION
     )
-    if sessions is None:
+    if attributed_after is None:
         charges = charges.filter(correction__corrected_at__gt=from_ms(since_ms))
+    else:
+        charges = charges.filter(id__gt=attributed_after)
     read = charges.order_by().values_list(
         "correction_id",
         "correction__session",
@@ -81,7 +84,7 @@ def charges_after(host: Host, since_ms: int, sessions: Sequence[str] | None = No
         "outcome",
         "lesson__hash",
     )
-    rows = plain_rows(read) if sessions is None else rows_where_any_in(read, [("session", list(sessions))])
+    rows = plain_rows(read)
     # time order is (at_ms, id), as ``TopicIndex`` sorts: corrections stored within one millisecond by
     # their id, not their microseconds (a stable sort of rows that come nearly in that order already)
     rows.sort(key=itemgetter(2, 0))
@@ -202,23 +205,35 @@ class Packed(NamedTuple):
         return Packed(ids[first], times[first], sessions[first])
 
 
-class KeptCharges:
-    """Bring a host's kept counted corrections up to date (module docstring) for ``decisions`` (every judged
-    decision of the host), in the caller's transaction, under the host's lock (``lock_host``). After it,
-    ``packed`` holds every asked key's corrections, and ``affected`` the keys whose corrections changed
-    (every key when ``rebuilt``)."""
+def kept_since(host: Host) -> int | None:
+    """The log's seq up to which the last refresh read ``host``'s decisions (``OutcomeMark.decision_seq``),
+    when its kept counted corrections can be brought up to date from what changed (kept under these rules,
+    and the host's session ends kept); None when they are to be built afresh (two queries)."""
+    mark = OutcomeMark.objects.filter(host=host).values_list("version", "decision_seq").first()
+    if mark is None or mark[0] != VERSION or not SessionEndsKept.objects.filter(host=host).exists():
+        return None
+    return mark[1]
 
-    def __init__(self, host: Host, decisions: Sequence[Sequence], *, full: bool = False) -> None:
+
+class KeptCharges:
+    """Bring a host's kept counted corrections up to date (module docstring) for ``decisions``, in the
+    caller's transaction, under the host's lock (``lock_host``), and mark them read up to the log's seq
+    ``decision_seq``: with ``full`` or when ``kept_since`` is None, ``decisions`` are every judged decision
+    of the host and the rows are built afresh (``rebuilt``); otherwise they are the host's decisions judged
+    anew (every one after ``kept_since``, and every approve, restore and roll back) and the keys the others
+    ask for, with their floors, are the kept ones. After it, ``packed`` holds every asked key's corrections,
+    and ``affected`` the keys whose corrections changed (every key when ``rebuilt``)."""
+
+    def __init__(
+        self, host: Host, decisions: Sequence[Sequence], *, decision_seq: int, full: bool = False
+    ) -> None:
         self.host = host
         self.drafts = rolled_back_drafts(host, decisions)
-        floors = keys_asked(decisions, self.drafts)
-        retired = {h for kind, h in floors if kind == AGAINST}
-        self.lessons = Lessons(host, {h for _kind, h in floors}, retired)
         mark = OutcomeMark.objects.filter(host=host).first()
         top = CorrectionAttribution.objects.filter(host=host).aggregate(top=Max("id"))["top"] or 0
-        kept_ends = SessionEndsKept.objects.filter(host=host).exists()
-        self.rebuilt = full or mark is None or mark.version != VERSION or not kept_ends
+        self.rebuilt = full or kept_since(host) is None
         stored: dict[Key, tuple[int, str, Packed]] = {}
+        floors = keys_asked(decisions, self.drafts)
         if self.rebuilt:
             OutcomeKey.objects.filter(host=host).delete()
             session_ends_rebuild(host.id)
@@ -228,6 +243,10 @@ class KeptCharges:
             )
             for kind, h, floor, basis, *columns in rows:
                 stored[(kind, h)] = (floor, basis, Packed.decode(*columns))
+                if kind == AGAINST:  # a retire's lesson is asked for as long as the retire stands: always
+                    floors[(kind, h)] = min(floors.get((kind, h), floor), floor)
+        retired = {h for kind, h in floors if kind == AGAINST}
+        self.lessons = Lessons(host, {h for _kind, h in floors}, retired)
         for kind in (AGAINST, RECURRED_TO):  # no decision asks for these now (a draft changed)
             self._drop(kind, [h for k, h in stored.keys() - floors.keys() if k == kind])
         bases = {key: self.lessons.basis(key) for key in floors}
@@ -262,24 +281,16 @@ class KeptCharges:
             unique_fields=["host", "kind", "lesson_hash"],
             update_fields=["floor_ms", "basis", "corrections", "times", "sessions"],
         )
-        OutcomeMark.objects.update_or_create(host=host, defaults={"attribution": top, "version": VERSION})
+        OutcomeMark.objects.update_or_create(
+            host=host, defaults={"attribution": top, "version": VERSION, "decision_seq": decision_seq}
+        )
 
     def _recount_sessions(self, after_id: int, held: dict[Key, int]) -> dict[Key, Packed]:
         """Count again, for the ``held`` keys (key -> floor), the sessions with attributions newer than
         ``after_id``: each key's corrections of those sessions dropped and counted from their charges as
         they are now. Returns the keys whose corrections changed, with them."""
-        sessions = sorted(
-            set(
-                CorrectionAttribution.objects.filter(host=self.host, id__gt=after_id)
-                .values_list("session", flat=True)
-                .distinct()
-            )
-        )
-        rows: list[tuple] = []
-        for start in range(0, len(sessions), CHUNK):
-            rows += charges_after(self.host, 0, sessions[start : start + CHUNK])
-        rows.sort(key=itemgetter(2, 0))
-        codes = self._codes(sessions)
+        codes = self._attributed_since(after_id)
+        rows = charges_after(self.host, 0, attributed_after=after_id)
         again = np.array(sorted(codes.values()), dtype=np.int64)
         counted = self._count(rows, held, codes)
         changed: dict[Key, Packed] = {}
@@ -312,6 +323,30 @@ class KeptCharges:
         two[two] &= turns[k[two]] < last[two]
         return listed & two
 
+    def unsettled(self, key: Key) -> list[tuple[int | None, int | None]] | None:
+        """Where the contradicted outcomes of retires asking for ``key`` (one of ``affected``) may not be
+        ``settled``: ranges ``[low, high)`` of the retires' times (epoch ms; None: unbounded) that hold every
+        such retire, so the database reads those only; None: every retire (the key was counted afresh). A
+        retire is not settled when fewer than ``EVIDENCE_CORRECTIONS`` corrections before the first one
+        changed come after it (one range, from the time of the ``EVIDENCE_CORRECTIONS``-th before it on), or
+        when the ones it lists are of one session (a range for each run of such first corrections)."""
+        if key not in self.changed_from:
+            return None
+        times, sessions = self.packed[key].times, self.packed[key].sessions
+        before = int(np.searchsorted(times, self.changed_from[key], side="left"))  # corrections before it
+        if before < EVIDENCE_CORRECTIONS:
+            return [(None, None)]
+        ranges: list[tuple[int | None, int | None]] = [(int(times[before - EVIDENCE_CORRECTIONS]), None)]
+        # a retire's first listed correction is the s-th when times[s - 1] <= at < times[s]; its list
+        # sessions[s : s + EVIDENCE_CORRECTIONS] is of one session when no neighbours in it differ
+        turns = np.concatenate(([0], np.cumsum(sessions[1:] != sessions[:-1])))
+        starts = np.arange(before - EVIDENCE_CORRECTIONS + 1)
+        alone = starts[turns[starts + EVIDENCE_CORRECTIONS - 1] == turns[starts]]
+        for run in np.split(alone, np.flatnonzero(np.diff(alone) != 1) + 1) if len(alone) else []:
+            first, last = int(run[0]), int(run[-1])
+            ranges.append((int(times[first - 1]) if first else None, int(times[last])))
+        return ranges
+
     def _count_afresh(self, fresh: dict[Key, int]) -> dict[Key, Packed]:
         """The corrections of the ``fresh`` keys (key -> floor), counted from the host's corrections after the
         oldest of their floors."""
@@ -340,6 +375,18 @@ class KeptCharges:
             if len(ids):
                 found[(kind, h)] = Packed(ids, times, ends[sessions])
         return found
+
+    def _attributed_since(self, after_id: int) -> dict[str, int]:
+        """The sessions with attributions newer than ``after_id`` (attributed again since), each with its
+        ``SessionEnd`` id (one query, and one more for any whose end is not kept yet: ``_codes``)."""
+        end = SessionEnd.objects.filter(host=self.host, session=OuterRef("session")).values("id")[:1]
+        attributed = CorrectionAttribution.objects.filter(host=self.host, id__gt=after_id).order_by()
+        pairs = plain_rows(attributed.values_list("session", Subquery(end)).distinct())
+        codes = {name: code for name, code in pairs if code is not None}
+        missing = [name for name, code in pairs if code is None]
+        if missing:
+            codes.update(self._codes(missing))
+        return codes
 
     def _codes(self, sessions: Iterable[str]) -> dict[str, int]:
         """The ``SessionEnd`` id of each of ``sessions`` (names), the ends of any not kept yet written first

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Count, DateField, Max
+from django.db.models import Count, DateField, Max, QuerySet
 from django.db.models.functions import TruncMonth
 from django.utils import timezone
 
@@ -28,6 +28,7 @@ from lessons.core.outcomes import (
     CONTRADICTED,
     EVIDENCE_CORRECTIONS,
     OUTCOMES_VERSION,
+    SUPPORTED,
     TOO_EARLY,
     Later,
     LatestVerdicts,
@@ -54,6 +55,7 @@ from review.services.outcome_charges import (
     Packed,
     charges_after,
     kept_later,
+    kept_since,
     keys_asked,
     made_live,
     rolled_back_drafts,
@@ -68,6 +70,9 @@ DECISION_FIELDS = ("id", "at_ms", "action", "lesson_hash", "created_hash", "draf
 Judged = namedtuple("Judged", DECISION_FIELDS)
 ID, AT_MS, ACTION, LESSON_HASH, CREATED_HASH, DRAFT_ID = range(len(DECISION_FIELDS))
 _READ = tuple(EpochMs("at") if name == "at_ms" else name for name in DECISION_FIELDS)
+_READ_FROM_OUTCOME = tuple(
+    EpochMs("decision__at") if name == "at_ms" else f"decision__{name}" for name in DECISION_FIELDS
+)
 # What a refresh compares of a stored outcome (``revised``).
 STORED = ("outcome", "sessions_after", "digest", "version")
 WRITE_BATCH = 500
@@ -329,19 +334,77 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
     decisions = Decision.objects.filter(host=host.name, action__in=JUDGED).order_by()
     if seqs is not None:
         decisions = decisions.filter(seq__in=sorted(set(seqs)))
-    read = decisions.values_list(*_READ, *(f"outcome__{name}" for name in STORED))
+    read = _with_outcomes(decisions)
     with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         if seqs is not None:
             rows = plain_rows(read)  # each decision with its stored outcome (None: none yet), as plain tuples
             return _store(host, rows, host_outcomes(host=host, decisions=rows))
         lock_host(host.id)  # no attribution of the host is written meanwhile (lessons.recurrence.refresh)
-        rows = plain_rows(read)
-        if not rows:
+        since = None if full else kept_since(host)
+        # first the log's last seq, then the decisions: any decision committed later has a greater seq
+        # (decisions are committed in seq order under the chain head's lock)
+        head = Decision.objects.aggregate(top=Max("seq"))["top"] or 0
+        rows = plain_rows(read) if since is None else _judged_anew(host, since)
+        if not rows and since is None:
             return 0
-        kept = KeptCharges(host, rows, full=full)
-        if not (full or kept.rebuilt):
-            rows = _to_judge(rows, kept)
+        kept = KeptCharges(host, rows, decision_seq=head, full=since is None)
+        if since is not None:
+            rows = _to_judge(_retires_of(host, kept, rows), kept)
         return _store(host, rows, host_outcomes(host=host, decisions=rows, kept=kept))
+
+
+LIVE_AGAIN = (Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
+
+
+def _judged_anew(host: Host, since: int) -> list[tuple]:
+    """The decisions of ``host`` (with their stored outcomes, ``_with_outcomes``) that a refresh judges
+    whatever changed (``_to_judge``): after the log's seq ``since`` (not judged yet), too early or supported
+    (their count of sessions moves, or a correction may contradict them), and every approve, restore and
+    roll back (their verdicts are read by lesson). Each read from an index (three queries), not by a walk of
+    the host's log; every outcome stored is of these rules' version (``kept_since``)."""
+    mine = Decision.objects.filter(host=host.name)
+    moving = DecisionOutcome.objects.filter(host=host.name, outcome__in=(TOO_EARLY, SUPPORTED)).order_by()
+    found = {}
+    for part in (
+        _with_outcomes(mine.filter(seq__gt=since, action__in=JUDGED)),
+        _with_outcomes(mine.filter(action__in=LIVE_AGAIN)),
+        # driven from the stored outcomes' (host, outcome) index: the decision looked up by its key
+        moving.values_list(*_READ_FROM_OUTCOME, *STORED),
+    ):
+        found.update((row[ID], row) for row in plain_rows(part))
+    return [found[i] for i in sorted(found)]
+
+
+def _with_outcomes(decisions: QuerySet) -> QuerySet:
+    """``decisions`` read as a refresh reads them: ``DECISION_FIELDS`` then the stored outcome's ``STORED``
+    (None: none stored), plain tuples (``plain_rows``)."""
+    return decisions.order_by().values_list(*_READ, *(f"outcome__{name}" for name in STORED))
+
+
+def _retires_of(host: Host, kept: KeptCharges, rows: list[tuple]) -> list[tuple]:
+    """``rows`` (``_judged_anew``'s) with the contradicted retires of ``host`` of the lessons whose counted
+    corrections changed (``kept.affected``) in the ranges of time ``KeptCharges.unsettled`` gives: with them,
+    every decision whose outcome the change may revise, while old contradicted retires that it cannot
+    revise are not read (``_to_judge`` sorts those read exactly). A query a lesson and range, from the
+    (host, lesson_hash, seq) index."""
+    base = _with_outcomes(Decision.objects.filter(host=host.name, outcome__outcome=CONTRADICTED))
+    sql, base_params = base.query.sql_with_params()
+    column = f"{connection.ops.quote_name(Decision._meta.db_table)}.{{}}".format
+    named, at = column(connection.ops.quote_name("lesson_hash")), column(connection.ops.quote_name("at"))
+    found = {row[ID]: row for row in rows}
+    with connection.cursor() as cursor:
+        for kind, h in sorted(kept.affected):
+            if kind != AGAINST:
+                continue
+            for low, high in kept.unsettled((kind, h)) or [(None, None)]:
+                where, params = ([f"{named} = %s"], [h]) if h else ([f"{named} IS NULL"], [])
+                for op, ms in ((">=", low), ("<", high)):
+                    if ms is not None:
+                        where.append(f"{at} {op} %s")
+                        params.append(connection.ops.adapt_datetimefield_value(from_ms(ms)))
+                cursor.execute(f"{sql} AND {' AND '.join(where)}", [*base_params, *params])
+                found.update((row[ID], row) for row in cursor.fetchall() if row[ACTION] == Action.RETIRE)
+    return [found[i] for i in sorted(found)]
 
 
 def _to_judge(rows: list[tuple], kept: KeptCharges) -> list[tuple]:

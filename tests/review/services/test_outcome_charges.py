@@ -12,14 +12,18 @@ from unittest.mock import ANY
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import settings as settings_
+from hypothesis import strategies as st
 
 from lessons.core.outcomes import OUTCOMES_VERSION
 from lessons.core.text import lesson_hash
 from lessons.models import Host, Lesson, SessionEnd, SessionEndsKept
 from lessons.recurrence.versions import plain_rows
 from review.models import Decision, DecisionOutcome, OutcomeKey, OutcomeMark
+from review.services import outcomes as outcomes_module
 from review.services.decisions import lesson_restore, lessons_retire
-from review.services.outcome_charges import AGAINST, Packed
+from review.services.outcome_charges import AGAINST, KeptCharges, Packed
 from review.services.outcomes import _READ, JUDGED, STORED, host_outcomes, outcomes_refresh, revised
 from tests.builders import correction, exposure, lesson
 
@@ -297,3 +301,123 @@ def test_a_contradicted_retire_whose_later_sessions_stop_counting_is_judged_agai
     row = DecisionOutcome.objects.get(decision=decision)
     assert (row.outcome, row.evidence["corrections_total"]) == ("too_early", 10)
     assert_as_if_read_afresh(scenario.host)
+
+
+def _kept(times: list[int], sessions: list[int], changed_from: int) -> KeptCharges:
+    """A ``KeptCharges`` as a refresh leaves it for one key whose corrections changed from ``changed_from``
+    (epoch ms), without a database: what ``settled`` and ``unsettled`` read."""
+    kept = KeptCharges.__new__(KeptCharges)
+    ids = np.arange(len(times), dtype=np.int64)
+    kept.packed = {KEY: Packed(ids, np.array(times, dtype=np.int64), np.array(sessions, dtype=np.int64))}
+    kept.changed_from, kept.fresh = {KEY: changed_from}, set()
+    return kept
+
+
+KEY = (AGAINST, "k")
+
+
+@settings_(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 2)), max_size=30),
+    st.integers(0, 45),
+)
+def test_unsettled_ranges_hold_exactly_the_contradicted_retires_not_settled(corrections, changed):
+    """The ranges of retire times the database is asked for (``unsettled``) hold a retire exactly when
+    ``settled`` says its contradicted outcome may change: every time around every correction's, on random
+    kept corrections (equal times, runs of one session, fewer than ten before the change)."""
+    corrections.sort()
+    times, sessions = [t * 10 for t, _s in corrections], [s for _t, s in corrections]
+    kept = _kept(times, sessions, changed * 10)
+    ranges = kept.unsettled(KEY)
+    asked = sorted({-1, 500, *(t + d for t in times for d in (-1, 0, 1))})
+    inside = [
+        any((low is None or at >= low) and (high is None or at < high) for low, high in ranges)
+        for at in asked
+    ]
+    settled = kept.settled(KEY, np.array(asked, dtype=np.int64)).tolist()
+    assert inside == [not done for done in settled]
+
+
+def test_unsettled_ranges_of_one_session_runs_and_the_change():
+    """Exact ranges: twelve corrections before the change at 200, the first eleven in session 1: a retire
+    before the third correction lists ten of one session (ranges up to it), one from the tenth before the
+    change on lists a changed one."""
+    times = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 200]
+    sessions = [1] * 11 + [2, 3]
+    kept = _kept(times, sessions, 200)
+    assert kept.unsettled(KEY) == [(30, None), (None, 20)]
+    assert kept.settled(KEY, np.array([5, 10, 19, 20, 29, 30], dtype=np.int64)).tolist() == [
+        False,
+        False,
+        False,
+        True,
+        True,
+        False,
+    ]
+    assert _kept(times[:5], sessions[:5], 200).unsettled(KEY) == [(None, None)]
+    assert _kept(times, sessions, 0).unsettled(KEY) == [(None, None)]
+    fresh = _kept(times, sessions, 200)
+    fresh.changed_from = {}
+    assert fresh.unsettled(KEY) is None
+
+
+def test_a_refresh_reads_no_contradicted_retire_that_later_corrections_cannot_revise(
+    ingest, reviewer, settings, monkeypatch
+):
+    """A retire contradicted by the ten corrections it lists (two sessions) is not read again when more
+    corrections on its topic arrive; a later retire of the same lesson, whose ten include the new ones, is
+    read and judged; the stored outcomes are those a whole read gives, and the refresh marks the log's seq."""
+    settings.OUTCOME_SUPPORT_SESSIONS = 30
+    scenario = Scenario(3, ingest, reviewer)
+    retired = h("invoice_capture", TEXTS["invoice_capture"][0])
+    (old,) = lessons_retire(host=scenario.host, hashes=[retired], actor=reviewer, reason="x", now=T0)
+    rows = [
+        correction(
+            host=HOST,
+            session=f"a{n % 2}",
+            id=f"a{n}",
+            text=SAID[0],
+            corrected_at=iso(T0 + timedelta(hours=1, minutes=n)),
+        )
+        for n in range(12)
+    ]
+    assert ingest(rows).ok
+    assert DecisionOutcome.objects.get(decision=old).outcome == "contradicted"
+    restore = lesson_restore(
+        lesson=Lesson.objects.get(hash=retired), actor=reviewer, reason="back", now=T0 + timedelta(hours=2)
+    )
+    (new,) = lessons_retire(
+        host=scenario.host, hashes=[retired], actor=reviewer, reason="y", now=T0 + timedelta(hours=3)
+    )
+    outcomes_refresh(host=scenario.host)
+    assert OutcomeMark.objects.get(host=scenario.host).decision_seq == new.seq
+    assert ingest(corrections_on_topic("c", T0 + timedelta(hours=3, minutes=30))).ok
+    assert DecisionOutcome.objects.get(decision=new).evidence["corrections_total"] == 2
+    judged: list[list[int]] = []
+    real = outcomes_module.host_outcomes
+
+    def watched(*, host, decisions, kept=None):
+        judged.append(sorted(row[0] for row in decisions))
+        return real(host=host, decisions=decisions, kept=kept)
+
+    monkeypatch.setattr(outcomes_module, "host_outcomes", watched)
+    assert ingest(corrections_on_topic("b", T0 + timedelta(hours=4))).ok
+    assert judged == [sorted([restore.id, new.id])]
+    assert DecisionOutcome.objects.get(decision=new).evidence["corrections_total"] == 4
+    # its total is dated by its computed_at: not rewritten for the four corrections after the ten it lists
+    assert DecisionOutcome.objects.get(decision=old).evidence["corrections_total"] == 12
+    assert_as_if_read_afresh(scenario.host)
+
+
+def corrections_on_topic(prefix: str, at: datetime) -> list[dict]:
+    """Two corrections on the contract_number topic, a minute apart, each in its own session."""
+    return [
+        correction(
+            host=HOST,
+            session=f"{prefix}{n}",
+            id=f"{prefix}{n}",
+            text=SAID[0],
+            corrected_at=iso(at + timedelta(minutes=n)),
+        )
+        for n in range(2)
+    ]
