@@ -33,7 +33,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
-from django.db.models import Max, OuterRef, Subquery
+from django.db.models import Max
 
 from lessons.core.outcomes import (
     EVIDENCE_CORRECTIONS,
@@ -291,6 +291,9 @@ class KeptCharges:
         they are now. Returns the keys whose corrections changed, with them."""
         codes = self._attributed_since(after_id)
         rows = charges_after(self.host, 0, attributed_after=after_id)
+        missing = {row[1] for row in rows} - codes.keys()
+        if missing:  # ends not kept yet (``session_ends``): written now, as a count needs them
+            codes.update(self._codes(missing))
         again = np.array(sorted(codes.values()), dtype=np.int64)
         counted = self._count(rows, held, codes)
         changed: dict[Key, Packed] = {}
@@ -377,16 +380,12 @@ class KeptCharges:
         return found
 
     def _attributed_since(self, after_id: int) -> dict[str, int]:
-        """The sessions with attributions newer than ``after_id`` (attributed again since), each with its
-        ``SessionEnd`` id (one query, and one more for any whose end is not kept yet: ``_codes``)."""
-        end = SessionEnd.objects.filter(host=self.host, session=OuterRef("session")).values("id")[:1]
-        attributed = CorrectionAttribution.objects.filter(host=self.host, id__gt=after_id).order_by()
-        pairs = plain_rows(attributed.values_list("session", Subquery(end)).distinct())
-        codes = {name: code for name, code in pairs if code is not None}
-        missing = [name for name, code in pairs if code is None]
-        if missing:
-            codes.update(self._codes(missing))
-        return codes
+        """The ``SessionEnd`` id of each session with attributions newer than ``after_id`` (attributed
+        again since), found by one query from the kept ends (a session whose end is not kept has no
+        corrections kept either: ``_count`` writes its end when it counts one, ``_codes``)."""
+        attributed = CorrectionAttribution.objects.filter(host=self.host, id__gt=after_id).values("session")
+        ends = SessionEnd.objects.filter(host=self.host, session__in=attributed).order_by()
+        return dict(plain_rows(ends.values_list("session", "id")))
 
     def _codes(self, sessions: Iterable[str]) -> dict[str, int]:
         """The ``SessionEnd`` id of each of ``sessions`` (names), the ends of any not kept yet written first
