@@ -37,6 +37,7 @@ from lessons.core.tokens import (
     RULE_B_MIN_SHARE_NUMERATOR,
     RULE_B_MIN_SHARED,
     correction_tokens,
+    correction_tokens_in,
 )
 
 SUPPORTED = "supported"
@@ -287,8 +288,11 @@ class TopicIndex:
                 pairs.append([])
                 unmatched.append(False)
                 sessions.append(codes.setdefault(session, len(codes)))
-                tokens = correction_tokens(text)
-                for token in tokens if vocabulary is None else tokens & vocabulary:
+                if vocabulary is None:
+                    tokens = correction_tokens(text)
+                else:
+                    tokens = correction_tokens_in(text, vocabulary)
+                for token in tokens:
                     postings[token].append(i)
             pairs[i].append((outcome, lesson))
             if outcome == UNMATCHED:

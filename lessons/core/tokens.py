@@ -91,6 +91,15 @@ def correction_tokens(text: str) -> frozenset[str]:
     return frozenset(runs(text))
 
 
+def correction_tokens_in(text: str, vocabulary: frozenset[str]) -> set[str] | frozenset[str]:
+    """``correction_tokens(text) & vocabulary``, without building the set of all the text's tokens first
+    (an ASCII text's runs are looked up in ``vocabulary`` as they are found): what an index over many
+    corrections for a few lessons' words keeps of each (``lessons.core.outcomes.TopicIndex``)."""
+    if text.isascii():
+        return vocabulary.intersection(_RUN.findall(text.lower()))
+    return correction_tokens(text) & vocabulary
+
+
 def correction_topics(text: str) -> frozenset[str]:
     """The full anchors of a correction's own text: its candidate "unmatched topics".
 

@@ -18,7 +18,7 @@ from lessons.core.outcomes import (
     VerdictSeen,
 )
 from lessons.core.recurrence import AMBIGUOUS, RECURRED, UNMATCHED
-from lessons.core.tokens import text_matches
+from lessons.core.tokens import correction_tokens, correction_tokens_in, text_matches
 
 # A small vocabulary, so that texts share words often; some words in backticks (anchors).
 WORDS = ["contract", "number", "leading", "zeros", "gross", "amount", "invoice", "date", "flight", "copy"]
@@ -188,3 +188,14 @@ def test_a_read_correction_lists_its_counted_charges_and_an_unindexed_topic_is_r
     assert [c.id for c in index.against("Keep the leading zeros of `gross_amount`.", kept=()).items] == [9]
     with pytest.raises(ValueError, match="outside those indexed"):
         index.against("Gross amounts carry two decimals.", kept=())
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet=st.sampled_from(list("abAB_1 `.İı-éZz")), max_size=40),
+    vocabulary=st.frozensets(st.text(alphabet=st.sampled_from(list("ab_1iz")), min_size=1, max_size=4)),
+)
+def test_a_corrections_tokens_in_a_vocabulary_are_those_of_all_its_tokens(text, vocabulary):
+    """``correction_tokens_in`` (the index's look-up as runs are found) keeps exactly the tokens of
+    ``correction_tokens`` that are in the vocabulary, ASCII or not (lowering "İ" gives ASCII letters)."""
+    assert correction_tokens_in(text, vocabulary) == correction_tokens(text) & vocabulary
