@@ -19,20 +19,24 @@ import numpy as np
 from django.db import connection
 from django.db.models import Max
 
+from lessons.core.text import from_ms
 from lessons.models import Correction, Exposure, SessionEnd, SessionEndsKept
 from lessons.recurrence.versions import EpochMs
 
 SESSION_CHUNK = 500  # sessions per statement
 
 
-def _activity_sql(host_id: int, sessions: list[str] | None) -> tuple[str, list]:
+def _activity_sql(host_id: int, sessions: list[str] | None, after_ms: int | None = None) -> tuple[str, list]:
     """``SELECT host_id, session, MAX(ms) ... GROUP BY`` over the exposures' and corrections' last times of
-    ``host_id`` (of ``sessions`` only, when given): one row per session, its last activity (epoch ms)."""
+    ``host_id`` (of ``sessions`` only, when given; of the activity after ``after_ms`` only, when given):
+    one row per session, its last activity (epoch ms)."""
     parts, params = [], []
     for model, field in ((Exposure, "shown_at"), (Correction, "corrected_at")):
         rows = model.objects.filter(host_id=host_id).order_by()
         if sessions is not None:
             rows = rows.filter(session__in=sessions)
+        if after_ms is not None:
+            rows = rows.filter(**{f"{field}__gt": from_ms(after_ms)})
         # each table's last time a session, converted to ms once a session (not once a row)
         last = rows.values("host_id", "session").annotate(ms=EpochMs(Max(field)))
         sql, part = last.values_list("host_id", "session", "ms").query.sql_with_params()
@@ -74,6 +78,16 @@ def session_ends_rebuild(host_id: int) -> None:
     SessionEnd.objects.filter(host_id=host_id).delete()
     _insert(*_activity_sql(host_id, None), upsert=False)
     SessionEndsKept.objects.get_or_create(host_id=host_id)
+
+
+def session_ends_read(host_id: int, after_ms: int) -> np.ndarray:
+    """What ``session_ends_after`` answers, read from the host's exposures and corrections rather than the
+    kept ends (a host whose ends are not kept; a check of the kept ones): each session's last activity
+    after ``after_ms`` (epoch ms), sorted (an int64 array; one query)."""
+    sql, params = _activity_sql(host_id, None, after_ms)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return np.sort(np.array([ms for _host, _session, ms in cursor.fetchall()], dtype=np.int64))
 
 
 def session_ends_after(host_id: int, after_ms: int) -> np.ndarray:

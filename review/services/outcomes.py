@@ -39,9 +39,9 @@ from lessons.core.outcomes import (
     retire_outcome,
 )
 from lessons.core.text import from_ms
-from lessons.models import Correction, Exposure, Host, Verdict
+from lessons.models import Host, Verdict
 from lessons.recurrence.refresh import lock_host
-from lessons.recurrence.session_ends import session_ends_after
+from lessons.recurrence.session_ends import session_ends_after, session_ends_read
 from lessons.recurrence.versions import EpochMs, plain_rows
 from lessons.services.data_version import for_host
 from review.models import Action, CalibrationCount, Decision, DecisionOutcome
@@ -80,25 +80,6 @@ NOT_RECOMPUTED = (
     "outcomes of host %s not recomputed after its import (%s); `manage.py outcomes --host %s` recomputes them"
 )
 log = logging.getLogger(__name__)
-
-
-def _session_ends(host: Host, since_ms: int) -> np.ndarray:
-    """The epoch ms of the last activity (exposure or correction) of each session of ``host`` active
-    after ``since_ms``, sorted (an int64 array): only the host's activity after its oldest judged decision
-    is read, and the database finds each session's last time (one query, one number a session)."""
-    parts, params = [], []
-    for model, field in ((Exposure, "shown_at"), (Correction, "corrected_at")):
-        after = model.objects.filter(host=host, **{f"{field}__gt": from_ms(since_ms)}).order_by()
-        last = after.values("session").annotate(last=EpochMs(Max(field))).values_list("session", "last")
-        sql, part = last.query.sql_with_params()
-        parts.append(sql)
-        params.extend(part)
-    q = connection.ops.quote_name
-    union = " UNION ALL ".join(f"SELECT * FROM ({sql}) {q(f'part{i}')}" for i, sql in enumerate(parts))
-    sql = f"SELECT MAX({q('last')}) FROM ({union}) {q('activity')} GROUP BY {q('session')}"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return np.sort(np.array([ms for (ms,) in cursor.fetchall()], dtype=np.int64))
 
 
 def _verdicts(host: Host, hashes: Iterable[str], since: int) -> LatestVerdicts:
@@ -163,7 +144,7 @@ class _Evidence(_Seen):
     def __init__(self, host: Host, decisions: Sequence[tuple], since: int) -> None:
         """``decisions``: tuples of ``DECISION_FIELDS``; ``since``: the oldest one's time (epoch ms)."""
         super().__init__()
-        self.ends = _session_ends(host, since)
+        self.ends = session_ends_read(host.id, since)
         self.drafts = rolled_back_drafts(host, decisions)
         asked = keys_asked(decisions, self.drafts)
         retired = {h for kind, h in asked if kind == AGAINST}
