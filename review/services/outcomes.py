@@ -12,7 +12,7 @@ and PostgreSQL. docs/decisions.md, "Outcomes".
 from __future__ import annotations
 
 import logging
-from collections import defaultdict, namedtuple
+from collections import Counter, defaultdict, namedtuple
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import NamedTuple
@@ -299,9 +299,10 @@ def host_outcomes(*, host: Host, decisions: Sequence[tuple], kept: KeptCharges |
 def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = None, full: bool = False) -> int:
     """Recompute the outcomes of ``host``'s judged decisions and store those revised (``revised``: kind,
     evidence, rules' version, or a too-early count), in one transaction under the host's lock;
-    ``computed_at`` is when a stored outcome was last revised. The calibration rollup is rebuilt only when a
-    kind changed. A host (name or id) that does not exist, or has no judged decision, costs one query and
-    stores nothing. Returns how many were stored. docs/decisions.md, "Outcomes".
+    ``computed_at`` is when a stored outcome was last revised. The calibration rollup's counts are moved
+    for the outcomes whose kind changed (rebuilt whole with ``full``). A host (name or id) that does not
+    exist, or has no judged decision, costs a few queries and stores nothing. Returns how many were stored.
+    docs/decisions.md, "Outcomes".
 
     By default the kept counted corrections are brought up to date first (``KeptCharges``: from the
     attributions written since the last refresh), and only the decisions they can have changed are judged
@@ -317,10 +318,11 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
         decisions = decisions.filter(seq__in=sorted(set(seqs)))
     read = _with_outcomes(decisions)
     with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
+        # no attribution of the host is written meanwhile (lessons.recurrence.refresh), nor its outcomes
+        lock_host(host.id)
         if seqs is not None:
             rows = plain_rows(read)  # each decision with its stored outcome (None: none yet), as plain tuples
             return _store(host, rows, host_outcomes(host=host, decisions=rows))
-        lock_host(host.id)  # no attribution of the host is written meanwhile (lessons.recurrence.refresh)
         since = None if full else kept_since(host)
         # first the log's last seq, then the decisions: any decision committed later has a greater seq
         # (decisions are committed in seq order under the chain head's lock)
@@ -331,7 +333,10 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
         kept = KeptCharges(host, rows, decision_seq=head, full=since is None)
         if since is not None:
             rows = _to_judge(_retires_of(host, kept, rows), kept)
-        return _store(host, rows, host_outcomes(host=host, decisions=rows, kept=kept))
+        stored = _store(host, rows, host_outcomes(host=host, decisions=rows, kept=kept))
+        if full:  # the rollup rebuilt from every stored outcome too, not only moved (a repair)
+            calibration_rollup(host=host.name)
+        return stored
 
 
 LIVE_AGAIN = (Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
@@ -446,9 +451,60 @@ def _store(host: Host, rows: list[tuple], judgement: Judgement) -> int:
         unique_fields=["decision"],
         update_fields=["outcome", "sessions_after", "evidence", "digest", "computed_at", "version"],
     )
-    if any(kind != f.outcome.outcome for _i, f, kind in changed):
-        calibration_rollup(host=host.name)
+    _calibration_moved(
+        host.name, [(i, kind, f.outcome.outcome) for i, f, kind in changed if kind != f.outcome.outcome]
+    )
     return len(changed)
+
+
+def _calibration_moved(host: str, moves: list[tuple[int, str | None, str]]) -> None:
+    """Bring ``host``'s calibration rollup up to date with the outcomes whose kind changed (``(decision id,
+    kind stored before or None, kind now)``): each decision's group (actor, month (UTC), reason code) read
+    for those decisions only (a query a ``CHUNK``), the host's rollup rows (months x codes x kinds) read,
+    the counts moved and written back, groups left at 0 deleted. Gives the rows ``calibration_rollup``
+    builds from all of the host's outcomes, under the host's lock (no other store of its outcomes
+    meanwhile)."""
+    if not moves:
+        return
+    ids = sorted(i for i, _old, _new in moves)
+    groups: dict[int, tuple] = {}
+    for start in range(0, len(ids), CHUNK):
+        read = Decision.objects.filter(id__in=ids[start : start + CHUNK]).annotate(
+            month=TruncMonth("at", output_field=DateField())
+        )
+        groups.update(
+            (i, (actor, month, code or ""))
+            for i, actor, month, code in read.values_list("id", "actor", "month", "reason_code")
+        )
+    delta: Counter[tuple] = Counter()
+    for i, old, new in moves:
+        if old is not None:
+            delta[(*groups[i], old)] -= 1
+        delta[(*groups[i], new)] += 1
+    kept = {
+        (row.actor, row.month, row.reason_code, row.outcome): row
+        for row in CalibrationCount.objects.filter(host=host)
+    }
+    write, gone = [], []
+    for (actor, month, code, outcome), moved in delta.items():
+        if not moved:
+            continue
+        row = kept.get((actor, month, code, outcome))
+        n = (row.n if row else 0) + moved
+        if n:
+            write.append(
+                CalibrationCount(actor=actor, month=month, host=host, reason_code=code, outcome=outcome, n=n)
+            )
+        elif row:
+            gone.append(row.pk)
+    CalibrationCount.objects.filter(pk__in=gone).delete()
+    CalibrationCount.objects.bulk_create(
+        write,
+        batch_size=WRITE_BATCH,
+        update_conflicts=True,
+        unique_fields=["host", "actor", "month", "reason_code", "outcome"],
+        update_fields=["n"],
+    )
 
 
 def _update(rows: list[tuple[Found, int]], now: datetime) -> None:

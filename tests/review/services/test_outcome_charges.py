@@ -26,6 +26,7 @@ from review.services.decisions import lesson_restore, lessons_retire
 from review.services.outcome_charges import AGAINST, KeptCharges, Packed
 from review.services.outcomes import _READ, JUDGED, STORED, host_outcomes, outcomes_refresh, revised
 from tests.builders import correction, exposure, lesson
+from tests.review.services.test_calibration_rollup import grouped_outcomes, rollup
 
 HOST, NS = "diff", "desk.diff"
 T0 = datetime(2026, 2, 1, tzinfo=UTC)
@@ -184,6 +185,7 @@ def test_a_refresh_of_what_changed_stores_what_a_whole_read_would(seed, ingest, 
         if not Decision.objects.filter(host=HOST, action__in=JUDGED).exists():
             continue
         assert_as_if_read_afresh(scenario.host)
+        assert rollup() == grouped_outcomes()  # its counts moved by each refresh, as if grouped afresh
         if n % 5 == 4:  # the kept rows are what a build from nothing makes
             kept = kept_state(scenario.host)
             outcomes_refresh(host=scenario.host, full=True)
