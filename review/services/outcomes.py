@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections import Counter, defaultdict, namedtuple
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, date, datetime
 from typing import NamedTuple
 
 import numpy as np
@@ -64,11 +64,11 @@ from review.services.outcome_charges import (
 
 JUDGED = (Action.RETIRE, Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
 # What the rules read of a decision: not its evidence, reason or hashes of the chain (1M decisions).
-DECISION_FIELDS = ("id", "at_ms", "action", "lesson_hash", "created_hash", "draft_id")
+DECISION_FIELDS = ("id", "at_ms", "action", "lesson_hash", "created_hash", "draft_id", "actor", "reason_code")
 # A decision as the rules read it: no model instance, its time as epoch ms (UTC) computed by the database.
 # A refresh reads decisions as plain tuples of these fields in this order (a host has tens of thousands).
 Judged = namedtuple("Judged", DECISION_FIELDS)
-ID, AT_MS, ACTION, LESSON_HASH, CREATED_HASH, DRAFT_ID = range(len(DECISION_FIELDS))
+ID, AT_MS, ACTION, LESSON_HASH, CREATED_HASH, DRAFT_ID, ACTOR, REASON_CODE = range(len(DECISION_FIELDS))
 _READ = tuple(EpochMs("at") if name == "at_ms" else name for name in DECISION_FIELDS)
 _READ_FROM_OUTCOME = tuple(
     EpochMs("decision__at") if name == "at_ms" else f"decision__{name}" for name in DECISION_FIELDS
@@ -420,11 +420,14 @@ def _store(host: Host, rows: list[tuple], judgement: Judgement) -> int:
     revised; returns how many."""
     split = len(DECISION_FIELDS)
     changed = []  # (decision id, found, stored kind or None)
+    moved = []  # (decision row, stored kind or None, kind now) where the kind changed
     which, afters = judgement.which, judgement.sessions_after
     said = [(o.outcome, digest, OUTCOMES_VERSION) for o, digest in judgement.found]
     for i, row in enumerate(rows):  # a Found made only for what is revised (most are not)
         if revised(said[which[i]], afters[i], row[split:]):
             changed.append((row[ID], judgement.of(i), row[split]))
+            if row[split] != said[which[i]][0]:
+                moved.append((row, row[split], said[which[i]][0]))
     if not changed:
         return 0
     changed.sort(key=lambda c: c[0])
@@ -451,36 +454,25 @@ def _store(host: Host, rows: list[tuple], judgement: Judgement) -> int:
         unique_fields=["decision"],
         update_fields=["outcome", "sessions_after", "evidence", "digest", "computed_at", "version"],
     )
-    _calibration_moved(
-        host.name, [(i, kind, f.outcome.outcome) for i, f, kind in changed if kind != f.outcome.outcome]
-    )
+    _calibration_moved(host.name, moved)
     return len(changed)
 
 
-def _calibration_moved(host: str, moves: list[tuple[int, str | None, str]]) -> None:
-    """Bring ``host``'s calibration rollup up to date with the outcomes whose kind changed (``(decision id,
-    kind stored before or None, kind now)``): each decision's group (actor, month (UTC), reason code) read
-    for those decisions only (a query a ``CHUNK``), the host's rollup rows (months x codes x kinds) read,
-    the counts moved and written back, groups left at 0 deleted. Gives the rows ``calibration_rollup``
-    builds from all of the host's outcomes, under the host's lock (no other store of its outcomes
-    meanwhile)."""
+def _calibration_moved(host: str, moves: list[tuple[tuple, str | None, str]]) -> None:
+    """Bring ``host``'s calibration rollup up to date with the outcomes whose kind changed (``(decision row
+    as read, kind stored before or None, kind now)``): each decision's group (actor, month of its time in
+    UTC, reason code) from its row, the host's rollup rows (months x codes x kinds) read, the counts moved
+    and written back, groups left at 0 deleted. Gives the rows ``calibration_rollup`` builds from all of
+    the host's outcomes, under the host's lock (no other store of its outcomes meanwhile)."""
     if not moves:
         return
-    ids = sorted(i for i, _old, _new in moves)
-    groups: dict[int, tuple] = {}
-    for start in range(0, len(ids), CHUNK):
-        read = Decision.objects.filter(id__in=ids[start : start + CHUNK]).annotate(
-            month=TruncMonth("at", output_field=DateField())
-        )
-        groups.update(
-            (i, (actor, month, code or ""))
-            for i, actor, month, code in read.values_list("id", "actor", "month", "reason_code")
-        )
     delta: Counter[tuple] = Counter()
-    for i, old, new in moves:
+    for row, old, new in moves:
+        at = datetime.fromtimestamp(row[AT_MS] / 1000, UTC)
+        group = (row[ACTOR], date(at.year, at.month, 1), row[REASON_CODE] or "")
         if old is not None:
-            delta[(*groups[i], old)] -= 1
-        delta[(*groups[i], new)] += 1
+            delta[(*group, old)] -= 1
+        delta[(*group, new)] += 1
     kept = {
         (row.actor, row.month, row.reason_code, row.outcome): row
         for row in CalibrationCount.objects.filter(host=host)
