@@ -36,6 +36,7 @@ import numpy as np
 from django.db.models import Max
 
 from lessons.core.outcomes import (
+    CONTRADICTED_SESSIONS,
     EVIDENCE_CORRECTIONS,
     OUTCOMES_VERSION,
     Counted,
@@ -314,6 +315,8 @@ class KeptCharges:
         counted afresh)."""
         if key not in self.changed_from:
             return np.full(len(at_ms), key not in self.fresh)
+        if CONTRADICTED_SESSIONS != 2:  # what follows counts changes of session: the right test for two only
+            return np.zeros(len(at_ms), dtype=bool)
         times, sessions = self.packed[key].times, self.packed[key].sessions
         start = np.searchsorted(times, at_ms, side="right")
         last = start + EVIDENCE_CORRECTIONS - 1  # the position of the last one listed
@@ -335,6 +338,8 @@ class KeptCharges:
         when the ones it lists are of one session (a range for each run of such first corrections)."""
         if key not in self.changed_from:
             return None
+        if CONTRADICTED_SESSIONS != 2:  # as ``settled``: every contradicted retire judged again
+            return [(None, None)]
         times, sessions = self.packed[key].times, self.packed[key].sessions
         before = int(np.searchsorted(times, self.changed_from[key], side="left"))  # corrections before it
         if before < EVIDENCE_CORRECTIONS:

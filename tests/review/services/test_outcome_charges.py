@@ -21,6 +21,7 @@ from lessons.core.text import lesson_hash
 from lessons.models import Host, Lesson, SessionEnd, SessionEndsKept
 from lessons.recurrence.versions import plain_rows
 from review.models import Decision, DecisionOutcome, OutcomeKey, OutcomeMark
+from review.services import outcome_charges
 from review.services import outcomes as outcomes_module
 from review.services.decisions import lesson_restore, lessons_retire
 from review.services.outcome_charges import AGAINST, KeptCharges, Packed
@@ -423,3 +424,14 @@ def corrections_on_topic(prefix: str, at: datetime) -> list[dict]:
         )
         for n in range(2)
     ]
+
+
+def test_with_another_count_of_sessions_no_contradicted_retire_is_taken_as_settled(monkeypatch):
+    """``settled`` counts changes of session among the ten listed, which says "two sessions or more" and
+    nothing else: were the rule's count of sessions another, every contradicted retire of a changed lesson
+    is judged again (and asked of the database) rather than kept on a test that no longer holds."""
+    kept = _kept([10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 200], [1, 2] * 6 + [3], 200)
+    assert kept.settled(KEY, np.array([5], dtype=np.int64)).tolist() == [True]
+    monkeypatch.setattr(outcome_charges, "CONTRADICTED_SESSIONS", 3)
+    assert kept.settled(KEY, np.array([5], dtype=np.int64)).tolist() == [False]
+    assert kept.unsettled(KEY) == [(None, None)]
