@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django import forms
 
-from review.web.forms import PILE_VERSION_MISSING, ReasonForm
+from review.web.forms import PILE_VERSION_MISSING, ReasonForm, UndoesField
 
 
 class RestoreForm(ReasonForm):
@@ -14,8 +14,11 @@ class RestoreForm(ReasonForm):
     pile_version = forms.CharField(
         widget=forms.HiddenInput, error_messages={"required": PILE_VERSION_MISSING}, max_length=64
     )
+    undoes = UndoesField()  # posted by a retire notice's Undo only
 
 
 class RetireLessonForm(RestoreForm):
     """Retire this live lesson (the same fields: a reason, its code, the pile version seen); the same
     service as the pile's retire (``lessons_retire``)."""
+
+    undoes = None

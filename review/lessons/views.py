@@ -90,6 +90,7 @@ def _retired_notice(request: HttpRequest, detail: selectors.LessonDetail, can_re
         hashes=[lesson.hash],
         reason=latest.reason,
         version=detail.version,
+        undoes=[latest.seq],
     )
     notice = RETIRED_NOTICE.format(short=hash8(lesson.hash), seq=latest.seq)
     return {"notice": notice + stale_notice(selectors.drafts_made_stale(lesson)), "undo": undo}
@@ -119,6 +120,7 @@ def lesson_restore(request: HttpRequest, host: str, lesson_hash: str) -> HttpRes
     def act(data: dict):
         return decisions.lesson_restore(
             lesson=detail.lesson,
+            undoes=data["undoes"],
             **decision_args(request, data),
         )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django import forms
 
-from review.web.forms import PILE_VERSION_MISSING, ReasonForm, ReasonTextForm
+from review.web.forms import PILE_VERSION_MISSING, ReasonForm, ReasonTextForm, UndoesField
 from review.web.widgets import HostSearch, LeanSelect
 
 # Error texts the page tests assert.
@@ -98,6 +98,7 @@ class RestoreManyForm(_PileDecisionForm):
         widget=forms.CheckboxSelectMultiple,
         error_messages={"required": RESTORE_REQUIRED, "invalid_choice": RESTORE_NOT_RESTORABLE},
     )
+    undoes = UndoesField()  # posted by a retire notice's Undo only
 
     def __init__(self, *args, hashes: list[str], **kwargs):
         kwargs.setdefault("auto_id", "restore_%s")

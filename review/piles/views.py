@@ -297,6 +297,7 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
             hashes=[d.lesson_hash for d in decisions],
             reason=data["reason"],
             version=fresh.version,
+            undoes=[d.seq for d in decisions],
             htmx_target="#pile",
         )
         context = pile_context(request, fresh, retire_form(fresh), notice=notice, undo=undo)
@@ -385,6 +386,7 @@ def pile_restore(request: HttpRequest) -> HttpResponse:
             namespace=detail.namespace,
             subject=detail.subject,
             hashes=data["lessons"],
+            undoes=data["undoes"],
             **decision_args(request, data),
         )
 

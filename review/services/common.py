@@ -39,6 +39,11 @@ NOT_ALLOWED_INACTIVE = "{user} is not an active user."
 STALE_PILE = (
     "This pile changed since you loaded it; nothing was written. Review the fresh pile and try again."
 )
+UNDO_STALE = (
+    "This Undo reverses {seqs}, which someone has undone since (the lessons were restored, and may have been "
+    "retired again by a later decision); nothing was written. Review the fresh pile and restore from it if "
+    "you still mean to."
+)
 
 
 class DecisionRefused(Exception):
@@ -62,6 +67,15 @@ class StalePile(DecisionRefused):
     def __init__(self, fresh_version: str, message: str = STALE_PILE):
         super().__init__(message)
         self.fresh_version = fresh_version
+
+
+class UndoStale(StalePile):
+    """An Undo whose retire is no longer the latest decision on its lessons (someone restored them, even
+    if a later retire made the pile look as it did): a conflict, like a stale pile. ``seqs``: the retire's
+    decisions."""
+
+    def __init__(self, fresh_version: str, seqs: list[int]):
+        super().__init__(fresh_version, UNDO_STALE.format(seqs=", ".join(f"#{s}" for s in sorted(seqs))))
 
 
 def new_batch() -> str:

@@ -13,6 +13,7 @@ silently undoes it (docs/interchange.md, "lesson").
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -28,6 +29,7 @@ from review.services.chain import DecisionEntry, decisions_append_many
 from review.services.claims import claims_release_on_decision
 from review.services.common import (
     DecisionRefused,
+    UndoStale,
     check_decision,
     check_version,
     decision_now,
@@ -136,9 +138,14 @@ def lessons_restore(
     reason_code: str | None = None,
     pile_version: str | None = None,
     now: datetime | None = None,
+    undoes: Collection[int] | None = None,
 ) -> list[Decision]:
     """Make lessons of one entity that ``retire`` decisions retracted live again, with one reason: one
     record each, one shared batch, all in one transaction (all restored, or none).
+
+    ``undoes``: the seqs of the retire decisions a retire notice's Undo reverses; then each lesson's latest
+    decision must still be one of them, else ``UndoStale`` (restored since, if retired again meanwhile:
+    the pile version alone would match). docs/decisions.md, "The actions" (Undo).
 
     ``hashes`` are full hashes of lessons on the entity ``(host, namespace, subject)``. Each is checked
     under the entity lock: it is ``retracted`` and the latest decision naming it is a ``retire`` (not a
@@ -154,7 +161,7 @@ def lessons_restore(
     at = decision_now(now)
     with for_host(host.name), transaction.atomic():  # host-narrowed (docs/production.md, "Cache")
         lessons = lock_entity(host=host, namespace=namespace, subject=subject)
-        check_version(lessons, pile_version)
+        version = check_version(lessons, pile_version)
         on_entity = {lesson.hash for lesson in lessons}
         unknown = sorted(wanted - on_entity)
         if unknown:
@@ -165,12 +172,14 @@ def lessons_restore(
                 raise DecisionRefused(
                     RESTORE_NOT_RETRACTED.format(short=hash8(lesson.hash), status=lesson.status)
                 )
-        latest: dict[str, str] = {}
+        latest: dict[str, tuple[str, int]] = {}
         naming = Decision.objects.filter(host=host.name, lesson_hash__in=sorted(wanted)).order_by("-seq")
-        for lesson_hash, action in naming.values_list("lesson_hash", "action"):
-            latest.setdefault(lesson_hash, action)
+        for lesson_hash, action, seq in naming.values_list("lesson_hash", "action", "seq"):
+            latest.setdefault(lesson_hash, (action, seq))
+        if undoes is not None and any(latest.get(x.hash, ("", 0))[1] not in set(undoes) for x in chosen):
+            raise UndoStale(version, list(undoes))
         for lesson in chosen:
-            if latest.get(lesson.hash) != Action.RETIRE:
+            if latest.get(lesson.hash, ("", 0))[0] != Action.RETIRE:
                 raise DecisionRefused(RESTORE_NOT_BY_RETIRE.format(short=hash8(lesson.hash)))
         decisions = _status_decisions(
             action=Action.RESTORE,
@@ -226,8 +235,10 @@ def lesson_restore(
     reason_code: str | None = None,
     pile_version: str | None = None,
     now: datetime | None = None,
+    undoes: Collection[int] | None = None,
 ) -> Decision:
-    """Restore one lesson (``lessons_restore`` of just it); ``lesson`` shows its new status after.
+    """Restore one lesson (``lessons_restore`` of just it, ``undoes`` as there); ``lesson`` shows its new
+    status after.
 
     Raises ``NotAllowed``, ``StalePile`` or ``DecisionRefused``. docs/decisions.md, "The actions"
     (``restore``).
@@ -242,6 +253,7 @@ def lesson_restore(
         reason_code=reason_code,
         pile_version=pile_version,
         now=now,
+        undoes=undoes,
     )
     lesson.status = Lesson.Status.LIVE
     lesson.decided_at = decision.at

@@ -22,6 +22,7 @@ UNDO_REASON = "undo: {reason}"
 REASON_TOO_LONG_FIELD = REASON_TOO_LONG.format(length="%(show_value)d")
 REASON_CODE_INVALID = "Choose a reason code from the list, or leave it empty."
 PILE_VERSION_MISSING = "The pile version is missing; reload the pile and try again."
+UNDOES_INVALID = "The Undo names its retire decisions by number (1,2,...); reload the page and try again."
 
 REASON_CODE_CHOICES = [("", NO_REASON_CODE), *ReasonCode.choices]
 
@@ -51,12 +52,42 @@ class ReasonForm(ReasonTextForm):
         return self.cleaned_data["reason_code"] or None
 
 
-def undo_offer(*, action: str, hashes: list[str], reason: str, version: str, htmx_target: str = "") -> dict:
+class UndoesField(forms.CharField):
+    """The seqs of the retire decisions an Undo reverses, posted as ``"12,13"`` (``undo_offer``): a list
+    of ints (``None`` when absent: not an Undo). docs/decisions.md, "The actions" (Undo)."""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("max_length", 4000)
+        kwargs.setdefault("widget", forms.HiddenInput)
+        super().__init__(**kwargs)
+
+    def to_python(self, value) -> list[int] | None:
+        text = super().to_python(value)
+        if not text:
+            return None
+        parts = text.split(",")
+        if not all(p.isascii() and p.isdigit() and len(p) <= 18 for p in parts):
+            raise forms.ValidationError(UNDOES_INVALID, code="invalid")
+        return [int(p) for p in parts]
+
+
+def undo_offer(
+    *, action: str, hashes: list[str], reason: str, version: str, undoes: list[int], htmx_target: str = ""
+) -> dict:
     """The Undo form of a retire's success notice (``review/piles/_undo.html``): it posts to ``action`` the
     ``hashes`` just retired, the reason ``undo: <the original reason>`` (cut to the 500-character limit
-    with "…") and the entity's fresh pile ``version``; ``htmx_target`` is the region it swaps ("" for a
-    plain POST). Issue 12, finding 7."""
+    with "…"), the entity's fresh pile ``version`` and ``undoes``, the seqs of that retire's decisions (the
+    restore is refused when they are no longer the lessons' latest: ``lessons_restore``); ``htmx_target`` is
+    the region it swaps ("" for a plain POST). Issue 12, finding 7."""
     text = UNDO_REASON.format(reason=reason)
     if len(text) > REASON_MAX:
         text = text[: REASON_MAX - 1] + "\u2026"
-    return {"action": action, "hashes": hashes, "reason": text, "version": version, "target": htmx_target}
+    return {
+        "action": action,
+        "hashes": hashes,
+        "reason": text,
+        "version": version,
+        "undoes": ",".join(str(seq) for seq in sorted(undoes)),
+        "target": htmx_target,
+    }

@@ -172,6 +172,7 @@ def test_the_retire_notice_offers_an_undo_that_restores_exactly_those_lessons(pi
         ("lessons", pile[1]),
         ("reason", "undo: says the same"),
         ("pile_version", fresh_version),
+        ("undoes", "2,3"),  # the retire's decisions (#1 retired pile[4] before)
     ]
     assert undo.attrs["action"] == f"/pile/restore/?{ENTITY}"
     undone = client.post(undo.attrs["action"], dict_of(fields), HTTP_HX_REQUEST="true")
@@ -189,6 +190,6 @@ def dict_of(fields):
 
 
 def test_an_undo_reason_is_cut_to_the_reason_limit():
-    offer = undo_offer(action="/x/", hashes=["h"], reason="r" * REASON_MAX, version="v")
+    offer = undo_offer(action="/x/", hashes=["h"], reason="r" * REASON_MAX, version="v", undoes=[1])
     assert len(offer["reason"]) == REASON_MAX
     assert offer["reason"] == "undo: " + "r" * (REASON_MAX - 7) + "\u2026"
