@@ -166,8 +166,9 @@ class OutcomeKey(models.Model):
 class OutcomeMark(models.Model):
     """How far a host's outcome refresh has read: every ``CorrectionAttribution`` of the host up to id
     ``attribution`` (attributions are rewritten with new ids, under the host's lock, whenever a session is
-    attributed again) and every decision up to ``decision_seq``. ``version``: of the kept rows' rules;
-    another is rebuilt."""
+    attributed again) and every decision up to ``decision_seq``. ``version``: of the kept rows' rules, and
+    ``support_sessions``: the ``OUTCOME_SUPPORT_SESSIONS`` they were judged by; another of either is
+    rebuilt."""
 
     host = models.OneToOneField("lessons.Host", on_delete=models.CASCADE, primary_key=True, related_name="+")
     attribution = models.BigIntegerField()
@@ -175,6 +176,9 @@ class OutcomeMark(models.Model):
     # the log's last seq when the refresh read the host's decisions: every judged decision of the host up to
     # it has a stored outcome (the chain's head lock commits decisions in seq order)
     decision_seq = models.BigIntegerField(default=0)
+    # the OUTCOME_SUPPORT_SESSIONS the host's outcomes were last judged by (0: not known); another judges
+    # every decision of the host again
+    support_sessions = models.PositiveIntegerField(default=0)
 
 
 class CalibrationCount(models.Model):

@@ -15,6 +15,11 @@ class Migration(migrations.Migration):
             name='decision_seq',
             field=models.BigIntegerField(default=0),
         ),
+        migrations.AddField(
+            model_name='outcomemark',
+            name='support_sessions',
+            field=models.PositiveIntegerField(default=0),
+        ),
         migrations.AddIndex(
             model_name='decision',
             index=models.Index(fields=['host', 'action', 'seq'], name='decision_host_action'),

@@ -33,6 +33,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
+from django.conf import settings
 from django.db.models import Max
 
 from lessons.core.outcomes import (
@@ -208,12 +209,17 @@ class Packed(NamedTuple):
 
 def kept_since(host: Host) -> int | None:
     """The log's seq up to which the last refresh read ``host``'s decisions (``OutcomeMark.decision_seq``),
-    when its kept counted corrections can be brought up to date from what changed (kept under these rules,
-    and the host's session ends kept); None when they are to be built afresh (two queries)."""
-    mark = OutcomeMark.objects.filter(host=host).values_list("version", "decision_seq").first()
-    if mark is None or mark[0] != VERSION or not SessionEndsKept.objects.filter(host=host).exists():
-        return None
-    return mark[1]
+    when its kept counted corrections can be brought up to date from what changed (kept under these rules
+    and ``OUTCOME_SUPPORT_SESSIONS``, and the host's session ends kept); None when they are to be built
+    afresh and every decision judged again (two queries)."""
+    mark = (
+        OutcomeMark.objects.filter(host=host)
+        .values_list("version", "support_sessions", "decision_seq")
+        .first()
+    )
+    if mark is None or mark[:2] != (VERSION, settings.OUTCOME_SUPPORT_SESSIONS):
+        return None  # never kept, other rules, or another count of sessions to support a retire
+    return mark[2] if SessionEndsKept.objects.filter(host=host).exists() else None
 
 
 class KeptCharges:
@@ -283,7 +289,13 @@ class KeptCharges:
             update_fields=["floor_ms", "basis", "corrections", "times", "sessions"],
         )
         OutcomeMark.objects.update_or_create(
-            host=host, defaults={"attribution": top, "version": VERSION, "decision_seq": decision_seq}
+            host=host,
+            defaults={
+                "attribution": top,
+                "version": VERSION,
+                "decision_seq": decision_seq,
+                "support_sessions": settings.OUTCOME_SUPPORT_SESSIONS,
+            },
         )
 
     def _recount_sessions(self, after_id: int, held: dict[Key, int]) -> dict[Key, Packed]:
