@@ -24,7 +24,7 @@ from review.lessons.lookups import get_lesson_or_404
 from review.models import Action
 from review.roles import PERM_DECIDE, PERM_VIEW
 from review.services import decisions
-from review.services.common import DecisionRefused, StalePile
+from review.services.common import DecisionRefused, StalePile, UndoStale
 from review.web.decide import decide, decision_args
 from review.web.format import stale_notice
 from review.web.forms import undo_offer
@@ -185,9 +185,12 @@ def lesson_retire(request: HttpRequest, host: str, lesson_hash: str) -> HttpResp
 
 def _refused(request: HttpRequest, host: str, lesson_hash: str, exc: DecisionRefused, form, *, retire: bool):
     """A refused restore or retire: the fresh page with the refusal and a fresh form of the same kind that
-    keeps the reason written (409 when the entity changed since the page was loaded, else 422)."""
+    keeps the reason written (409 when the entity changed since the page was loaded, else 422); not the
+    "undo:" reason of an Undo refused (``UndoStale``): it names a retire already undone."""
     fresh = get_lesson_or_404(host, lesson_hash)
     kept = {k: form.cleaned_data[k] or "" for k in ("reason", "reason_code")}
+    if isinstance(exc, UndoStale):
+        kept["reason"] = ""
     fresh_form = type(form)(initial={**kept, "pile_version": fresh.version})
     status = 409 if isinstance(exc, StalePile) else 422
     if retire:

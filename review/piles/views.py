@@ -32,7 +32,7 @@ from review.piles.tables import QUEUE_PER_PAGE, OrderedRows, QueueTable
 from review.roles import PERM_CLAIM, PERM_DECIDE, PERM_VIEW
 from review.services import claims
 from review.services.claims import CLAIM_MINUTES
-from review.services.common import DecisionRefused, NotAllowed, StalePile
+from review.services.common import DecisionRefused, NotAllowed, StalePile, UndoStale
 from review.services.decisions import lessons_restore, lessons_retire
 from review.web.decide import decide, decision_args, not_allowed
 from review.web.format import relative_age, stale_notice
@@ -314,15 +314,19 @@ def _refused_fresh(
     changed, with the refusal on top and the reason kept in the form that was sent; 409 when the pile
     changed (``StalePile``), else 422. Nothing was written. A stale refusal names the decisions on the
     entity since the page was built (or says no decision changed it), and the selection keeps the
-    lessons that can still be selected (issue 23, newcomer item 12)."""
+    lessons that can still be selected (issue 23, newcomer item 12). An Undo refused (``UndoStale``) names
+    the decisions since the retire it reverses and keeps neither its selection nor its "undo:" reason: they
+    name a retire already undone."""
     host, fresh = get_entity_or_404(request.GET)
-    kept = {"reason": data["reason"], "reason_code": data["reason_code"] or ""}
+    undone = isinstance(exc, UndoStale)
+    kept = {"reason": "" if undone else data["reason"], "reason_code": data["reason_code"] or ""}
     refusal = str(exc)
     if isinstance(exc, StalePile):
-        refusal += " " + _what_changed(host, fresh, data.get("seen_seq"))
+        seen = max(data["undoes"]) if undone else data.get("seen_seq")
+        refusal += " " + _what_changed(host, fresh, seen)
     if restoring:
         still = {x.hash for x in fresh.restorable}
-        kept["lessons"] = [h for h in data["lessons"] if h in still]
+        kept["lessons"] = [] if undone else [h for h in data["lessons"] if h in still]
         context = pile_context(
             request,
             fresh,

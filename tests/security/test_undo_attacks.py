@@ -14,6 +14,7 @@ from lessons.models import Host, Lesson
 from review.models import Decision
 from review.services.common import UNDO_STALE
 from review.services.decisions import lesson_restore, lessons_retire
+from tests.html import parse
 from tests.security.test_decision_attacks import ENTITY, h, pile  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.usefixtures("pile")
@@ -51,7 +52,9 @@ def test_the_lesson_pages_undo_of_a_retire_already_undone_is_refused(as_reviewer
     before = Decision.objects.count()
     pressed = as_reviewer.post(action, fields)
     assert pressed.status_code == 409
-    assert UNDO_STALE.format(seqs="#1") in unescape(pressed.content.decode())
+    body = unescape(pressed.content.decode())
+    assert UNDO_STALE.format(seqs="#1") in body
+    assert "undo: Says lesson 3 again." not in body  # the fresh form does not offer the same mistake
     assert Decision.objects.count() == before
     assert Lesson.objects.get(hash=h(2)).status == "retracted"
 
@@ -71,7 +74,13 @@ def test_the_piles_undo_of_a_retire_already_undone_is_refused(as_reviewer, secon
     before = Decision.objects.count()
     pressed = as_reviewer.post(action, fields, HTTP_HX_REQUEST="true")
     assert pressed.status_code == 409
-    assert UNDO_STALE.format(seqs="#1, #2") in unescape(pressed.content.decode())
+    body = unescape(pressed.content.decode())
+    assert UNDO_STALE.format(seqs="#1, #2") in body
+    assert "Since you loaded it: #3 restore" in body and "#5 retire" in body  # rob's, after #1 and #2
+    assert "undo: Both say lesson 4 again." not in body
+    boxes = parse(pressed.content).find_all("input", name="lessons")
+    assert {b.attrs["value"] for b in boxes} == {h(2), h(3)}  # restorable still, and not selected
+    assert not [b for b in boxes if "checked" in b.attrs]
     assert Decision.objects.count() == before
     assert set(Lesson.objects.filter(hash__in=[h(2), h(3)]).values_list("status", flat=True)) == {"retracted"}
 
