@@ -32,7 +32,7 @@ from review.hosts.tables import (
     hosts_rows,
     unmatched_topics_links,
 )
-from review.outcomes.host_weeks import host_weeks, tallest, weeks_svg
+from review.outcomes.host_weeks import host_weeks, newest_session_week, tallest, weeks_svg
 from review.roles import PERM_SET_BUDGET, PERM_VIEW
 from review.services.budget import budget_preview, host_set_budget
 from review.services.common import (
@@ -108,7 +108,8 @@ def host(request: HttpRequest, name: str) -> HttpResponse:
     each against the budget (over, within, or budget off) and linked to its pile page. The region
     ``entities`` is what sort and page links swap. Below it, the reviewers' newest restatement marks
     (issue 22, Build 2), each linked to its pile; then the host over time: user corrections per 100
-    sessions by week, with the weeks that had decisions marked, as a chart and a table (issue 24)."""
+    sessions by week, with the weeks that had decisions marked, as a chart and a table (issue 24); when no
+    week of it had a session, the caption names the week of the host's newest session."""
     found = selectors.host_overview(name=name) if not has_nul(name) else None
     if found is None:
         raise NotFound("Unknown host", HOST_UNKNOWN.format(host=name))
@@ -119,6 +120,8 @@ def host(request: HttpRequest, name: str) -> HttpResponse:
         context["marks"], context["more_marks"] = host_marks_shown(host=found)
         weeks = host_weeks(found)
         context["weeks"], context["weeks_svg"], context["weeks_top"] = weeks, weeks_svg(weeks), tallest(weeks)
+        if weeks and context["weeks_top"] is None:  # sessions before the range only (a decision ends it)
+            context["newest_session"] = newest_session_week(found)
     return render_region(request, "review/hosts/host.html", "entities", context)
 
 

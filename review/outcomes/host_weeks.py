@@ -109,6 +109,14 @@ def tallest(weeks: list[Week]) -> float | None:
     return max((w.per_100 for w in weeks if w.per_100 is not None), default=None)
 
 
+def newest_session_week(host: Host) -> date | None:
+    """The Monday of the week of ``host``'s newest exposure (its newest session), None without one. The
+    host page asks it only when no week of the chart had a session: a decision long after the host's last
+    session ends the range past every session, and the caption then says where they are (one query)."""
+    shown = Exposure.objects.filter(host=host).aggregate(newest=Max("shown_at"))["newest"]
+    return _monday(shown) if shown is not None else None
+
+
 def weeks_svg(weeks: list[Week]) -> SafeString:
     """A bar a week (its corrections per 100 sessions) and a mark under each week with decisions; the
     numbers are in the table beside it (the figure is ``aria-hidden``)."""

@@ -93,3 +93,28 @@ def test_a_decision_after_the_last_session_ends_the_range(weeks, reviewer):
         Week(date(2026, 2, 23), 0, 0, 0),
         Week(date(2026, 3, 2), 0, 0, 1),
     ]
+
+
+def test_a_decision_long_after_the_last_session_names_the_week_of_the_newest_session(
+    weeks, reviewer, as_viewer
+):
+    # the newcomer's finding (demo, 2026-12-04): a retire made months after the host's last session moves the
+    # 26 weeks past every session; the chart was empty and its caption said only "no week had a session"
+    lessons_retire(
+        host=weeks, hashes=[h(OTHER)], actor=reviewer, reason="dup", now=datetime(2026, 12, 4, tzinfo=UTC)
+    )
+    section = parse(as_viewer.get(f"/hosts/{HOST}/").content).find("section", id="host-weeks")
+    caption = " ".join(section.find("figcaption").text.split())
+    assert caption.startswith(
+        "From 2026-06-08 to the week of 2026-11-30; no week had a session (the host's newest session is in"
+        " the week of 2026-02-09, before this range, which ends with its newest correction or decision)."
+    )
+    assert len(section.find("svg").find_all("rect", cls="bar")) == 0
+    assert len(section.find("svg").find_all("rect", cls="decided")) == 1
+
+
+def test_the_caption_names_no_older_session_when_the_range_has_sessions(weeks, as_viewer):
+    caption = (
+        parse(as_viewer.get(f"/hosts/{HOST}/").content).find("section", id="host-weeks").find("figcaption")
+    )
+    assert "newest session" not in caption.text
