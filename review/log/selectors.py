@@ -19,7 +19,7 @@ from review.models import Decision, DecisionWeek
 from review.services.decision_weeks import WeekStart, week_of
 
 # Host status words of the log page. docs/decisions.md, "Hosts apply decisions".
-STATUS_AWAITING = "awaiting host"
+STATUS_AWAITING = "awaiting the host"
 STATUS_APPLIED = "applied"
 STATUS_FAILED = "failed"
 
@@ -31,7 +31,7 @@ def decisions_log() -> QuerySet[Decision]:
 
 
 def decision_host_status(decision: Decision) -> tuple[str, object | None, str]:
-    """``(status, acked_at, detail)``: ``awaiting host`` (no ack yet), ``applied`` or ``failed``.
+    """``(status, acked_at, detail)``: ``awaiting the host`` (no ack yet), ``applied`` or ``failed``.
 
     Reads the joined ``ack`` (no query when ``decisions_log`` fetched the row).
     """

@@ -177,7 +177,7 @@ def stamp(iso: str) -> str:
 def test_an_ack_changes_the_host_status_on_the_page(client, viewer, log):
     _token, raw = token_create(name="alpha-puller", host=None, can_ingest=False, can_read=True)
     html = page(client, viewer, "actor=rita")
-    assert '<span class="badge ack-waiting">awaiting host</span>' in html
+    assert '<span class="badge ack-waiting">awaiting the host</span>' in html
     api = client.post(
         "/api/v1/decisions/3/ack",
         data=json.dumps({"status": "failed", "detail": "store is read-only"}),

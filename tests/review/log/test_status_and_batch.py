@@ -58,7 +58,7 @@ def test_the_host_status_filter_is_offered_with_its_three_words(client, viewer, 
     options = [(o.attrs["value"], o.text) for o in select.find_all("option")]
     assert options == [
         ("", "any host status"),
-        ("awaiting", "awaiting host"),
+        ("awaiting", "awaiting the host"),
         ("applied", "applied"),
         ("failed", "failed"),
     ]
