@@ -17,7 +17,7 @@ from review.outcomes.calibration import calibration_lines, calibration_months
 from review.outcomes.format import LABELS, outcome_of
 from review.outcomes.forms import CalibrationFilter
 from review.outcomes.selectors import live_now
-from review.roles import ADMIN, PERM_VIEW_DECISIONS, user_role
+from review.roles import ADMIN, PERM_VIEW_DECISIONS, VIEWER, user_role
 from review.web.links import draft_url, lesson_url, pile_href
 from review.web.lookups import NotFound, shows_not_found
 from review.web.paging import whole_number
@@ -31,7 +31,13 @@ NO_OUTCOME = {
     Action.REJECT: "A rejected draft changed no lesson: it gets no outcome.",
 }
 NOT_YET = "Not judged yet: the outcome is computed when the host sends new sessions, corrections or verdicts."
-EMPTY_CALIBRATION = "No decision of yours has an outcome yet."
+EMPTY_CALIBRATION = (
+    "No decision of yours has an outcome yet: outcomes come from the sessions, corrections and verdicts a"
+    " host sends after a decision."
+)
+EMPTY_CALIBRATION_VIEWER = (
+    "A viewer makes no decisions: this page shows a reviewer their own decisions, and an admin the team's."
+)
 EMPTY_REVISIT = "No contradicted decision: nothing the agent's later sessions argue against."
 
 
@@ -148,9 +154,11 @@ def revisit(request: HttpRequest) -> HttpResponse:
 def calibration(request: HttpRequest) -> HttpResponse:
     """How decisions turned out by month and reason code (over every host, or on ``?host=``), the newest
     ``MONTHS_SHOWN`` months (``?before=YYYY-MM-DD`` pages back): the signed-in user's own; an admin's view
-    adds the team's totals and each reviewer's lines (by name, never ranked). A few queries, of the
-    rollup, whatever the number of decisions."""
-    admin = user_role(request.user) == ADMIN
+    adds the team's totals and each reviewer's lines (by name, never ranked); a viewer, who decides
+    nothing, is told whose decisions the page shows. A few queries, of the rollup, whatever the number of
+    decisions."""
+    role = user_role(request.user)
+    admin = role == ADMIN
     form = CalibrationFilter(request.GET)
     host, before = (form.cleaned_data["host"], form.cleaned_data["before"]) if form.is_valid() else ("", None)
     me = request.user.get_username()
@@ -163,7 +171,7 @@ def calibration(request: HttpRequest) -> HttpResponse:
         "team": team,
         "by_actor": by_actor,
         "admin": admin,
-        "empty": EMPTY_CALIBRATION,
+        "empty": EMPTY_CALIBRATION_VIEWER if role == VIEWER else EMPTY_CALIBRATION,
         "filter": form,
         "host": host,
         "months": months,

@@ -246,3 +246,21 @@ def test_a_decision_undone_since_offers_no_way_back(contradicted, reviewer, as_v
     revisit = parse(as_viewer.get("/decisions/revisit/").content)
     row = revisit.find("tr", data_seq=str(contradicted.seq))
     assert row.find_all("td")[3].text == UNDONE_RETIRE
+
+
+def test_an_empty_calibration_says_where_outcomes_come_from_and_a_viewer_whose_decisions_it_shows(
+    outcome_host, reviewer, viewer, client
+):
+    """The newcomer's finding: an empty page said only "No decision of yours has an outcome yet", to a
+    viewer too, who makes no decisions."""
+    retire(outcome_host, reviewer)  # not judged yet: no outcome
+    client.force_login(reviewer)
+    empty = parse(client.get("/decisions/calibration/").content).find("p", "empty").text
+    assert empty == (
+        "No decision of yours has an outcome yet: outcomes come from the sessions, corrections and verdicts a"
+        " host sends after a decision."
+    )
+    client.force_login(viewer)
+    assert parse(client.get("/decisions/calibration/").content).find("p", "empty").text == (
+        "A viewer makes no decisions: this page shows a reviewer their own decisions, and an admin the team's."
+    )
