@@ -88,8 +88,9 @@ def _evidence(outcome: DecisionOutcome | None) -> dict:
 @permission_required(PERM_VIEW_DECISIONS, raise_exception=True)
 @shows_not_found
 def decision(request: HttpRequest, seq: str) -> HttpResponse:
-    """Decision ``seq``: the record's fields, its outcome and the evidence it rests on (two queries; a
-    third for a contradicted one: whether a later decision undid it)."""
+    """Decision ``seq``: the record's fields (its lesson, draft and created consolidation linked to their
+    pages), its outcome and the evidence it rests on (two queries; a third for a contradicted one: whether
+    a later decision undid it)."""
     found, number = None, whole_number(seq)
     if number is not None:
         found = Decision.objects.select_related("outcome", "ack").filter(seq=number).first()
@@ -108,6 +109,8 @@ def decision(request: HttpRequest, seq: str) -> HttpResponse:
         "way_back_url": way_back_url,
         "undone": undone if contradicted else "",
         "lesson_url": lesson_url(found.host, found.lesson_hash) if found.lesson_hash else None,
+        "draft_url": draft_url(found.host, found.draft_id) if found.draft_id else None,
+        "created_url": lesson_url(found.host, found.created_hash) if found.created_hash else None,
         "pile_url": pile_href(found.host, found.namespace or "", found.subject) if found.subject else None,
     }
     return render(request, "review/outcomes/decision.html", context)

@@ -264,3 +264,25 @@ def test_an_empty_calibration_says_where_outcomes_come_from_and_a_viewer_whose_d
     assert parse(client.get("/decisions/calibration/").content).find("p", "empty").text == (
         "A viewer makes no decisions: this page shows a reviewer their own decisions, and an admin the team's."
     )
+
+
+def test_an_approves_page_links_its_draft_and_the_consolidation_it_created(adbuy, second_reviewer, as_viewer):
+    """The newcomer's finding: decision #9 of the demo named its draft and the lesson it created as plain
+    text; the page now links both (and the draft from its head line)."""
+    from lessons.models import Draft
+    from review.services.consolidation import draft_approve
+    from tests.fixtures.drafts import ADBUY, CONSOLIDATE
+
+    draft = Draft.objects.get(host__name=ADBUY, ext_id=CONSOLIDATE)
+    decision = draft_approve(draft=draft, actor=second_reviewer, reason="Ten rules restate four facts.")
+    draft.refresh_from_db()
+    created = draft.created_lesson.hash
+    page = parse(as_viewer.get(f"/decisions/{decision.seq}/").content)
+    record = page.find("dl", cls="record")
+    links = [(a.text, a.attrs["href"]) for a in record.find_all("a")]
+    assert links == [
+        (CONSOLIDATE, f"/drafts/{ADBUY}/{CONSOLIDATE}/"),
+        (created, f"/lessons/{ADBUY}/{created}/"),
+    ]
+    head = [a.text for a in page.find("div", cls="page-head").find_all("a")]
+    assert head == ["In the log", "the pile", "the draft"]
