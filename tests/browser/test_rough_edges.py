@@ -197,3 +197,20 @@ def test_the_pile_header_breaks_the_entity_at_its_separators(corpora, reviewer, 
     page_fits(page)
     before_breaks = heading.evaluate(CHARS_BEFORE_BREAKS)
     assert before_breaks == (["/"] if width == 390 else [])
+
+
+def test_a_members_recurrence_starts_level_with_its_other_cells(corpora, reviewer, sign_in):  # noqa: F811
+    """Newcomer run of 2026-12-04: a member with counts but no "recurring" badge began its recurrence cell
+    with the paragraph's browser margin, 12 px below the row's other cells (36727f00 of the adbuy pile)."""
+    page = sign_in("rita", "rita-pass", width=1280)
+    page.goto(page.url + "pile/?host=adbuy-desk&namespace=desk.adbuy&subject=invoice_capture")
+    offsets = page.evaluate(
+        """[...document.querySelectorAll('tr[data-hash]')].map(tr => {
+          const first = tr.querySelector('.recurrence').querySelector('.badge, .shown-in, .no-correction');
+          const top = e => e.getBoundingClientRect().top;
+          return [tr.dataset.hash.slice(0, 8), first.className, Math.round(top(first) - top(tr.querySelector('time')))];
+        })"""
+    )
+    kinds = {kind for _hash, kind, _offset in offsets}
+    assert kinds == {"badge recurring", "shown-in small", "no-correction"}  # each way a cell starts
+    assert {offset for _hash, _kind, offset in offsets} == {offsets[0][2]}, offsets
