@@ -286,3 +286,25 @@ def test_an_approves_page_links_its_draft_and_the_consolidation_it_created(adbuy
     ]
     head = [a.text for a in page.find("div", cls="page-head").find_all("a")]
     assert head == ["In the log", "the pile", "the draft"]
+
+
+def test_calibration_names_a_reason_code_by_its_label(outcome_host, reviewer, client):
+    """The newcomer's finding: the calibration table showed ``restates_another`` where the log, the pile and
+    the decision page say "restates another"."""
+    from datetime import UTC, datetime
+
+    from review.services.decisions import lessons_retire
+    from review.services.outcomes import outcomes_refresh
+
+    lessons_retire(
+        host=outcome_host,
+        hashes=[h(OTHER)],
+        actor=reviewer,
+        reason="Said by the other rule.",
+        reason_code="restates_another",
+        now=datetime(2026, 3, 2, tzinfo=UTC),
+    )
+    outcomes_refresh(host=outcome_host)
+    client.force_login(reviewer)
+    row = parse(client.get("/decisions/calibration/").content).find("tbody").find("tr")
+    assert [td.text for td in row.find_all("td")][:3] == ["2026-03", "every host", "restates another"]
