@@ -89,8 +89,8 @@ def _evidence(outcome: DecisionOutcome | None) -> dict:
 @shows_not_found
 def decision(request: HttpRequest, seq: str) -> HttpResponse:
     """Decision ``seq``: the record's fields (its lesson, draft and created consolidation linked to their
-    pages), its outcome and the evidence it rests on (two queries; a third for a contradicted one: whether
-    a later decision undid it)."""
+    pages), its outcome and the evidence it rests on, and whether a later decision undid it (three queries;
+    two for a decision nothing undoes); the way back only for a contradicted one."""
     found, number = None, whole_number(seq)
     if number is not None:
         found = Decision.objects.select_related("outcome", "ack").filter(seq=number).first()
@@ -98,7 +98,9 @@ def decision(request: HttpRequest, seq: str) -> HttpResponse:
         raise NotFound(DECISION_UNKNOWN_TITLE, DECISION_UNKNOWN.format(seq=seq))
     outcome = outcome_of(found)
     contradicted = outcome is not None and outcome.outcome == DecisionOutcome.Kind.CONTRADICTED
-    way_back, way_back_url, undone = _way_back(found, live_now([found]) if contradicted else set())
+    # whatever its outcome (or none yet), the page says when a later decision undid it (a newcomer's finding)
+    undoable = found.action in (Action.RETIRE, Action.APPROVE, Action.RESTORE)
+    way_back, way_back_url, undone = _way_back(found, live_now([found]) if undoable else set())
     context = {
         "decision": found,
         "outcome": outcome,
@@ -107,7 +109,7 @@ def decision(request: HttpRequest, seq: str) -> HttpResponse:
         "no_outcome": NO_OUTCOME.get(found.action, NOT_YET),
         "way_back": way_back if contradicted else "",
         "way_back_url": way_back_url,
-        "undone": undone if contradicted else "",
+        "undone": undone if undoable else "",
         "lesson_url": lesson_url(found.host, found.lesson_hash) if found.lesson_hash else None,
         "draft_url": draft_url(found.host, found.draft_id) if found.draft_id else None,
         "created_url": lesson_url(found.host, found.created_hash) if found.created_hash else None,

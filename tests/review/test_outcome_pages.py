@@ -53,9 +53,19 @@ def test_the_decision_page_says_how_many_corrections_it_does_not_list(
 
 
 def test_a_decision_not_judged_yet_says_so_and_an_unknown_one_is_404(outcome_host, reviewer, as_viewer):
+    from lessons.models import Lesson
+    from review.outcomes.views import UNDONE_RETIRE
+    from review.services.decisions import lesson_restore
+
     decision = retire(outcome_host, reviewer)
     page = parse(as_viewer.get(f"/decisions/{decision.seq}/").content)
     assert page.find("p", data_testid="outcome").text.startswith("Not judged yet")
+    assert page.find("p", data_testid="undone") is None
+    # the newcomer's finding: undone since, it says so whatever its outcome (here none yet)
+    lesson_restore(lesson=Lesson.objects.get(hash=h(RETIRED)), actor=reviewer, reason="needed after all")
+    page = parse(as_viewer.get(f"/decisions/{decision.seq}/").content)
+    assert page.find("p", data_testid="outcome").text.startswith("Not judged yet")
+    assert page.find("p", data_testid="undone").text == UNDONE_RETIRE
     for seq in ("999", "x1"):  # the app's own problem page, not Django's (a newcomer saw its debug page)
         response = as_viewer.get(f"/decisions/{seq}/")
         assert response.status_code == 404
