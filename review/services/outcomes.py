@@ -463,7 +463,8 @@ def _calibration_moved(host: str, moves: list[tuple[tuple, str | None, str]]) ->
     as read, kind stored before or None, kind now)``): each decision's group (actor, month of its time in
     UTC, reason code) from its row, the host's rollup rows (months x codes x kinds) read, the counts moved
     and written back, groups left at 0 deleted. Gives the rows ``calibration_rollup`` builds from all of
-    the host's outcomes, under the host's lock (no other store of its outcomes meanwhile)."""
+    the host's outcomes, under the host's lock (no other store of its outcomes meanwhile); a count that
+    would go below 0 (a rollup that was not the outcomes') has it rebuilt whole instead."""
     if not moves:
         return
     delta: Counter[tuple] = Counter()
@@ -483,6 +484,9 @@ def _calibration_moved(host: str, moves: list[tuple[tuple, str | None, str]]) ->
             continue
         row = kept.get((actor, month, code, outcome))
         n = (row.n if row else 0) + moved
+        if n < 0:  # the rollup was not the outcomes' (rows removed outside a refresh): rebuilt whole
+            calibration_rollup(host=host)
+            return
         if n:
             write.append(
                 CalibrationCount(actor=actor, month=month, host=host, reason_code=code, outcome=outcome, n=n)

@@ -93,3 +93,16 @@ def test_the_migration_fills_the_rollup_from_outcomes_stored_before_it(outcome_h
     migration = importlib.import_module("review.migrations.0014_calibration_count")
     migration.fill(apps, None)
     assert rollup() == expected == grouped_outcomes()
+
+
+def test_a_rollup_that_is_not_the_outcomes_is_rebuilt_rather_than_counted_below_zero(
+    outcome_host, reviewer, ingest
+):
+    """Rows removed outside a refresh (an admin's delete): the next move would count below zero, so the
+    refresh rebuilds the host's rollup from its outcomes instead of failing on it."""
+    decision = retire(outcome_host, reviewer)
+    outcomes_refresh(host=outcome_host)
+    CalibrationCount.objects.all().delete()
+    assert ingest(session(1, hours=1, corrected=True) + session(2, hours=2, corrected=True)).ok
+    assert DecisionOutcome.objects.get(decision=decision).outcome == "contradicted"
+    assert rollup() == [("rita", date(2026, 2, 1), HOST, "", "contradicted", 1)] == grouped_outcomes()
