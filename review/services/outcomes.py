@@ -343,11 +343,12 @@ LIVE_AGAIN = (Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
 
 
 def _judged_anew(host: Host, since: int) -> list[tuple]:
-    """The decisions of ``host`` (with their stored outcomes, ``_with_outcomes``) that a refresh judges
-    whatever changed (``_to_judge``): after the log's seq ``since`` (not judged yet), too early or supported
-    (their count of sessions moves, or a correction may contradict them), and every approve, restore and
-    roll back (their verdicts are read by lesson). Each read from an index (three queries), not by a walk of
-    the host's log; every outcome stored is of these rules' version (``kept_since``)."""
+    """The decisions of ``host`` (with their stored outcomes, ``_with_outcomes``) a refresh reads whatever
+    changed: those after the log's seq ``since`` (not judged yet), the too-early ones (their count of
+    sessions moves) and every approve, restore and roll back (their verdicts are read by lesson), all judged
+    again, and the supported ones, judged again when their lesson's counted corrections changed
+    (``_to_judge``). Each read from an index (three queries), not by a walk of the host's log; every outcome
+    stored is of these rules' version (``kept_since``)."""
     mine = Decision.objects.filter(host=host.name)
     moving = DecisionOutcome.objects.filter(host=host.name, outcome__in=(TOO_EARLY, SUPPORTED)).order_by()
     found = {}
