@@ -207,14 +207,15 @@ class Found(NamedTuple):
     digest: str
 
 
-def revised(said: tuple[str, str, int], sessions_after: int, stored: Sequence) -> bool:
-    """Whether an outcome that says ``said`` (its kind, digest and rules' version) with ``sessions_after``
-    differs from a stored one ``(outcome, sessions_after, digest, version)`` (all None: none stored) in
-    what it says: its kind, its evidence, the rules' version, or, while too early, its count of sessions
-    (the count it waits on). A supported or contradicted outcome whose only change is a larger count is
-    not revised: its stored count is dated by ``computed_at``."""
-    kind, stored_after, digest, version = stored
-    return (kind, digest, version) != said or (kind == TOO_EARLY and stored_after != sessions_after)
+def revised(said: tuple[str, str, int], stored: Sequence) -> bool:
+    """Whether an outcome that says ``said`` (its kind, digest and rules' version) differs from a stored one
+    ``(outcome, sessions_after, digest, version)`` (all None: none stored) in what it says: its kind, its
+    evidence or the rules' version. A too-early retire's count of sessions (the count it waits on) is in its
+    sentence, so in its digest; any other outcome whose only change is a larger count is not revised: its
+    stored ``sessions_after`` is dated by ``computed_at`` (a too-early approve, restore or roll back waits
+    on verdicts and corrections, not on sessions)."""
+    kind, _stored_after, digest, version = stored
+    return (kind, digest, version) != said
 
 
 class Judgement(NamedTuple):
@@ -422,10 +423,10 @@ def _store(host: Host, rows: list[tuple], judgement: Judgement) -> int:
     split = len(DECISION_FIELDS)
     changed = []  # (decision id, found, stored kind or None)
     moved = []  # (decision row, stored kind or None, kind now) where the kind changed
-    which, afters = judgement.which, judgement.sessions_after
+    which = judgement.which
     said = [(o.outcome, digest, OUTCOMES_VERSION) for o, digest in judgement.found]
     for i, row in enumerate(rows):  # a Found made only for what is revised (most are not)
-        if revised(said[which[i]], afters[i], row[split:]):
+        if revised(said[which[i]], row[split:]):
             changed.append((row[ID], judgement.of(i), row[split]))
             if row[split] != said[which[i]][0]:
                 moved.append((row, row[split], said[which[i]][0]))

@@ -190,6 +190,35 @@ def test_a_refresh_rewrites_only_what_it_revised(outcome_host, reviewer, ingest)
     assert (row.outcome, row.sessions_after, row.evidence["corrections_total"]) == ("contradicted", 5, 3)
 
 
+def test_a_too_early_restore_is_not_rewritten_for_a_larger_count_of_sessions(outcome_host, reviewer, ingest):
+    """A restore waits for verdicts and corrections, not sessions: a quiet session changes only its count,
+    which stays as of its computed_at; a retire still too early waits for sessions, and is rewritten."""
+    from datetime import timedelta
+
+    retire(outcome_host, reviewer)
+    restore = lesson_restore(
+        lesson=Lesson.objects.get(hash=h(RETIRED)),
+        actor=reviewer,
+        reason="back",
+        now=T + timedelta(minutes=5),
+    )
+    (other,) = lessons_retire(
+        host=outcome_host, hashes=[h(RETIRED)], actor=reviewer, reason="again", now=T + timedelta(minutes=10)
+    )
+    assert ingest(session(1, hours=1, corrected=False)).ok
+    first, waiting = stored(restore), stored(other)
+    assert (first.outcome, first.sessions_after, waiting.outcome, waiting.sessions_after) == (
+        "too_early",
+        1,
+        "too_early",
+        1,
+    )
+    assert ingest(session(2, hours=2, corrected=False)).ok
+    row = stored(restore)
+    assert (row.outcome, row.sessions_after, row.computed_at) == ("too_early", 1, first.computed_at)
+    assert (stored(other).sessions_after, stored(other).computed_at > waiting.computed_at) == (2, True)
+
+
 def test_a_contradicted_retire_listing_its_first_corrections_is_not_rewritten_for_later_ones(
     outcome_host, reviewer, ingest
 ):
