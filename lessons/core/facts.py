@@ -33,7 +33,9 @@ from lessons.core.piles import LIVE, PileMember, member_order_key
 # 16: today's word rules keep a pair only at a similarity of 0.4 (RULES_SIMILARITY, was 0.2).
 # 17: grouped over the entity's lessons whatever their status (grouped_over), the live ones shown: a
 #     retire or a restore changes no fact but the one holding that lesson.
-FACTS_VERSION = 17
+# 18: a consolidation that states only facts whose every member it consolidated is their one rule, a fact
+#     of its own (not an umbrella over facts left without a live member, "0 facts").
+FACTS_VERSION = 18
 # The version stored with a pile left not grouped yet (a bulk ingest's, for the background regroup).
 FACTS_PENDING = 0
 LABEL_WORDS = 3  # a label made of shared words names at most this many
@@ -135,6 +137,13 @@ def grouped_over(lessons: Iterable[tuple[str, str, str, Sequence[str]]]) -> set[
     }
 
 
+def consolidations(lessons: Iterable[tuple[str, str, str, Sequence[str]]]) -> dict[str, frozenset[str]]:
+    """The members each consolidation of the entity consolidates, ``{hash: frozenset of hashes}``, from
+    ``(hash, status, kind, consolidates)`` of its lessons (``grouped_over``'s rows): ``pile_facts``'s
+    ``consolidated``. docs/piles-and-recurrence.md, "Retire and restore"."""
+    return {digest: frozenset(of) for digest, _status, kind, of in lessons if kind == CONSOLIDATION and of}
+
+
 def fact_counts(facts: Sequence[Fact]) -> tuple[int, int]:
     """``(facts, restatements)`` of a pile: the groups that are not umbrellas, and their members minus
     that: the lessons "keep one of each fact" selects, umbrellas left alone (the queue's "Facts" and
@@ -144,7 +153,11 @@ def fact_counts(facts: Sequence[Fact]) -> tuple[int, int]:
 
 
 def pile_facts(
-    *, members: Sequence[PileMember], texts: Mapping[str, str], marks: Sequence[Mark] = ()
+    *,
+    members: Sequence[PileMember],
+    texts: Mapping[str, str],
+    marks: Sequence[Mark] = (),
+    consolidated: Mapping[str, frozenset[str]] | None = None,
 ) -> tuple[Fact, ...]:
     """The facts of a pile's live members, ordered by their oldest live member; every live member in
     exactly one ``Fact``. ``texts`` maps each member's hash to its text (``KeyError`` when one is
@@ -158,6 +171,13 @@ def pile_facts(
     restore changes no fact but the one holding that lesson, and a restore gives back the facts from
     before the retire (docs/piles-and-recurrence.md, "Facts", "Retire and restore"). With only live
     members, the facts are those of the live members.
+
+    ``consolidated`` maps a consolidation's hash to the members it consolidates (``consolidations``). A
+    consolidation that would be an umbrella over facts whose every member it consolidated (an approved
+    consolidation of them: none of them live) is their one rule: a fact of its own, labelled with their
+    labels, not an umbrella (it would cover no fact shown: "0 facts"). Whether it is depends on the
+    grouping and the consolidation alone, not on which other lesson is live, so a retire or a restore
+    still changes no fact but its own.
 
     The method (docs: docs/piles-and-recurrence.md, "Facts: which members state the same fact"): a score for
     every pair of members from the
@@ -219,9 +239,17 @@ def pile_facts(
         # The facts it states that are shown (not one whose members are all retired), in the order they
         # were grouped (by their oldest member, whatever its status); its label and anchors are of the
         # whole facts: a retire inside one of them does not change it.
-        stated = sorted(
-            {k for k in _states(pile, scores, u, clusters) if shown[k]}, key=lambda k: clusters[k][0]
-        )
+        every = sorted(_states(pile, scores, u, clusters), key=lambda k: clusters[k][0])
+        own = (consolidated or {}).get(ordered[u].hash, frozenset())
+        if every and all({ordered[i].hash for i in clusters[k]} <= own for k in every):
+            # The one rule of the facts it consolidated: a fact of its own (their labels and anchors).
+            covered = [whole[clusters[k][0]] for k in every]
+            label = ", ".join(fact.label for fact in covered if fact.label)
+            anchors = {a for fact in covered for a in fact.anchors} & pile.spelled(u)
+            own_fact = _fact(pile, ordered, [u], marked=u in marked)
+            facts.append((u, replace(own_fact, label=_short(label), anchors=tuple(sorted(anchors)))))
+            continue
+        stated = [k for k in every if shown[k]]
         covers = tuple(ordered[shown[k][0]].hash for k in stated)
         covered = [whole[clusters[k][0]] for k in stated]
         label = ", ".join(fact.label for fact in covered if fact.label)

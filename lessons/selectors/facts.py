@@ -7,7 +7,7 @@ recompute them. docs: docs/piles-and-recurrence.md ("Facts: which members state 
 
 from __future__ import annotations
 
-from lessons.core.facts import FACTS_VERSION, Fact, Mark, grouped_over, pile_facts
+from lessons.core.facts import FACTS_VERSION, Fact, Mark, consolidations, grouped_over, pile_facts
 from lessons.core.piles import PileMember
 from lessons.core.text import to_ms
 from lessons.models import EntityCount, Host, Lesson, RestatementMark
@@ -62,4 +62,11 @@ def compute_facts(*, host_id: int, namespace: str, subject: str) -> tuple[Fact, 
     if not any(m.status == Lesson.Status.LIVE for m in members):
         return ()
     vectors_stored(texts.values())  # encode only what was never stored
-    return pile_facts(members=members, texts=texts, marks=host_marks(host=host_id))
+    return pile_facts(
+        members=members,
+        texts=texts,
+        marks=host_marks(host=host_id),
+        consolidated=consolidations(
+            (digest, status, kind, of) for digest, _at, _v, _t, status, kind, of in rows
+        ),
+    )

@@ -27,7 +27,15 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils.dateparse import parse_datetime
 
 from lessons.core.embedding import cached
-from lessons.core.facts import FACTS_PENDING, FACTS_VERSION, Mark, fact_counts, grouped_over, pile_facts
+from lessons.core.facts import (
+    FACTS_PENDING,
+    FACTS_VERSION,
+    Mark,
+    consolidations,
+    fact_counts,
+    grouped_over,
+    pile_facts,
+)
 from lessons.core.piles import PileMember, is_over_budget
 from lessons.core.recurrence import RECURRING_MIN_SESSIONS
 from lessons.core.text import search_lower, to_ms
@@ -228,7 +236,12 @@ def _extras(budget: _Budget, key: EntityKey, found: list[tuple], marks: _Marks) 
         PileMember(hash=h, created_at_ms=ms, status=status, verdict=v)
         for ms, h, v, _t, status, *_rest in found
     ]
-    facts = pile_facts(members=piles, texts={row[1]: row[3] for row in found}, marks=marks.get())
+    facts = pile_facts(
+        members=piles,
+        texts={row[1]: row[3] for row in found},
+        marks=marks.get(),
+        consolidated=consolidations((h, status, kind, of) for _ms, h, _v, _t, status, kind, of in found),
+    )
     distinct, restatements = fact_counts(facts)
     return Extras(len(facts), document, distinct, restatements, [f.as_dict() for f in facts], FACTS_VERSION)
 

@@ -7,6 +7,7 @@ and restore"."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -209,3 +210,58 @@ def test_retiring_any_one_member_never_changes_the_grouping_of_the_others(data):
             assert got[8] == was[8] - {frozenset()} and got[7]
         else:
             assert got == was
+
+
+def _consolidated(live: bool = True) -> tuple[list[PileMember], dict[str, str], str]:
+    """The README's pile after rec-adbuy-consolidate-1 is approved: its ten rules superseded, the
+    consolidation live (or retired: ``live`` false). Returns the members, the texts and its hash."""
+    (draft,) = [
+        json.loads(line)
+        for line in CORPUS.read_text(encoding="utf-8").splitlines()
+        if '"rec-adbuy-consolidate-1"' in line and json.loads(line).get("type") == "draft"
+    ]
+    digest = "c" * 64
+    members = [
+        PileMember(hash=h, created_at_ms=at, status="superseded", verdict=None)
+        for h, (at, _t) in PILE.items()
+    ]
+    at = max(at for at, _t in PILE.values()) + 1
+    members.append(
+        PileMember(hash=digest, created_at_ms=at, status="live" if live else "retracted", verdict=None)
+    )
+    return members, {**TEXTS, digest: draft["text"]}, digest
+
+
+def test_an_approved_consolidation_of_every_member_of_its_facts_is_their_fact_not_an_umbrella():
+    """Method 18: without the members it consolidates it was an umbrella covering no fact shown ("1 rule,
+    0 facts, 1 rule covers several"); with them it is the one rule of the facts it states."""
+    members, texts, digest = _consolidated()
+    consolidated = {digest: frozenset(PILE)}
+    (fact,) = pile_facts(members=members, texts=texts, consolidated=consolidated)
+    assert (fact.name, fact.members, fact.keep, fact.umbrella, fact.covers) == (
+        digest,
+        (digest,),
+        digest,
+        False,
+        (),
+    )
+    assert fact.label == "Gross Amount, Advertiser, Contract Number, Client, ISO"
+    (umbrella,) = pile_facts(members=members, texts=texts)  # as method 17 showed it
+    assert (umbrella.members, umbrella.umbrella, umbrella.covers) == ((digest,), True, ())
+    # Retired, it leaves no fact; restored, the same fact again.
+    retired, texts, _ = _consolidated(live=False)
+    assert pile_facts(members=retired, texts=texts, consolidated=consolidated) == ()
+    assert pile_facts(members=members, texts=texts, consolidated=consolidated) == (fact,)
+
+
+def test_a_consolidation_of_part_of_a_fact_stays_an_umbrella_over_the_facts_shown():
+    """A consolidation that states a fact with a member it did not consolidate is an umbrella, as
+    before, whatever the status of that member: only its own retire or restore changes it."""
+    members, texts, digest = _consolidated()
+    gross = _by_start("Write Gross Amount")
+    consolidated = {digest: frozenset(PILE) - {gross}}
+    for status in ("superseded", "live", "retracted"):
+        changed = [replace(m, status=status) if m.hash == gross else m for m in members]
+        shown = pile_facts(members=changed, texts=texts, consolidated=consolidated)
+        assert shown == pile_facts(members=changed, texts=texts)
+        assert [f.umbrella for f in shown if f.name == digest] == [True]
