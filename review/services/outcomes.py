@@ -334,10 +334,8 @@ def outcomes_refresh(*, host: Host | str | int, seqs: Iterable[int] | None = Non
         kept = KeptCharges(host, rows, decision_seq=head, full=since is None)
         if since is not None:
             rows = _to_judge(_retires_of(host, kept, rows), kept)
-        stored = _store(host, rows, host_outcomes(host=host, decisions=rows, kept=kept))
-        if full:  # the rollup rebuilt from every stored outcome too, not only moved (a repair)
-            calibration_rollup(host=host.name)
-        return stored
+        # with full, the rollup is rebuilt from every stored outcome, not only moved (a repair)
+        return _store(host, rows, host_outcomes(host=host, decisions=rows, kept=kept), rollup_whole=full)
 
 
 LIVE_AGAIN = (Action.RESTORE, Action.APPROVE, Action.ROLLBACK)
@@ -417,9 +415,10 @@ def _to_judge(rows: list[tuple], kept: KeptCharges) -> list[tuple]:
     return judged
 
 
-def _store(host: Host, rows: list[tuple], judgement: Judgement) -> int:
+def _store(host: Host, rows: list[tuple], judgement: Judgement, *, rollup_whole: bool = False) -> int:
     """Store the outcomes ``judgement`` found for ``rows`` (decisions with their stored outcomes) that are
-    revised; returns how many."""
+    revised, and move the calibration rollup's counts (``rollup_whole``: rebuild it from every stored
+    outcome instead, even when nothing was revised); returns how many were stored."""
     split = len(DECISION_FIELDS)
     changed = []  # (decision id, found, stored kind or None)
     moved = []  # (decision row, stored kind or None, kind now) where the kind changed
@@ -431,6 +430,8 @@ def _store(host: Host, rows: list[tuple], judgement: Judgement) -> int:
             if row[split] != said[which[i]][0]:
                 moved.append((row, row[split], said[which[i]][0]))
     if not changed:
+        if rollup_whole:
+            calibration_rollup(host=host.name)
         return 0
     changed.sort(key=lambda c: c[0])
     now = timezone.now()
@@ -456,7 +457,10 @@ def _store(host: Host, rows: list[tuple], judgement: Judgement) -> int:
         unique_fields=["decision"],
         update_fields=["outcome", "sessions_after", "evidence", "digest", "computed_at", "version"],
     )
-    _calibration_moved(host.name, moved)
+    if rollup_whole:
+        calibration_rollup(host=host.name)
+    else:
+        _calibration_moved(host.name, moved)
     return len(changed)
 
 
