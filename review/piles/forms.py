@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django import forms
 
-from review.web.forms import PILE_VERSION_MISSING, ReasonForm, ReasonTextForm, UndoesField
+from review.web.forms import PILE_VERSION_MISSING, PlainChoices, ReasonForm, ReasonTextForm, UndoesField
 from review.web.widgets import HostSearch, LeanSelect
 
 # Error texts the page tests assert.
@@ -72,7 +72,7 @@ class _PileDecisionForm(ReasonForm):
 
     def __init__(self, *args, hashes: list[str], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields[self.choice_field].choices = [(h, h) for h in hashes]
+        self.fields[self.choice_field].choices = PlainChoices([(h, h) for h in hashes])
         self.order_fields([self.choice_field, "reason", "reason_code", "pile_version", "seen_seq"])
 
 

@@ -7,7 +7,10 @@ docs/decisions.md, "The actions" (Reason).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from django import forms
+from django.utils.choices import BaseChoiceIterator
 
 from review.models import NO_REASON_CODE, ReasonCode
 from review.services.common import REASON_MAX, REASON_REQUIRED, REASON_TOO_LONG
@@ -25,6 +28,33 @@ PILE_VERSION_MISSING = "The pile version is missing; reload the pile and try aga
 UNDOES_INVALID = "The Undo names its retire decisions by number (1,2,...); reload the page and try again."
 
 REASON_CODE_CHOICES = [("", NO_REASON_CODE), *ReasonCode.choices]
+
+
+class PlainChoices(BaseChoiceIterator):
+    """Choices already in the form Django normalizes them to, ``(value, label)`` pairs of plain strings with
+    no groups, set on a choice field as they are: ``field.choices = PlainChoices(pairs)``.
+
+    Django normalizes a list set as choices twice, for the field and again for its widget, one Python call
+    per pair (~5 ms for a pile's 240 member hashes: the retire and restore forms of a pile of 200 took 10 ms
+    of its page); an instance of ``BaseChoiceIterator`` is taken as it is. Iterating, indexing, ``len``,
+    truth and equality are those of the list. Raises ``TypeError`` when a pair is not two strings, so a
+    group or a lazy label never reaches a field unnormalized. docs/benchmarks.md, "Session of 2026-12-04,
+    eighth"."""
+
+    def __init__(self, pairs: list[tuple[str, str]]):
+        for pair in pairs:
+            if not (isinstance(pair, tuple) and len(pair) == 2 and all(type(x) is str for x in pair)):
+                raise TypeError(f"PlainChoices takes (value, label) pairs of strings, not {pair!r}")
+        self.pairs = pairs
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __getitem__(self, index):
+        return self.pairs[index]
 
 
 class ReasonTextForm(forms.Form):

@@ -1,0 +1,100 @@
+"""``PlainChoices``: the pile's retire and restore forms take their member hashes as they are, and show and
+check exactly what the same forms did with Django's normalized lists (docs/benchmarks.md, "Session of
+2026-12-04, eighth")."""
+
+from __future__ import annotations
+
+import pytest
+from django import forms
+
+from review.piles.forms import (
+    MEMBER_NOT_ON_ENTITY,
+    MEMBERS_REQUIRED,
+    RESTORE_NOT_RESTORABLE,
+    RestoreManyForm,
+    RetireForm,
+)
+from review.web.forms import PlainChoices
+
+HASHES = [f"{i:064x}" for i in range(1, 241)] + ["h<&\"'>"]
+
+
+class _ListRetire(RetireForm):
+    """The retire form as it was: its member choices set as a list (Django normalizes it)."""
+
+    def __init__(self, *args, hashes: list[str], **kwargs):
+        super().__init__(*args, hashes=hashes, **kwargs)
+        self.fields["members"].choices = [(h, h) for h in hashes]
+
+
+class _ListRestore(RestoreManyForm):
+    def __init__(self, *args, hashes: list[str], **kwargs):
+        super().__init__(*args, hashes=hashes, **kwargs)
+        self.fields["lessons"].choices = [(h, h) for h in hashes]
+
+
+def _bound(data: dict) -> dict:
+    return {"reason": "duplicate", "reason_code": "", "pile_version": "v1", "seen_seq": "3", **data}
+
+
+@pytest.mark.parametrize(
+    ("plain", "listed", "name"),
+    [(RetireForm, _ListRetire, "members"), (RestoreManyForm, _ListRestore, "lessons")],
+)
+def test_the_forms_show_the_same_html_as_with_listed_choices(plain, listed, name):
+    initial = {name: [HASHES[3], HASHES[-1]], "pile_version": "v1", "seen_seq": 3}
+    new, old = plain(hashes=HASHES, initial=initial), listed(hashes=HASHES, initial=initial)
+    assert isinstance(new.fields[name].choices, PlainChoices)
+    assert not isinstance(old.fields[name].choices, PlainChoices)
+    assert str(new) == str(old)
+    assert str(new[name]) == str(old[name])
+    assert str(new[name]).count('type="checkbox"') == 241
+    assert "h&lt;&amp;&quot;&#x27;&gt;" in str(new[name])
+
+
+@pytest.mark.parametrize(
+    ("posted", "errors"),
+    [
+        ([HASHES[0], HASHES[240]], {}),
+        ([HASHES[-1]], {}),
+        ([HASHES[0], "f" * 64], {"members": [MEMBER_NOT_ON_ENTITY]}),
+        ([], {"members": [MEMBERS_REQUIRED]}),
+    ],
+)
+def test_the_retire_form_checks_the_same(posted, errors):
+    new = RetireForm(_bound({"members": posted}), hashes=HASHES)
+    old = _ListRetire(_bound({"members": posted}), hashes=HASHES)
+    assert new.is_valid() is old.is_valid() is (not errors)
+    assert new.errors == old.errors == errors
+    if not errors:
+        assert new.cleaned_data["members"] == old.cleaned_data["members"] == posted
+
+
+def test_the_restore_form_refuses_a_lesson_not_restorable():
+    form = RestoreManyForm(_bound({"lessons": ["0" * 64]}), hashes=HASHES[:2])
+    assert not form.is_valid()
+    assert form.errors == {"lessons": [RESTORE_NOT_RESTORABLE]}
+
+
+def test_plain_choices_behave_as_their_list():
+    pairs = [("a", "A"), ("b", "B")]
+    choices = PlainChoices(pairs)
+    assert list(choices) == pairs
+    assert choices == pairs
+    assert len(choices) == 2
+    assert choices[1] == ("b", "B")
+    assert bool(choices) is True
+    assert bool(PlainChoices([])) is False
+    field = forms.ChoiceField(choices=choices)
+    assert field.choices is choices
+    assert field.widget.choices is choices
+    assert field.clean("b") == "b"
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [("a", ("b", "c")), ("a",), ("a", "b", "c"), ("a", 1), (None, "a"), ["a", "b"]],
+)
+def test_plain_choices_refuse_what_django_would_normalize(pair):
+    with pytest.raises(TypeError, match="PlainChoices takes \\(value, label\\) pairs of strings, not "):
+        PlainChoices([("x", "X"), pair])
