@@ -21,7 +21,7 @@ from django.template import loader
 from django.urls import Resolver404, resolve, reverse
 from django.utils.cache import patch_cache_control
 
-from lessons.core.text import visible_controls
+from lessons.core.text import has_invisible_utf8, visible_controls
 from review.request_body import (
     API_PREFIX,
     E_LENGTH_REQUIRED,
@@ -220,6 +220,10 @@ class VisibleControlsMiddleware:
         response = self.get_response(request)
         if response.streaming or not response.get("Content-Type", "").startswith("text/html"):
             return response
+        if response.charset.lower().replace("_", "-") in ("utf-8", "utf8") and not has_invisible_utf8(
+            response.content
+        ):
+            return response  # nothing to mark: the page is not decoded (~7 ms of a 600 KB pile page)
         text = response.content.decode(response.charset, errors="surrogateescape")
         shown = visible_controls(text)
         if shown is not text:
