@@ -103,16 +103,14 @@ def queue(request: HttpRequest) -> HttpResponse:
         before=request.GET.get("before"),
         pile_counts=pile_counts,
     )
-    table = QueueTable(OrderedRows(page.rows), order_by=sort)
     # The page's claims came with its rows: the marker costs no query.
-    table.claims = selectors.claims_of_rows(list(page.rows))
-    table_html = _queue_table_html(request, table, page.rows)
+    claims = selectors.claims_of_rows(list(page.rows))
+    table_html = _queue_table_html(request, sort, page.rows, claims)
     empty_reason = None
     if page.total == 0:
         empty_reason = selectors.queue_empty_reason(filtered=any(filters.values()), host=filters["host"])
     context = {
         "form": form,
-        "table": table,
         "table_html": table_html,
         "page": page,
         "page_links": keyset_links(request, page),
@@ -129,15 +127,22 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render_region(request, QUEUE_TEMPLATE, "queue", context)
 
 
-def _queue_table_html(request: HttpRequest, table: QueueTable, rows) -> SafeString:
-    """The queue's table, kept by data version (``review.web.fragments``) with what else it shows: the
-    address (filters, sort, page), each row's claim as shown ("claimed by rita, 3 min ago") and each row's
-    age as shown."""
+def _queue_table_html(request: HttpRequest, sort: str, rows, claims: dict) -> SafeString:
+    """The queue's table (``QueueTable`` of ``rows`` ordered by ``sort``, ``claims`` its rows' live claims),
+    kept by data version (``review.web.fragments``) with what else it shows: the address (filters, sort,
+    page), each row's claim as shown ("claimed by rita, 3 min ago") and each row's age as shown. The table
+    is made only when the part is built (~3.5 ms of django-tables2's column copies a queue view)."""
     now = timezone.now()
-    claims = tuple(sorted((key, c.username, c.minutes_ago) for key, c in table.claims.items()))
+    shown_claims = tuple(sorted((key, c.username, c.minutes_ago) for key, c in claims.items()))
     ages = tuple(relative_age(r["oldest"], now) if r["oldest"] else "" for r in rows)
-    key = ("queue_table", request.get_full_path(), claims, ages)
-    return fragment(request, key, lambda: SafeString(table.as_html(request)))
+    key = ("queue_table", request.get_full_path(), shown_claims, ages)
+
+    def build() -> SafeString:
+        table = QueueTable(OrderedRows(rows), order_by=sort)
+        table.claims = claims
+        return SafeString(table.as_html(request))
+
+    return fragment(request, key, build)
 
 
 def _all_hashes(detail: selectors.PileDetail) -> list[str]:

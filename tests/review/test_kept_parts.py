@@ -227,6 +227,35 @@ def test_the_queue_table_is_kept_and_follows_every_write(ingest, client, reviewe
     assert THREE_LIVE in after and FOUR_LIVE not in after
 
 
+CSRF_VALUE = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"|"X-CSRFToken": "[^"]+"')
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_queue_view_makes_no_table_and_shows_the_same_bytes(ingest, client, reviewer, monkeypatch):
+    from review.piles.tables import QueueTable
+
+    made = counted_calls(monkeypatch, QueueTable, "__init__")
+    cache.clear()
+    assert ingest(_records(TEXTS)).ok
+    client.force_login(reviewer)
+
+    def shown(url: str) -> str:
+        response = client.get(url)
+        assert response.status_code == 200
+        return CSRF_VALUE.sub("csrf", response.content.decode())  # masked anew at each view
+
+    for url in ("/", "/?sort=-oldest", "/?host=acme", "/?q=order"):
+        first = shown(url)
+        assert FOUR_LIVE in first
+        assert len(made) == 1
+        assert shown(url) == first  # kept: no table made
+        assert len(made) == 1
+        with override_settings(FRAGMENT_CACHE_SECONDS=0):
+            assert shown(url) == first  # built every time: the same bytes
+        assert len(made) == 2
+        made.clear()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_lesson_page_is_kept_and_follows_its_retire(ingest, client, reviewer, monkeypatch):
     import review.lessons.lookups as lookups
