@@ -126,7 +126,7 @@ class MergeForm(ReasonTextForm):
     def __init__(self, *args, facts: list[tuple[str, str]], **kwargs):
         kwargs.setdefault("prefix", "merge")
         super().__init__(*args, **kwargs)
-        choices = [("", "Choose a fact"), *facts]
+        choices = PlainChoices([("", "Choose a fact"), *facts])
         self.fields["fact"].choices = choices
         self.fields["other"].choices = choices
         self.fields["reason"].widget.attrs["rows"] = 2
@@ -153,7 +153,7 @@ class SplitForm(ReasonTextForm):
     def __init__(self, *args, members: list[tuple[str, str]], **kwargs):
         kwargs.setdefault("prefix", "split")
         super().__init__(*args, **kwargs)
-        self.fields["member"].choices = [("", "Choose a rule"), *members]
+        self.fields["member"].choices = PlainChoices([("", "Choose a rule"), *members])
         self.fields["reason"].widget.attrs["rows"] = 2
 
 

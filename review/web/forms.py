@@ -43,7 +43,7 @@ class PlainChoices(BaseChoiceIterator):
 
     def __init__(self, pairs: list[tuple[str, str]]):
         for pair in pairs:
-            if not (isinstance(pair, tuple) and len(pair) == 2 and all(type(x) is str for x in pair)):
+            if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
                 raise TypeError(f"PlainChoices takes (value, label) pairs of strings, not {pair!r}")
         self.pairs = pairs
 

@@ -8,11 +8,15 @@ import pytest
 from django import forms
 
 from review.piles.forms import (
+    FACT_GONE,
+    MEMBER_NOT_IN_A_GROUP,
     MEMBER_NOT_ON_ENTITY,
     MEMBERS_REQUIRED,
     RESTORE_NOT_RESTORABLE,
+    MergeForm,
     RestoreManyForm,
     RetireForm,
+    SplitForm,
 )
 from review.web.forms import PlainChoices
 
@@ -98,3 +102,60 @@ def test_plain_choices_behave_as_their_list():
 def test_plain_choices_refuse_what_django_would_normalize(pair):
     with pytest.raises(TypeError, match="PlainChoices takes \\(value, label\\) pairs of strings, not "):
         PlainChoices([("x", "X"), pair])
+
+
+FACTS = [(f"{i:064x}", f'fact {i} <{i}> & "its" rules') for i in range(1, 120)]
+
+
+class _ListMerge(MergeForm):
+    def __init__(self, *args, facts, **kwargs):
+        super().__init__(*args, facts=facts, **kwargs)
+        self.fields["fact"].choices = self.fields["other"].choices = [("", "Choose a fact"), *facts]
+
+
+class _ListSplit(SplitForm):
+    def __init__(self, *args, members, **kwargs):
+        super().__init__(*args, members=members, **kwargs)
+        self.fields["member"].choices = [("", "Choose a rule"), *members]
+
+
+@pytest.mark.parametrize(
+    ("data", "errors"),
+    [
+        (None, None),
+        ({"merge-fact": FACTS[0][0], "merge-other": FACTS[5][0], "merge-reason": "one"}, {}),
+        ({"merge-fact": FACTS[0][0], "merge-other": "0" * 64, "merge-reason": "one"}, {"other": [FACT_GONE]}),
+    ],
+)
+def test_the_merge_form_shows_and_checks_the_same(data, errors):
+    initial = {"fact": FACTS[3][0]}
+    new, old = MergeForm(data, facts=FACTS, initial=initial), _ListMerge(data, facts=FACTS, initial=initial)
+    assert isinstance(new.fields["fact"].choices, PlainChoices)
+    assert str(new) == str(old)
+    assert str(new).count("<option") == 2 * 120
+    if data is not None:
+        assert new.is_valid() is old.is_valid() is (not errors)
+        assert new.errors == old.errors == errors
+
+
+@pytest.mark.parametrize(
+    ("data", "errors"),
+    [
+        (None, None),
+        ({"split-member": FACTS[7][0], "split-reason": "apart"}, {}),
+        ({"split-member": "f" * 64, "split-reason": "apart"}, {"member": [MEMBER_NOT_IN_A_GROUP]}),
+    ],
+)
+def test_the_split_form_shows_and_checks_the_same(data, errors):
+    new, old = SplitForm(data, members=FACTS), _ListSplit(data, members=FACTS)
+    assert isinstance(new.fields["member"].choices, PlainChoices)
+    assert str(new) == str(old)
+    if data is not None:
+        assert new.is_valid() is old.is_valid() is (not errors)
+        assert new.errors == old.errors == errors
+
+
+def test_plain_choices_take_safe_strings():
+    from django.utils.safestring import mark_safe
+
+    assert list(PlainChoices([("a", mark_safe("<b>A</b>"))])) == [("a", "<b>A</b>")]
