@@ -100,7 +100,8 @@ def manage(db_url: str, *args: str, capture: bool = False) -> subprocess.Complet
 
 
 def wipe(db_url: str) -> None:
-    """Empty the target: delete the SQLite file, or drop PostgreSQL's public schema (bench databases only)."""
+    """Empty the target: delete the SQLite file, or drop PostgreSQL's public schema (bench databases only;
+    one that does not exist yet is created, from the server's ``postgres`` database)."""
     parsed = urlparse(db_url)
     if parsed.scheme.startswith("sqlite"):
         path = Path(parsed.path[1:])  # dj-database-url: sqlite:////abs or sqlite:///relative
@@ -111,7 +112,11 @@ def wipe(db_url: str) -> None:
     if "bench" not in name:
         sys.exit(f"refusing to wipe database {name!r}: its name must contain 'bench'")
     import psycopg
+    from psycopg import sql
 
+    with psycopg.connect(parsed._replace(path="/postgres").geturl(), autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     with psycopg.connect(db_url, autocommit=True) as conn:
         conn.execute("DROP SCHEMA IF EXISTS public CASCADE")
         conn.execute("CREATE SCHEMA public")
