@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -144,6 +145,31 @@ def consolidations(lessons: Iterable[tuple[str, str, str, Sequence[str]]]) -> di
     return {digest: frozenset(of) for digest, _status, kind, of in lessons if kind == CONSOLIDATION and of}
 
 
+class Grouping(NamedTuple):
+    """What ``pile_facts`` groups one entity over (``grouped``): ``members``, ``texts`` and
+    ``consolidated`` as its arguments."""
+
+    members: list[PileMember]
+    texts: dict[str, str]
+    consolidated: dict[str, frozenset[str]]
+
+
+def grouped(lessons: Iterable[tuple[int, str, str | None, str, str, str, Sequence[str]]]) -> Grouping:
+    """The arguments of ``pile_facts`` for one entity from each of its lessons as ``(created_at_ms, hash,
+    verdict, text, status, kind, consolidates)``: the lessons ``grouped_over`` keeps as members, their
+    texts, and what each consolidation consolidates (``consolidations``). docs/piles-and-recurrence.md,
+    "Facts", "Retire and restore"."""
+    rows = list(lessons)
+    kinds = [(digest, status, kind, of) for _ms, digest, _v, _t, status, kind, of in rows]
+    basis = grouped_over(kinds)
+    members, texts = [], {}
+    for ms, digest, verdict, text, status, _kind, _of in rows:
+        if digest in basis:
+            members.append(PileMember(hash=digest, created_at_ms=ms, status=status, verdict=verdict))
+            texts[digest] = text
+    return Grouping(members, texts, consolidations(kinds))
+
+
 def fact_counts(facts: Sequence[Fact]) -> tuple[int, int]:
     """``(facts, restatements)`` of a pile: the groups that are not umbrellas, and their members minus
     that: the lessons "keep one of each fact" selects, umbrellas left alone (the queue's "Facts" and
@@ -241,29 +267,27 @@ def pile_facts(
         # whole facts: a retire inside one of them does not change it.
         every = sorted(_states(pile, scores, u, clusters), key=lambda k: clusters[k][0])
         own = (consolidated or {}).get(ordered[u].hash, frozenset())
-        if every and all({ordered[i].hash for i in clusters[k]} <= own for k in every):
-            # The one rule of the facts it consolidated: a fact of its own (their labels and anchors).
-            covered = [whole[clusters[k][0]] for k in every]
-            label = ", ".join(fact.label for fact in covered if fact.label)
-            anchors = {a for fact in covered for a in fact.anchors} & pile.spelled(u)
-            own_fact = _fact(pile, ordered, [u], marked=u in marked)
-            facts.append((u, replace(own_fact, label=_short(label), anchors=tuple(sorted(anchors)))))
-            continue
-        stated = [k for k in every if shown[k]]
-        covers = tuple(ordered[shown[k][0]].hash for k in stated)
+        # The one rule of the facts it consolidated (every member of each): a fact of its own.
+        theirs = bool(every) and all({ordered[i].hash for i in clusters[k]} <= own for k in every)
+        stated = every if theirs else [k for k in every if shown[k]]
         covered = [whole[clusters[k][0]] for k in stated]
-        label = ", ".join(fact.label for fact in covered if fact.label)
+        label = _short(", ".join(fact.label for fact in covered if fact.label))
+        anchors = tuple(sorted({a for fact in covered for a in fact.anchors} & pile.spelled(u)))
+        if theirs:
+            own_fact = _fact(pile, ordered, [u], marked=u in marked)
+            facts.append((u, replace(own_fact, label=label, anchors=anchors)))
+            continue
         facts.append(
             (
                 u,
                 Fact(
                     name=ordered[u].hash,
-                    label=_short(label),
+                    label=label,
                     members=(ordered[u].hash,),
                     keep=ordered[u].hash,
                     umbrella=True,
-                    covers=covers,
-                    anchors=tuple(sorted({a for fact in covered for a in fact.anchors} & pile.spelled(u))),
+                    covers=tuple(ordered[shown[k][0]].hash for k in stated),
+                    anchors=anchors,
                     words=(),
                     similarity=None,
                     marked=u in marked,

@@ -7,8 +7,7 @@ recompute them. docs: docs/piles-and-recurrence.md ("Facts: which members state 
 
 from __future__ import annotations
 
-from lessons.core.facts import FACTS_VERSION, Fact, Mark, consolidations, grouped_over, pile_facts
-from lessons.core.piles import PileMember
+from lessons.core.facts import FACTS_VERSION, Fact, Mark, grouped, pile_facts
 from lessons.core.text import to_ms
 from lessons.models import EntityCount, Host, Lesson, RestatementMark
 from lessons.selectors.embeddings import vectors_stored
@@ -44,29 +43,11 @@ def compute_facts(*, host_id: int, namespace: str, subject: str) -> tuple[Fact, 
     """The facts of the entity's live members computed now, grouped over its lessons whatever their status
     (``lessons.core.facts.grouped_over``): its lessons, their stored text vectors and the host's marks
     (three queries), whatever is stored. ``()`` for an entity without live lessons."""
-    rows = list(
-        Lesson.objects.filter(
-            host_id=host_id,
-            namespace=namespace,
-            subject=subject,
-        ).values_list("hash", "created_at", "latest_verdict", "text", "status", "kind", "consolidates")
+    rows = Lesson.objects.filter(host_id=host_id, namespace=namespace, subject=subject).values_list(
+        "created_at", "hash", "latest_verdict", "text", "status", "kind", "consolidates"
     )
-    basis = grouped_over((digest, status, kind, of) for digest, _at, _v, _t, status, kind, of in rows)
-    members, texts = [], {}
-    for digest, created_at, verdict, text, status, _kind, _of in rows:
-        if digest in basis:
-            members.append(
-                PileMember(hash=digest, created_at_ms=to_ms(created_at), status=status, verdict=verdict)
-            )
-            texts[digest] = text
+    members, texts, consolidated = grouped((to_ms(at), *rest) for at, *rest in rows)
     if not any(m.status == Lesson.Status.LIVE for m in members):
         return ()
     vectors_stored(texts.values())  # encode only what was never stored
-    return pile_facts(
-        members=members,
-        texts=texts,
-        marks=host_marks(host=host_id),
-        consolidated=consolidations(
-            (digest, status, kind, of) for digest, _at, _v, _t, status, kind, of in rows
-        ),
-    )
+    return pile_facts(members=members, texts=texts, marks=host_marks(host=host_id), consolidated=consolidated)

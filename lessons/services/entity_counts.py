@@ -27,16 +27,8 @@ from django.db.models import Case, F, Q, Value, When
 from django.utils.dateparse import parse_datetime
 
 from lessons.core.embedding import cached
-from lessons.core.facts import (
-    FACTS_PENDING,
-    FACTS_VERSION,
-    Mark,
-    consolidations,
-    fact_counts,
-    grouped_over,
-    pile_facts,
-)
-from lessons.core.piles import PileMember, is_over_budget
+from lessons.core.facts import FACTS_PENDING, FACTS_VERSION, Mark, fact_counts, grouped, pile_facts
+from lessons.core.piles import is_over_budget
 from lessons.core.recurrence import RECURRING_MIN_SESSIONS
 from lessons.core.text import search_lower, to_ms
 from lessons.core.verdicts import VERDICT_MIX
@@ -217,7 +209,7 @@ class _Marks:
 
 def _extras(budget: _Budget, key: EntityKey, found: list[tuple], marks: _Marks) -> Extras:
     """``Extras`` of one pile from its lessons, any status, ``(created_at_ms, hash, verdict, text,
-    status, kind, consolidates)`` (the facts are grouped over ``grouped_over`` of them, the document is
+    status, kind, consolidates)`` (the facts are grouped over ``grouped`` of them, the document is
     of the live ones); within ``facts_deferred``, a pile with a text not encoded yet gets no facts
     (``FACTS_PENDING``) and is noted for the background regroup."""
     found = sorted(found)
@@ -225,23 +217,11 @@ def _extras(budget: _Budget, key: EntityKey, found: list[tuple], marks: _Marks) 
     # document several times faster than ILIKE (lessons.selectors.piles.entity_text_filter).
     live = [t for _ms, _h, _v, t, status, *_rest in found if status == Lesson.Status.LIVE]
     document = search_lower("\n".join([budget.name, key[0], key[1], *live]))
-    basis = grouped_over((h, status, kind, of) for _ms, h, _v, _t, status, kind, of in found)
-    found = [row for row in found if row[1] in basis]
-    if deferring():
-        texts = [row[3] for row in found]
-        if len(cached(texts)) < len(set(texts)):
-            defer_pile(budget.id, key[0], key[1])
-            return Extras(0, document, 0, 0, [], FACTS_PENDING)
-    piles = [
-        PileMember(hash=h, created_at_ms=ms, status=status, verdict=v)
-        for ms, h, v, _t, status, *_rest in found
-    ]
-    facts = pile_facts(
-        members=piles,
-        texts={row[1]: row[3] for row in found},
-        marks=marks.get(),
-        consolidated=consolidations((h, status, kind, of) for _ms, h, _v, _t, status, kind, of in found),
-    )
+    members, texts, consolidated = grouped(found)
+    if deferring() and len(cached(set(texts.values()))) < len(set(texts.values())):
+        defer_pile(budget.id, key[0], key[1])
+        return Extras(0, document, 0, 0, [], FACTS_PENDING)
+    facts = pile_facts(members=members, texts=texts, marks=marks.get(), consolidated=consolidated)
     distinct, restatements = fact_counts(facts)
     return Extras(len(facts), document, distinct, restatements, [f.as_dict() for f in facts], FACTS_VERSION)
 
