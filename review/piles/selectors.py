@@ -18,7 +18,7 @@ from typing import NamedTuple
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
-from lessons.core.facts import Fact
+from lessons.core.facts import Fact, fact_counts
 from lessons.core.groups import marked_pieces
 from lessons.core.piles import PENDING, SEVERITY, is_over_budget, pile_summary, pile_target
 from lessons.core.recurrence import COUNT_FIELDS
@@ -314,6 +314,12 @@ class PileDetail:
     def umbrella_count(self) -> int:
         """The live members that state several of the pile's facts."""
         return sum(1 for f in self.facts if f.fact.umbrella)
+
+    @property
+    def restatement_count(self) -> int:
+        """The live members that restate a fact another one states (``lessons.core.facts.fact_counts``):
+        what "Resolve by facts" would select."""
+        return fact_counts([f.fact for f in self.facts])[1]
 
     def fact_named(self, name: str) -> Fact | None:
         """The fact (or umbrella) whose oldest member is ``name``, or ``None`` (``?keep=``, the marks)."""

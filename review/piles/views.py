@@ -197,7 +197,7 @@ def pile_context(
             rules=detail.count, facts=detail.fact_count, umbrellas=detail.umbrella_count
         ),
         # "Resolve by facts" is offered only when it would select something (a fact of two rules or more).
-        "resolvable": bool(detail.members) and bool(detail.resolution([]).retire),
+        "resolvable": detail.restatement_count > 0,
         "member_rows": _member_rows(request, detail, form, keepers),
         "form": form,
         "restore_form": restore_form if can_decide else None,
