@@ -176,8 +176,10 @@ def lessons_restore(
         naming = Decision.objects.filter(host=host.name, lesson_hash__in=sorted(wanted)).order_by("-seq")
         for lesson_hash, action, seq in naming.values_list("lesson_hash", "action", "seq"):
             latest.setdefault(lesson_hash, (action, seq))
-        if undoes is not None and any(latest.get(x.hash, ("", 0))[1] not in set(undoes) for x in chosen):
-            raise UndoStale(version, list(undoes))
+        if undoes is not None:
+            undone = set(undoes)
+            if any(latest.get(x.hash, ("", 0))[1] not in undone for x in chosen):
+                raise UndoStale(version, sorted(undone))
         for lesson in chosen:
             if latest.get(lesson.hash, ("", 0))[0] != Action.RETIRE:
                 raise DecisionRefused(RESTORE_NOT_BY_RETIRE.format(short=hash8(lesson.hash)))

@@ -225,11 +225,12 @@ def kept_since(host: Host) -> int | None:
 class KeptCharges:
     """Bring a host's kept counted corrections up to date (module docstring) for ``decisions``, in the
     caller's transaction, under the host's lock (``lock_host``), and mark them read up to the log's seq
-    ``decision_seq``: with ``full`` or when ``kept_since`` is None, ``decisions`` are every judged decision
-    of the host and the rows are built afresh (``rebuilt``); otherwise they are the host's decisions judged
-    anew (every one after ``kept_since``, and every approve, restore and roll back) and the keys the others
-    ask for, with their floors, are the kept ones. After it, ``packed`` holds every asked key's corrections,
-    and ``affected`` the keys whose corrections changed (every key when ``rebuilt``)."""
+    ``decision_seq``: with ``full`` (the caller's choice, when ``kept_since`` is None or asked for),
+    ``decisions`` are every judged decision of the host and the rows are built afresh (``rebuilt``);
+    otherwise they are the host's decisions judged anew (every one after ``kept_since``, and every approve,
+    restore and roll back) and the keys the others ask for, with their floors, are the kept ones. After
+    it, ``packed`` holds every asked key's corrections, and ``affected`` the keys whose corrections changed
+    (every key when ``rebuilt``)."""
 
     def __init__(
         self, host: Host, decisions: Sequence[Sequence], *, decision_seq: int, full: bool = False
@@ -238,7 +239,7 @@ class KeptCharges:
         self.drafts = rolled_back_drafts(host, decisions)
         mark = OutcomeMark.objects.filter(host=host).first()
         top = CorrectionAttribution.objects.filter(host=host).aggregate(top=Max("id"))["top"] or 0
-        self.rebuilt = full or kept_since(host) is None
+        self.rebuilt = full
         stored: dict[Key, tuple[int, str, Packed]] = {}
         floors = keys_asked(decisions, self.drafts)
         if self.rebuilt:
