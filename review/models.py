@@ -143,8 +143,10 @@ class OutcomeKey(models.Model):
     ``floor_ms`` (epoch ms, UTC: the oldest decision that asks for them), as of ``basis`` (a digest of the
     lesson's text and, for ``AGAINST``, of the lessons that keep its fact: when it changes they are counted
     again). Kept as three packed arrays of little-endian int64 in time order (``(at_ms, id)``): the
-    corrections' ids, their times (epoch ms) and their sessions (``lessons.SessionEnd`` ids): a lesson's
-    thousands of corrections are one row, read and rewritten whole. docs/decisions.md, "Outcomes"."""
+    corrections' ids, their times (epoch ms) and their sessions (``lessons.SessionEnd`` ids), cut in
+    ``part``s (0, 1, …: each part's corrections after the previous part's), so that a refresh writes the
+    part its batch changed, not a lesson's whole history (``review.services.outcome_charges.parts_kept``).
+    ``floor_ms`` and ``basis`` are the same on every part of a lesson. docs/decisions.md, "Outcomes"."""
 
     AGAINST, RECURRED = 0, 1
 
@@ -156,10 +158,11 @@ class OutcomeKey(models.Model):
     corrections = models.BinaryField(default=b"")
     times = models.BinaryField(default=b"")
     sessions = models.BinaryField(default=b"")
+    part = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["host", "kind", "lesson_hash"], name="outcome_key_unique")
+            models.UniqueConstraint(fields=["host", "kind", "lesson_hash", "part"], name="outcome_key_part")
         ]
 
 

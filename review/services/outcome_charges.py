@@ -27,14 +27,16 @@ and roll back, whose verdicts are read by lesson). A host's first refresh, a new
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from functools import reduce
 from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
 from django.conf import settings
-from django.db.models import Max
+from django.db.models import Max, Q
 
 from lessons.core.outcomes import (
     CONTRADICTED_SESSIONS,
@@ -57,6 +59,7 @@ AGAINST, RECURRED_TO = OutcomeKey.AGAINST, OutcomeKey.RECURRED
 CHARGES_VERSION = 1
 VERSION = OUTCOMES_VERSION * 1000 + CHARGES_VERSION
 CHUNK = 500  # sessions or lessons per statement
+CUT_CHUNK = 100  # keys whose last parts one statement deletes
 # a judged decision as ``review.services.outcomes`` reads it: (id, at_ms, action, lesson_hash, created_hash,
 # draft_id, ...)
 AT_MS, ACTION, LESSON_HASH, CREATED_HASH, DRAFT_ID = 1, 2, 3, 4, 5
@@ -188,13 +191,21 @@ class Packed(NamedTuple):
 
     @classmethod
     def decode(cls, *columns: bytes | memoryview) -> Packed:
-        """From the stored ``OutcomeKey`` columns (bytes on SQLite, a memoryview on PostgreSQL)."""
-        return cls(*(np.frombuffer(bytes(column), dtype=_INT64).astype(np.int64) for column in columns))
+        """From the stored ``OutcomeKey`` columns (bytes on SQLite, a memoryview on PostgreSQL): read-only
+        arrays over them (little-endian int64 is the native int64 here: no copy)."""
+        return cls(*(np.frombuffer(column, dtype=_INT64).astype(np.int64, copy=False) for column in columns))
+
+    @classmethod
+    def joined(cls, parts: Sequence[Packed]) -> Packed:
+        """``parts`` (each in time order, each after the one before it) as one."""
+        if len(parts) == 1:
+            return parts[0]
+        return cls(*(np.concatenate(column) for column in zip(*parts, strict=True)))
 
     def encoded(self) -> tuple[bytes, bytes, bytes]:
         return tuple(column.astype(_INT64).tobytes() for column in self)
 
-    def where(self, keep: np.ndarray) -> Packed:
+    def where(self, keep: np.ndarray | slice) -> Packed:
         return Packed(*(column[keep] for column in self))
 
     def merged(self, other: Packed) -> Packed:
@@ -205,6 +216,49 @@ class Packed(NamedTuple):
         first = np.ones(len(ids), dtype=bool)
         first[1:] = ids[1:] != ids[:-1]  # one correction has one time: its copies are neighbours
         return Packed(ids[first], times[first], sessions[first])
+
+
+class Kept(NamedTuple):
+    """One key's kept rows as read: its floor (epoch ms) and basis, its corrections (every part, in order)
+    and how many each part holds."""
+
+    floor: int
+    basis: str
+    packed: Packed
+    parts: tuple[int, ...]
+
+
+def parts_kept(host: Host) -> dict[Key, Kept]:
+    """The host's kept rows, each key's parts joined (one query)."""
+    rows = (
+        OutcomeKey.objects.filter(host=host)
+        .order_by("kind", "lesson_hash", "part")
+        .values_list("kind", "lesson_hash", "floor_ms", "basis", "corrections", "times", "sessions")
+    )
+    found: dict[Key, tuple[int, str, list[Packed]]] = {}
+    for kind, h, floor, basis, *columns in rows:
+        found.setdefault((kind, h), (floor, basis, []))[2].append(Packed.decode(*columns))
+    return {
+        key: Kept(floor, basis, Packed.joined(parts), tuple(len(p.ids) for p in parts))
+        for key, (floor, basis, parts) in found.items()
+    }
+
+
+def first_part_written(parts: Sequence[int], times: np.ndarray, changed_from: int, total: int) -> int:
+    """Which part a refresh rewrites for a key whose kept corrections were cut in ``parts`` (their
+    lengths; ``times``: those corrections' times, epoch ms) and now number ``total``, all of them at or after
+    ``changed_from`` (epoch ms) being new or dropped: the parts before it hold only corrections before
+    ``changed_from``, unchanged (the new corrections begin the same), and it takes every correction from
+    its start on. A part is also rewritten, with those after it, when it holds no more than what follows
+    it: part sizes then fall geometrically, so a correction is rewritten a few times over a history, not
+    at every refresh, and a key has few parts."""
+    if not len(times):
+        return 0
+    ends = np.cumsum(parts)
+    k = int(np.searchsorted(times[ends - 1], changed_from, side="left")) if len(parts) else 0
+    while k and parts[k - 1] <= total - int(ends[k - 1]):
+        k -= 1
+    return k
 
 
 def kept_since(host: Host) -> int | None:
@@ -240,19 +294,16 @@ class KeptCharges:
         mark = OutcomeMark.objects.filter(host=host).first()
         top = CorrectionAttribution.objects.filter(host=host).aggregate(top=Max("id"))["top"] or 0
         self.rebuilt = full
-        stored: dict[Key, tuple[int, str, Packed]] = {}
+        stored: dict[Key, Kept] = {}
         floors = keys_asked(decisions, self.drafts)
         if self.rebuilt:
             OutcomeKey.objects.filter(host=host).delete()
             session_ends_rebuild(host.id)
         else:
-            rows = OutcomeKey.objects.filter(host=host).values_list(
-                "kind", "lesson_hash", "floor_ms", "basis", "corrections", "times", "sessions"
-            )
-            for kind, h, floor, basis, *columns in rows:
-                stored[(kind, h)] = (floor, basis, Packed.decode(*columns))
+            stored = parts_kept(host)
+            for (kind, h), kept in stored.items():
                 if kind == AGAINST:  # a retire's lesson is asked for as long as the retire stands: always
-                    floors[(kind, h)] = min(floors.get((kind, h), floor), floor)
+                    floors[(kind, h)] = min(floors.get((kind, h), kept.floor), kept.floor)
         retired = {h for kind, h in floors if kind == AGAINST}
         self.lessons = Lessons(host, {h for _kind, h in floors}, retired)
         for kind in (AGAINST, RECURRED_TO):  # no decision asks for these now (a draft changed)
@@ -261,33 +312,24 @@ class KeptCharges:
         fresh = {
             key: floor
             for key, floor in floors.items()
-            if key not in stored or stored[key][0] > floor or stored[key][1] != bases[key]
+            if key not in stored or stored[key].floor > floor or stored[key].basis != bases[key]
         }
         self.fresh = set(fresh)
         self.changed_from: dict[Key, int] = {}  # key -> the time (epoch ms) of its first correction changed
-        self.packed: dict[Key, Packed] = {key: stored[key][2] for key in floors if key not in fresh}
+        self.packed: dict[Key, Packed] = {key: stored[key].packed for key in floors if key not in fresh}
         changed: dict[Key, Packed] = {}
         if not self.rebuilt and top > mark.attribution:
-            changed = self._recount_sessions(mark.attribution, {key: stored[key][0] for key in self.packed})
+            changed = self._recount_sessions(
+                mark.attribution, {key: stored[key].floor for key in self.packed}
+            )
         changed.update(self._count_afresh(fresh))
         self.packed.update(changed)
         self.affected: set[Key] = set(changed)
-        OutcomeKey.objects.bulk_create(
-            [
-                OutcomeKey(
-                    host=host,
-                    kind=kind,
-                    lesson_hash=h,
-                    floor_ms=floors[(kind, h)] if (kind, h) in fresh else stored[(kind, h)][0],
-                    basis=bases[(kind, h)],
-                    **dict(zip(("corrections", "times", "sessions"), packed.encoded(), strict=True)),
-                )
-                for (kind, h), packed in sorted(changed.items(), key=itemgetter(0))
-            ],
-            batch_size=CHUNK,
-            update_conflicts=True,
-            unique_fields=["host", "kind", "lesson_hash"],
-            update_fields=["floor_ms", "basis", "corrections", "times", "sessions"],
+        self._write(
+            changed,
+            stored,
+            {key: floors[key] if key in fresh else stored[key].floor for key in changed},
+            bases,
         )
         OutcomeMark.objects.update_or_create(
             host=host,
@@ -297,6 +339,56 @@ class KeptCharges:
                 "decision_seq": decision_seq,
                 "support_sessions": settings.OUTCOME_SUPPORT_SESSIONS,
             },
+        )
+
+    def _write(
+        self,
+        changed: dict[Key, Packed],
+        stored: dict[Key, Kept],
+        floors: dict[Key, int],
+        bases: dict[Key, str],
+    ) -> None:
+        """Store the ``changed`` keys' corrections (``floors``: each key's floor, epoch ms; ``bases``: its
+        basis): for a key counted again from some sessions, the part ``first_part_written`` names (every
+        correction from its start on) and no part after it; for a key counted afresh, one part 0, written
+        even when empty (a key without a row is counted afresh at every refresh)."""
+        write, cut = [], []  # cut: (kind, lesson hash, the first part deleted)
+        for key, packed in sorted(changed.items(), key=itemgetter(0)):
+            kind, h = key
+            old = stored.get(key)
+            k = start = 0
+            if key in self.changed_from and old is not None:
+                k = first_part_written(old.parts, old.packed.times, self.changed_from[key], len(packed.ids))
+                start = sum(old.parts[:k])
+            tail = packed.where(slice(start, None))
+            written = bool(len(tail.ids)) or k == 0
+            if written:
+                columns = dict(zip(("corrections", "times", "sessions"), tail.encoded(), strict=True))
+                write.append(
+                    OutcomeKey(
+                        host=self.host,
+                        kind=kind,
+                        lesson_hash=h,
+                        part=k,
+                        floor_ms=floors[key],
+                        basis=bases[key],
+                        **columns,
+                    )
+                )
+            if old is not None and len(old.parts) > k + written:
+                cut.append((kind, h, k + written))
+        for start in range(0, len(cut), CUT_CHUNK):  # an OR of a few conditions each: SQLite nests ORs
+            some = (
+                Q(kind=kind, lesson_hash=h, part__gte=part)
+                for kind, h, part in cut[start : start + CUT_CHUNK]
+            )
+            OutcomeKey.objects.filter(reduce(operator.or_, some), host=self.host).delete()
+        OutcomeKey.objects.bulk_create(
+            write,
+            batch_size=CHUNK,
+            update_conflicts=True,
+            unique_fields=["host", "kind", "lesson_hash", "part"],
+            update_fields=["floor_ms", "basis", "corrections", "times", "sessions"],
         )
 
     def _recount_sessions(self, after_id: int, held: dict[Key, int]) -> dict[Key, Packed]:

@@ -24,7 +24,7 @@ from review.models import Decision, DecisionOutcome, OutcomeKey, OutcomeMark
 from review.services import outcome_charges
 from review.services import outcomes as outcomes_module
 from review.services.decisions import lesson_restore, lessons_retire
-from review.services.outcome_charges import AGAINST, KeptCharges, Packed
+from review.services.outcome_charges import AGAINST, KeptCharges, Packed, first_part_written, parts_kept
 from review.services.outcomes import _READ, JUDGED, STORED, host_outcomes, outcomes_refresh, revised
 from tests.builders import correction, exposure, lesson
 from tests.review.services.test_calibration_rollup import grouped_outcomes, rollup
@@ -80,10 +80,7 @@ def kept_state(host: Host) -> tuple:
     the session ends."""
     names = dict(SessionEnd.objects.filter(host=host).values_list("id", "session"))
     keys = []
-    for kind, key_hash, floor, basis, *columns in OutcomeKey.objects.filter(host=host).values_list(
-        "kind", "lesson_hash", "floor_ms", "basis", "corrections", "times", "sessions"
-    ):
-        packed = Packed.decode(*columns)
+    for (kind, key_hash), (floor, basis, packed, _parts) in parts_kept(host).items():
         rows = [
             (int(i), int(t), names[int(c)])
             for i, t, c in zip(packed.ids, packed.times, packed.sessions, strict=True)
@@ -253,6 +250,77 @@ def test_packed_corrections_merge_in_time_order_each_once():
     assert [c.tolist() for c in merged] == [[5, 7, 9, 3], [100, 100, 300, 400], [1, 1, 2, 3]]
     again = Packed.decode(*(memoryview(column) for column in merged.encoded()))
     assert [c.tolist() for c in again] == [c.tolist() for c in merged]
+
+
+@pytest.mark.parametrize(
+    ("parts", "times", "changed_from", "total", "first"),
+    [
+        ((3,), [10, 20, 30], 40, 4, 1),  # appended after a part larger than what is new: a part of its own
+        ((3, 1), [10, 20, 30, 40], 50, 5, 1),  # a part no larger than what follows it is rewritten with it
+        ((3, 2), [10, 20, 30, 40, 50], 60, 6, 2),
+        ((3, 2, 1), [10, 20, 30, 40, 50, 60], 70, 7, 0),  # each part no larger than all after it: one part
+        ((4, 2, 1), [10, 20, 30, 40, 50, 60, 70], 55, 7, 1),  # changed within the second part: its start
+        ((4, 2, 1), [10, 20, 30, 40, 50, 60, 70], 50, 6, 1),  # ...at its first time exactly (dropped)
+        ((4, 2, 1), [10, 20, 30, 40, 50, 60, 70], 40, 8, 0),  # at the first part's last time
+        ((4, 2, 1), [10, 20, 30, 40, 50, 60, 70], 45, 11, 0),  # more after it than the first part holds
+        ((0,), [], 10, 2, 0),  # an empty key (its row kept): rewritten
+    ],
+)
+def test_the_part_a_refresh_rewrites(parts, times, changed_from, total, first):
+    assert first_part_written(parts, np.array(times, dtype=np.int64), changed_from, total) == first
+
+
+def test_a_refresh_writes_the_part_its_batch_changed_not_the_lessons_history(ingest, reviewer, settings):
+    """A retired lesson's counted corrections are kept in parts: a batch of new sessions adds a part or
+    rewrites the last ones (no larger than what follows them), never the parts before; a session attributed
+    again rewrites from the part that holds it. Joined, the parts are what a build from nothing keeps."""
+    settings.OUTCOME_SUPPORT_SESSIONS = 30
+    scenario = Scenario(3, ingest, reviewer)
+    retired = h("invoice_capture", TEXTS["invoice_capture"][0])
+    lessons_retire(host=scenario.host, hashes=[retired], actor=reviewer, reason="x", now=T0)
+
+    def said(session: str, n: int, hours: int) -> None:
+        at = T0 + timedelta(hours=hours)
+        rows = [
+            correction(
+                host=HOST,
+                session=session,
+                id=f"{session}{i}",
+                text=SAID[0],
+                corrected_at=iso(at + timedelta(minutes=i)),
+            )
+            for i in range(n)
+        ]
+        assert ingest(rows).ok
+
+    def parts() -> list[int]:
+        rows = OutcomeKey.objects.filter(host=scenario.host, kind=AGAINST, lesson_hash=retired).order_by(
+            "part"
+        )
+        return [len(times) // 8 for times in rows.values_list("times", flat=True)]
+
+    said("a", 6, 1)
+    assert parts() == [6]
+    said("b", 1, 2)
+    assert parts() == [6, 1]
+    said("c", 1, 3)
+    assert parts() == [6, 2]
+    said("d", 1, 4)
+    assert parts() == [6, 2, 1]
+    first = OutcomeKey.objects.get(host=scenario.host, kind=AGAINST, lesson_hash=retired, part=0)
+    said("e", 1, 5)  # the last two parts (1 <= 1, 2 <= 2) and the new one: one part
+    assert parts() == [6, 4]
+    assert bytes(OutcomeKey.objects.get(pk=first.pk).times) == bytes(first.times)
+    # session "a" shown a lesson of another topic: attributed again, its corrections counted again
+    shown = iso(T0 + timedelta(hours=1, minutes=30))
+    assert ingest(
+        [exposure(host=HOST, session="a", shown_at=shown, lesson=h("po_matching", TEXTS["po_matching"][0]))]
+    ).ok
+    assert parts() == [10]
+    assert_as_if_read_afresh(scenario.host)
+    kept = kept_state(scenario.host)
+    outcomes_refresh(host=scenario.host, full=True)
+    assert kept_state(scenario.host) == kept
 
 
 def test_session_ends_no_longer_kept_rebuild_the_kept_rows(ingest, reviewer, settings):
