@@ -88,7 +88,8 @@ def load_average() -> float:
 
 
 def targets() -> dict[str, str]:
-    """The biggest host (most entities), the largest pile on it or anywhere, and one of its live lessons."""
+    """The biggest host (most entities), the largest pile on it or anywhere, and one of its live lessons;
+    the host with the most decisions and its largest pile."""
     from django.apps import apps
     from django.db import connection
 
@@ -109,6 +110,19 @@ def targets() -> dict[str, str]:
             f"GROUP BY h.name, l.{col['namespace']}, l.{col['subject']} ORDER BY count(*) DESC LIMIT 1"
         )
         pile_host, namespace, subject, members = cursor.fetchone()
+        # the host with the most decisions, and its largest pile: a pile page reads the newest decision on
+        # its entity, which a host's long log must not slow down
+        cursor.execute(
+            "SELECT host, count(*) FROM review_decision GROUP BY host ORDER BY count(*) DESC LIMIT 1"
+        )
+        logged, decisions = cursor.fetchone() or ("", 0)
+        cursor.execute(
+            f"SELECT l.{col['namespace']}, l.{col['subject']}, count(*) FROM {lesson} l "
+            f"JOIN {host} h ON h.id = l.{col['host']} WHERE l.{col['status']} = 'live' AND h.name = %s "
+            f"GROUP BY l.{col['namespace']}, l.{col['subject']} ORDER BY count(*) DESC LIMIT 1",
+            [logged],
+        )
+        logged_pile = cursor.fetchone() or ("", "", 0)
     member = Lesson.objects.filter(
         host__name=pile_host, namespace=namespace, subject=subject, status="live"
     ).values_list("hash", flat=True)[0]
@@ -119,6 +133,10 @@ def targets() -> dict[str, str]:
         "subject": subject,
         "members": str(members),
         "lesson": member,
+        "logged_host": logged,
+        "logged_decisions": f"{decisions:,}",
+        "logged_pile": urlencode({"host": logged, "namespace": logged_pile[0], "subject": logged_pile[1]}),
+        "logged_members": str(logged_pile[2]),
     }
 
 
@@ -312,6 +330,12 @@ def main() -> None:
                 page_tag(client, f"/pile/?{pile_qs}"),
             )
         )
+        if t["logged_host"]:
+            label = (
+                f"pile of {t['logged_members']} members on the host with the most decisions"
+                f" ({t['logged_decisions']})"
+            )
+            plan.append(("pile", label, f"/pile/?{t['logged_pile']}", None))
     if wanted("lesson"):
         lesson_url = f"/lessons/{t['pile_host']}/{t['lesson']}/"
         plan.append(("lesson", "lesson page", lesson_url, None))

@@ -81,6 +81,9 @@ class Decision(models.Model):
             # seq last: "the latest decision on a lesson" (the pile's restorable members, a correlated
             # subquery per member) is one index seek, not a walk of the host's whole log.
             models.Index(fields=["host", "lesson_hash", "seq"], name="decision_lesson_seq"),
+            # "the latest decision on an entity" (what a pile page was built after, and what came since):
+            # one index seek, not a filter of the host's whole log (210,000 decisions: 260 ms at 1M)
+            models.Index(fields=["host", "namespace", "subject", "seq"], name="decision_entity_seq"),
             models.Index(fields=["host", "draft_id"], name="decision_draft"),
             # The log's batch filter and its links (issue 12, finding 10).
             models.Index(fields=["batch", "seq"], name="decision_batch_seq"),

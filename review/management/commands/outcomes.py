@@ -6,6 +6,7 @@ docs/decisions.md, "Outcomes"; README.md, "Commands".
 
 from __future__ import annotations
 
+from django.db import connection
 from django.db.models import Count
 
 from lessons.management.base import Command as BaseCommand
@@ -30,9 +31,21 @@ class Command(BaseCommand):
             self.fail(str(exc))
         hosts = [host_obj] if host_obj is not None else list(Host.objects.order_by("name"))
         changed = sum(outcomes_refresh(host=h, full=True) for h in hosts)
+        if changed:
+            analyze_outcomes()
         rows = DecisionOutcome.objects.all()
         if host_obj is not None:
             rows = rows.filter(host=host_obj.name)
         by = dict(rows.values_list("outcome").annotate(n=Count("pk")).order_by("outcome"))
         counts = ", ".join(f"{k} {v}" for k, v in sorted(by.items())) or "none"
         self.stdout.write(DONE.format(n=sum(by.values()), changed=changed, counts=counts))
+
+
+def analyze_outcomes() -> None:
+    """On PostgreSQL, the stored outcomes' statistics brought up to date (``ANALYZE``): a whole recompute may
+    rewrite every row, and until autovacuum gets to them the planner reads the log's outcome filter by
+    the old counts (1M outcomes just turned "too early": 945 ms a page instead of 13,
+    docs/benchmarks.md). SQLite keeps no statistics unless asked, and its plans do not use them here."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(DecisionOutcome._meta.db_table)}")

@@ -8,8 +8,9 @@ import json
 from datetime import UTC, datetime
 from io import StringIO
 
+import pytest
 from django.core.management import call_command
-from django.db import OperationalError
+from django.db import OperationalError, connection
 
 from lessons.core.outcomes import EVIDENCE_CORRECTIONS, OUTCOMES_VERSION
 from lessons.models import Lesson
@@ -119,6 +120,25 @@ def test_a_restore_held_then_regressed(outcome_host, reviewer, ingest):
         "contradicted",
         "the restored lesson: regressed when re-measured",
     )
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's statistics")
+def test_a_whole_recompute_brings_the_outcomes_statistics_up_to_date(outcome_host, reviewer):
+    """``manage.py outcomes`` rewrites outcomes wholesale: the planner must not read the log's outcome
+    filter by counts from before it (``ANALYZE`` of the table: its row estimate is the one outcome)."""
+    retire(outcome_host, reviewer)
+    DecisionOutcome.objects.all().delete()
+
+    def estimate() -> float:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT reltuples FROM pg_class WHERE relname = %s", [DecisionOutcome._meta.db_table]
+            )
+            return cursor.fetchone()[0]
+
+    assert estimate() != 1
+    call_command("outcomes", stdout=StringIO())
+    assert estimate() == 1
 
 
 def test_the_command_computes_every_host_and_the_export_streams_them(outcome_host, reviewer, ingest):
