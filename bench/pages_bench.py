@@ -300,6 +300,8 @@ def main() -> None:
     assert not settings.DEBUG
     started_load = load_average()
     t = targets()
+    # stored before any ETag is read: its first creation is a write, which would change them all
+    auth = {"Authorization": f"Bearer {bench_token()}"}
     client = Client(raise_request_exception=True)
     client.force_login(get_user_model().objects.get(username="reviewer"))
     big = t["host"]
@@ -379,7 +381,6 @@ def main() -> None:
             ("outcomes", "calibration (the reviewer's own, by month)", "/decisions/calibration/", None),
         ]
     if wanted("api"):
-        auth = {"Authorization": f"Bearer {bench_token()}"}
         plan += [
             ("api", f"`GET /api/v1/piles` first 100 (of {pile_count():,} piles)", "/api/v1/piles", auth),
             ("api", "`GET /api/v1/piles?host=` (biggest host), first 100", f"/api/v1/piles?host={big}", auth),
