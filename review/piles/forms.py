@@ -20,6 +20,13 @@ MEMBER_TO_TAKE_OUT_REQUIRED = "Choose the rule to take out."
 MEMBER_NOT_IN_A_GROUP = (
     "That rule is no longer in a fact with other rules of this pile; reload the pile and choose again."
 )
+# A retire of every live lesson of the entity asks once more (issue: stray typing can retire a whole
+# entity: ``a``, ``r``, Ctrl+Enter). docs/reviewing.md, "Retiring every live lesson".
+RETIRE_ALL_UNCONFIRMED = (
+    "All {n} live lessons of this entity are selected: retiring them leaves it with no live lesson."
+    ' Tick "Yes, retire all {n}" to retire them all, or deselect the lessons to keep.'
+)
+RETIRE_ALL_LABEL = "Yes, retire all {n}: this entity keeps no live lesson"
 RESTORE_REQUIRED = "Select at least one retired lesson to restore."
 RESTORE_NOT_RESTORABLE = (
     "A selected lesson is no longer one a retire retracted on this entity; reload the pile and select again."
@@ -78,7 +85,14 @@ class _PileDecisionForm(ReasonForm):
 
 class RetireForm(_PileDecisionForm):
     """Retire one or more live members of a pile with one reason. ``hashes`` are the entity's lessons
-    (any status: a member retired meanwhile is caught as a stale pile by the service, not here).
+    (any status: a member retired meanwhile is caught as a stale pile by the service, not here); ``live``
+    the hashes of its live lessons as the page showed them.
+
+    A selection of every live lesson is refused (``RETIRE_ALL_UNCONFIRMED`` on ``retire_all``) unless
+    ``retire_all`` is ticked: stray keys (``a``, ``r``, Ctrl+Enter) must not empty an entity. Checking
+    against the page's ``live`` is enough: the service refuses the retire when the entity's statuses
+    changed since (``pile_version``), so ``live`` is what the service retires from. docs/reviewing.md,
+    "Retiring every live lesson".
     """
 
     choice_field = "members"
@@ -86,6 +100,23 @@ class RetireForm(_PileDecisionForm):
         widget=forms.CheckboxSelectMultiple,
         error_messages={"required": MEMBERS_REQUIRED, "invalid_choice": MEMBER_NOT_ON_ENTITY},
     )
+    retire_all = forms.BooleanField(required=False)
+
+    def __init__(self, *args, hashes: list[str], live: list[str], **kwargs):
+        super().__init__(*args, hashes=hashes, **kwargs)
+        self.live = live
+        self.fields["retire_all"].label = RETIRE_ALL_LABEL.format(n=len(live))
+
+    def empties_entity(self) -> bool:
+        """Whether the selection (valid or not yet checked) is every live lesson of the entity."""
+        chosen = set(getattr(self, "cleaned_data", {}).get("members") or ())
+        return bool(self.live) and set(self.live) <= chosen
+
+    def clean(self):
+        data = super().clean()
+        if self.empties_entity() and not data.get("retire_all"):
+            self.add_error("retire_all", RETIRE_ALL_UNCONFIRMED.format(n=len(self.live)))
+        return data
 
 
 class RestoreManyForm(_PileDecisionForm):

@@ -232,7 +232,7 @@ def _member_rows(
 
 def retire_form(detail: selectors.PileDetail, initial: dict | None = None) -> RetireForm:
     initial = {**(initial or {}), "pile_version": detail.version, "seen_seq": detail.seen_seq}
-    return RetireForm(hashes=_all_hashes(detail), initial=initial)
+    return RetireForm(hashes=_all_hashes(detail), live=detail.member_hashes, initial=initial)
 
 
 @page_version(host_in_query)  # its host's data only (docs/production.md, "Cache")
@@ -269,8 +269,9 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
     """POST ``/pile/retire/?host=&namespace=&subject=``: retire the selected members with one reason.
 
     Success: the fresh pile region (htmx) or a redirect to the pile with a message. Refusals: 422 with the
-    form's errors, 409 with the fresh pile when it changed meanwhile (nothing written), 403 when the
-    service says the user may not decide. The htmx config in base.html swaps 400/409/422 responses.
+    form's errors (a selection of every live lesson without "Yes, retire all N" ticked among them), 409
+    with the fresh pile when it changed meanwhile (nothing written), 403 when the service says the user
+    may not decide. The htmx config in base.html swaps 400/409/422 responses.
     """
     host, detail = get_entity_or_404(request.GET)
 
@@ -310,7 +311,7 @@ def pile_retire(request: HttpRequest) -> HttpResponse:
         context = pile_context(request, fresh, retire_form(fresh), notice=notice, undo=undo)
         return reswap(render_region(request, PILE_TEMPLATE, "pile", context), SHOW_PILE_TOP)
 
-    form = RetireForm(request.POST, hashes=_all_hashes(detail))
+    form = RetireForm(request.POST, hashes=_all_hashes(detail), live=detail.member_hashes)
     return decide(request, form, act=act, invalid=invalid, refused=refused, done=done)
 
 
