@@ -6,7 +6,6 @@ docs/decisions.md, "The record".
 from __future__ import annotations
 
 import html
-import json
 import re
 from urllib.parse import urlencode
 
@@ -15,6 +14,7 @@ from django.utils.safestring import SafeString
 
 from lessons.core.piles import pile_target
 from lessons.core.text import format_datetime, hash8
+from review.log.evidence import evidence_html
 from review.log.selectors import STATUS_APPLIED, STATUS_AWAITING, decision_host_status
 from review.models import Action, Decision
 from review.outcomes.format import decision_cell
@@ -30,7 +30,6 @@ BATCH = (
     '{stamp}<br><a class="batch mono small" href="{href}" title="batch {batch}"'
     ' aria-label="Decisions of batch {short}">batch {short}</a>'
 )
-EVIDENCE = '<details><summary>{summary}</summary><dl class="evidence">{rows}</dl></details>'
 AWAITING = f'<span class="badge ack-waiting">{html.escape(STATUS_AWAITING)}</span>'
 APPLIED = f'<span class="badge ack-applied">{html.escape(STATUS_APPLIED)}</span> {{stamp}}'
 FAILED = '<span class="badge ack-failed">{status}</span> {stamp}: {detail}'
@@ -84,17 +83,6 @@ def evidence_summary(evidence: dict) -> str:
     if isinstance(recurrence, dict) and "recurred_sessions" in recurrence:
         parts.append(f"recurred in {counted(recurrence['recurred_sessions'], 'session')}")
     return " · ".join(parts) or "see details"
-
-
-def _evidence_rows(evidence: dict) -> list[tuple[str, str]]:
-    rows = []
-    for key in sorted(evidence):
-        value = evidence[key]
-        if isinstance(value, dict):
-            rows.extend((f"{key}.{k}", json.dumps(value[k], ensure_ascii=False)) for k in sorted(value))
-        else:
-            rows.append((key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)))
-    return rows
 
 
 class DecisionTable(LeanTable):
@@ -176,12 +164,9 @@ class DecisionTable(LeanTable):
         return html_format("{reason}", reason=record.reason)
 
     def render_evidence(self, record: Decision) -> SafeString:
+        """The summary; opened, the evidence as labelled fields and its raw JSON (``review.log.evidence``)."""
         evidence = record.evidence if isinstance(record.evidence, dict) else {}
-        rows = "".join(
-            f"<dt>{html.escape(str(key))}</dt><dd>{html.escape(str(value))}</dd>"
-            for key, value in _evidence_rows(evidence)
-        )
-        return html_format(EVIDENCE, summary=evidence_summary(evidence), rows=SafeString(rows))
+        return evidence_html(record.evidence, evidence_summary(evidence))
 
     def render_status(self, record: Decision) -> SafeString:
         status, acked_at, detail = decision_host_status(record)

@@ -1,6 +1,7 @@
 """The decision log's cells (``DecisionTable.render_*``, built with ``html_format``) are what ``format_html``
 built before them, byte for byte, for decisions of every action, code, evidence, target and host status;
-the reference is the former code, kept here."""
+the reference is the former code, kept here. The evidence cell is no longer the former one (readable
+fields and the raw JSON: tests/review/log/test_evidence_fields.py)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,6 @@ from review.log.tables import (
     DRAFT_ACTIONS,
     LESSON_ACTIONS,
     DecisionTable,
-    _evidence_rows,
-    evidence_summary,
 )
 from review.models import Action, Decision, DecisionAck, ReasonCode
 from review.web.format import reason_label
@@ -88,12 +87,6 @@ def _former_cells(record: Decision) -> dict[str, str]:
         )
     else:
         reason = format_html("{}", record.reason)
-    evidence = record.evidence if isinstance(record.evidence, dict) else {}
-    evidence_cell = format_html(
-        '<details><summary>{}</summary><dl class="evidence">{}</dl></details>',
-        evidence_summary(evidence),
-        format_html_join("", "<dt>{}</dt><dd>{}</dd>", _evidence_rows(evidence)),
-    )
     status, acked_at, detail = decision_host_status(record)
     if status == STATUS_AWAITING:
         status_cell = format_html('<span class="badge ack-waiting">{}</span>', STATUS_AWAITING)
@@ -113,7 +106,6 @@ def _former_cells(record: Decision) -> dict[str, str]:
         "action": _break_after(record.action, "_"),
         "target": target,
         "reason": reason,
-        "evidence": evidence_cell,
         "status": status_cell,
     }
 
@@ -125,7 +117,6 @@ def _cells(record: Decision) -> dict[str, str]:
         "action": table.render_action(record.action, record),
         "target": table.render_target(record),
         "reason": table.render_reason(record),
-        "evidence": table.render_evidence(record),
         "status": table.render_status(record),
     }
 
@@ -186,7 +177,7 @@ def test_a_cell_is_marked_safe_with_every_word_escaped(action):
         batch="b<", reason_code=ReasonCode.OTHER, reason="<script>", evidence={"<k>": "<v>"},
         at=datetime(2026, 1, 2, tzinfo=UTC),
     )  # fmt: skip
-    cells = _cells(record)
+    cells = {**_cells(record), "evidence": DecisionTable([]).render_evidence(record)}
     assert all(hasattr(cell, "__html__") for cell in cells.values())
     assert "<script>" not in cells["reason"] and "&lt;script&gt;" in cells["reason"]
     assert "&lt;k&gt;" in cells["evidence"] and "&lt;v&gt;" in cells["evidence"]
