@@ -32,7 +32,7 @@ from review.hosts.tables import (
     hosts_rows,
     unmatched_topics_links,
 )
-from review.outcomes.host_weeks import host_weeks, newest_session_week, tallest, weeks_svg
+from review.outcomes.host_weeks import host_weeks, tallest, weeks_svg
 from review.roles import PERM_SET_BUDGET, PERM_VIEW
 from review.services.budget import budget_preview, host_set_budget
 from review.services.common import (
@@ -118,10 +118,9 @@ def host(request: HttpRequest, name: str) -> HttpResponse:
     context = {"host": found, "table": table, "can_set_budget": request.user.has_perm(PERM_SET_BUDGET)}
     if not wants_region(request):
         context["marks"], context["more_marks"] = host_marks_shown(host=found)
-        weeks = host_weeks(found)
-        context["weeks"], context["weeks_svg"], context["weeks_top"] = weeks, weeks_svg(weeks), tallest(weeks)
-        if weeks and context["weeks_top"] is None:  # sessions before the range only (a decision ends it)
-            context["newest_session"] = newest_session_week(found)
+        timeline = host_weeks(found)
+        context["weeks"], context["weeks_later"] = timeline.weeks, timeline.later
+        context["weeks_svg"], context["weeks_top"] = weeks_svg(timeline), tallest(timeline.weeks)
     return render_region(request, "review/hosts/host.html", "entities", context)
 
 

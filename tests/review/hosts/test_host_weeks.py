@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from lessons.models import Host
-from review.outcomes.host_weeks import Week, host_weeks
+from review.outcomes.host_weeks import Later, Week, host_weeks, window_end
 from review.services.decisions import lessons_retire
 from tests.builders import correction, exposure
 from tests.fixtures.outcomes import HOST, OTHER, RETIRED, h
@@ -47,7 +47,7 @@ def weeks(outcome_host, ingest, reviewer):
 
 
 def test_the_weeks_count_sessions_corrections_and_decisions(weeks):
-    found = host_weeks(weeks, weeks=3)
+    found = host_weeks(weeks, weeks=3).weeks
     assert found == [
         Week(date(2026, 1, 26), 0, 0, 0),
         Week(date(2026, 2, 2), 2, 1, 1),
@@ -84,8 +84,9 @@ def test_a_decision_after_the_last_session_ends_the_range(weeks, reviewer):
     lessons_retire(
         host=weeks, hashes=[h(OTHER)], actor=reviewer, reason="dup", now=datetime(2026, 3, 4, tzinfo=UTC)
     )
-    found = host_weeks(weeks, weeks=6)
-    assert found == [
+    timeline = host_weeks(weeks, weeks=6)
+    assert timeline.later is None
+    assert timeline.weeks == [
         Week(date(2026, 1, 26), 0, 0, 0),
         Week(date(2026, 2, 2), 2, 1, 1),
         Week(date(2026, 2, 9), 1, 0, 0),
@@ -95,22 +96,59 @@ def test_a_decision_after_the_last_session_ends_the_range(weeks, reviewer):
     ]
 
 
-def test_a_decision_long_after_the_last_session_names_the_week_of_the_newest_session(
-    weeks, reviewer, as_viewer
-):
-    # the newcomer's finding (demo, 2026-12-04): a retire made months after the host's last session moves the
-    # 26 weeks past every session; the chart was empty and its caption said only "no week had a session"
+def test_a_decision_long_after_the_last_session_is_drawn_after_a_break(weeks, reviewer, as_viewer):
+    # the newcomer's finding (demo, 2026-12-04): a retire made months after the host's last session moved the
+    # 26 weeks past every session, so the chart could not show whether it helped. The weeks now end with the
+    # newest session's week; the decisions after them get one slot after a break in the axis.
     lessons_retire(
         host=weeks, hashes=[h(OTHER)], actor=reviewer, reason="dup", now=datetime(2026, 12, 4, tzinfo=UTC)
     )
+    timeline = host_weeks(weeks, weeks=3)
+    assert timeline.weeks == [
+        Week(date(2026, 1, 26), 0, 0, 0),
+        Week(date(2026, 2, 2), 2, 1, 1),
+        Week(date(2026, 2, 9), 1, 0, 0),
+    ]
+    assert timeline.later == Later(first=date(2026, 11, 30), last=date(2026, 11, 30), weeks=1, decisions=1)
     section = parse(as_viewer.get(f"/hosts/{HOST}/").content).find("section", id="host-weeks")
     caption = " ".join(section.find("figcaption").text.split())
-    assert caption.startswith(
-        "From 2026-06-08 to the week of 2026-11-30; no week had a session (the host's newest session is in"
-        " the week of 2026-02-09, before this range, which ends with its newest correction or decision)."
+    assert caption == (
+        "From 2025-08-18 to the week of 2026-02-09; the tallest bar is 50.0 corrections per 100 sessions."
+        " After the break at the right end: 1 decision made after the host's newest session, in the week of"
+        " 2026-11-30; no session has come since, so there is nothing after them to compare yet."
+        " Did the agent get corrected less after a cut? The numbers:"
     )
-    assert len(section.find("svg").find_all("rect", cls="bar")) == 0
-    assert len(section.find("svg").find_all("rect", cls="decided")) == 1
+    svg = section.find("svg")
+    assert len(svg.find_all("rect", cls="bar")) == 1
+    decided = svg.find_all("rect", cls="decided")
+    assert [r.attrs["x"] for r in decided] == ["481.0", "541.0"]  # 28 slots of 20 px: week 24, then the last
+    assert "later" in decided[1].classes
+    assert svg.find("path", cls="axis").attrs["d"] == (
+        "M0 107 H520.0 M540.0 107 H560 M525.0 112 L529.0 102 M531.0 112 L535.0 102"
+    )
+    row = [td.text for td in section.find("tr", data_testid="weeks-later-row").find_all("td")]
+    assert row == ["after the break: 2026-11-30", "0", "0", "—", "1"]
+    link = section.find("tr", data_testid="weeks-later-row").find("a").attrs["href"]
+    assert link == f"/decisions/?host={HOST}&from=2026-11-30"
+
+
+@pytest.mark.parametrize(
+    ("decided", "end", "later"),
+    [
+        (None, date(2026, 2, 9), None),
+        (date(2026, 1, 5), date(2026, 2, 9), None),  # before the newest session: the data ends the weeks
+        (date(2026, 4, 6), date(2026, 4, 6), None),  # 8 weeks after: the weeks run to it
+        (date(2026, 4, 13), date(2026, 2, 9), True),  # 9 weeks after: a break
+    ],
+)
+def test_the_window_ends_with_the_data_or_a_decision_up_to_eight_weeks_after_it(decided, end, later):
+    assert window_end(date(2026, 2, 9), decided) == end
+    assert (decided is not None and decided > end) is bool(later)
+
+
+def test_without_data_the_newest_decision_ends_the_window():
+    assert window_end(None, date(2026, 3, 2)) == date(2026, 3, 2)
+    assert window_end(None, None) is None
 
 
 def test_the_caption_names_no_older_session_when_the_range_has_sessions(weeks, as_viewer):
