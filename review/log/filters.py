@@ -23,6 +23,7 @@ from review.log.selectors import (
     log_actor_names,
 )
 from review.models import Action, Decision, DecisionOutcome, ReasonCode
+from review.web.format import action_term
 from review.web.widgets import HostSearch, LeanSelect
 
 DATE_RANGE_BACKWARDS = "The date range ends before it starts: 'to' must be on or after 'from'."
@@ -64,10 +65,10 @@ class DecisionFilter(django_filters.FilterSet):
     # a host typed (review.web.widgets.HostSearch), not chosen among every host: 200 at scale (issue 25)
     host = django_filters.CharFilter(max_length=64, widget=HostSearch)
     actor = django_filters.ChoiceFilter(choices=(), empty_label="every actor", widget=LeanSelect)
-    # Actions by their values: they are the words of the record and the exports. Reason codes by their
-    # labels ("restates another"), as every form shows them; the URL carries the value.
+    # Actions by their words with the record's term (the exports' and the URL's value) in brackets. Reason
+    # codes by their labels ("restates another"), as every form shows them; the URL carries the value.
     action = django_filters.ChoiceFilter(
-        choices=[(a, a.replace("_", " ")) for a in Action.values],
+        choices=[(a, action_term(a)) for a in Action.values],
         empty_label="every action",
         widget=LeanSelect,
     )

@@ -18,7 +18,7 @@ from review.log.evidence import evidence_html
 from review.log.selectors import STATUS_APPLIED, STATUS_AWAITING, decision_host_status
 from review.models import Action, Decision
 from review.outcomes.format import decision_cell
-from review.web.format import counted, html_format, reason_label
+from review.web.format import action_html, counted, html_format, reason_label
 from review.web.links import draft_url, host_url, lesson_url, pile_href, route_path
 from review.web.tables import LeanTable
 
@@ -128,7 +128,8 @@ class DecisionTable(LeanTable):
         )
 
     def render_action(self, value, record) -> SafeString:
-        return _break_after(record.action, "_")
+        """The action's words, the record's term under them (``action_html``)."""
+        return action_html(record.action)
 
     def render_target(self, record: Decision) -> SafeString:
         if record.action == Action.SET_BUDGET:

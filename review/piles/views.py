@@ -35,7 +35,7 @@ from review.services.claims import CLAIM_MINUTES
 from review.services.common import DecisionRefused, NotAllowed, StalePile, UndoStale
 from review.services.decisions import lessons_restore, lessons_retire
 from review.web.decide import decide, decision_args, not_allowed
-from review.web.format import relative_age, stale_notice
+from review.web.format import action_term, relative_age, stale_notice
 from review.web.forms import undo_offer
 from review.web.fragments import fragment, host_in_query, page_version, version_first
 from review.web.htmx import render_region, wants_region
@@ -351,9 +351,10 @@ def _refused_fresh(
 
 
 def _what_changed(host, fresh: selectors.PileDetail, seen_seq: int | None) -> str:
-    """What a stale refusal adds: the decisions since ``seen_seq`` ("Since you loaded it: #12 retire by
-    rob, …"), or that no decision changed the pile (an ingest, a sync or an import did); the form of a
-    page older than ``seen_seq`` only says the selection was kept."""
+    """What a stale refusal adds: the decisions since ``seen_seq`` ("Since you loaded it: #12 retire a
+    lesson (retire) 3d46cb35… by rob, …"; ``action_term``), or that no decision changed the pile (an
+    ingest, a sync or an import did); the form of a page older than ``seen_seq`` only says the selection
+    was kept."""
     kept = STALE_SELECTION_KEPT
     if seen_seq is None:
         return kept
@@ -365,7 +366,7 @@ def _what_changed(host, fresh: selectors.PileDetail, seen_seq: int | None) -> st
     named = ", ".join(
         STALE_DECISION.format(
             seq=d.seq,
-            action=d.action,
+            action=action_term(d.action),
             actor=d.actor,
             short=f" {hash8(d.lesson_hash)}…" if d.lesson_hash else "",
         )

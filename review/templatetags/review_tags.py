@@ -12,6 +12,7 @@ from lessons.core.text import hash8
 from lessons.core.verdicts import VERDICT_MIX
 from review.roles import user_role
 from review.web.format import (
+    action_html,
     age,
     budget_gauge,
     dash,
@@ -41,6 +42,7 @@ register.simple_tag(pile_href, name="pile_url")
 register.simple_tag(retire_preview)
 register.simple_tag(pile_target)
 register.filter("corrected", has_evidence)
+register.filter(action_html)
 register.filter(dash)
 register.filter(hash8)
 register.filter(horizon_days)

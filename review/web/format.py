@@ -19,7 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 from lessons.core import verdicts
 from lessons.core.piles import NOT_APPLIED
 from lessons.core.text import format_datetime
-from review.models import NO_REASON_CODE, ReasonCode
+from review.models import NO_REASON_CODE, Action, ReasonCode
 
 # Verdict -> CSS class. Regressed and drifted stand out; held is quiet, never green-loud; a verdict
 # this table does not know is neutral grey (docs/interchange.md lets hosts send other verdict words).
@@ -143,6 +143,41 @@ def reason_label(code: str | None) -> str:
         return ReasonCode(code).label
     except ValueError:
         return code
+
+
+# The words shown for each action; the record's term stays beside them (``action_html``).
+ACTION_LABELS = {
+    Action.RETIRE: "retire a lesson",
+    Action.RESTORE: "restore a lesson",
+    Action.APPROVE: "approve a consolidation",
+    Action.REJECT: "reject a draft",
+    Action.ROLLBACK: "roll back a consolidation",
+    Action.SET_BUDGET: "change the budget",
+}
+ACTION_HTML = (
+    '<span class="action-name"><span class="action-label">{label}</span>'
+    ' <code class="action-term">{term}</code></span>'
+)
+
+
+def action_label(action: str) -> str:
+    """The words shown for a decision's action (``approve_consolidation`` -> ``approve a consolidation``); a
+    value the list does not know is shown as it is. docs/decisions.md, "The decision log page"."""
+    return ACTION_LABELS.get(action, action)
+
+
+def action_term(action: str) -> str:
+    """The label with the record's term in brackets, for plain text (a refusal's message, a filter's
+    option): ``approve a consolidation (approve_consolidation)``."""
+    label = action_label(action)
+    return label if label == action else f"{label} ({action})"
+
+
+def action_html(action: str) -> SafeString:
+    """The label, then the record's term as small code text, breakable after each ``_`` (the term is what
+    the exports, the API and hosts read): every page that names an action shows it this way."""
+    term = SafeString("_<wbr>".join(stdlib_html.escape(part) for part in str(action).split("_")))
+    return html_format(ACTION_HTML, label=action_label(action), term=term)
 
 
 def verdict_badge(verdict: str | None) -> str:

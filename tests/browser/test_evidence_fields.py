@@ -48,3 +48,22 @@ def test_an_approval_s_evidence_opens_as_fields_with_the_raw_json_folded(approve
     raw.locator("summary").click()
     assert json.loads(raw.locator("pre").inner_text()) == approved.evidence
     assert problems(page) == []
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_action_shows_its_words_with_the_record_s_term(approved, sign_in, artifacts, width):
+    page = sign_in("rita", "rita-pass", width=width, height=900)
+    page.goto(page.url + "decisions/")
+    cell = page.locator(f"#decision-{approved.seq} .action-name")
+    assert cell.locator(".action-label").inner_text() == "approve a consolidation"
+    term = cell.locator(".action-term")
+    assert term.is_visible() and term.inner_text().replace("\n", "") == "approve_consolidation"
+    assert problems(page) == []
+    cell.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / f"log-action-{width}.png"))
+    page.goto(page.url.split("/decisions/")[0] + f"/decisions/{approved.seq}/")
+    assert page.locator(".page-head .action-label").inner_text() == "approve a consolidation"
+    assert page.locator(".page-head .action-term").is_visible()
+    assert page.locator("[data-testid=record-evidence] dl.evidence > dt").count() == 5
+    assert problems(page) == []
+    page.screenshot(path=str(artifacts / f"decision-page-{width}.png"), full_page=True)

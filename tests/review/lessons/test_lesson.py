@@ -96,7 +96,9 @@ def test_the_lesson_page_lists_the_decisions_on_it(corpora, as_viewer, reviewer)
     response = as_viewer.get(url(lesson))
     rows = table_rows(parse(response.content), "decisions")
     at = format_datetime(Decision.objects.get().at)
-    assert rows == [["1", at, "rita", "retire", "drifted", "Drifted <b>twice</b>", "awaiting the host"]]
+    assert rows == [
+        ["1", at, "rita", "retire a lesson retire", "drifted", "Drifted <b>twice</b>", "awaiting the host"]
+    ]
     seq_link = parse(response.content).find("table", "decisions").find("td").find("a")
     assert seq_link.attrs["href"] == "/decisions/?seq=1"  # the # column opens that decision in the log
     assert "Drifted &lt;b&gt;twice&lt;/b&gt;" in response.content.decode()
@@ -130,7 +132,10 @@ def test_a_reviewer_restores_a_retired_lesson(corpora, as_reviewer, reviewer):
     notice = page.find(cls="notices").find("span")
     assert inline_text(notice) == RESTORED_NOTICE.format(short=lesson.hash[:8], seq=2)
     assert notice.find("a").attrs["href"] == "/decisions/?seq=2"
-    assert [r[3] for r in table_rows(page, "decisions")] == ["retire", "restore"]
+    assert [r[3] for r in table_rows(page, "decisions")] == [
+        "retire a lesson retire",
+        "restore a lesson restore",
+    ]
     lesson.refresh_from_db()
     assert lesson.status == "live"
 

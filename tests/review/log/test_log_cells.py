@@ -1,7 +1,8 @@
 """The decision log's cells (``DecisionTable.render_*``, built with ``html_format``) are what ``format_html``
 built before them, byte for byte, for decisions of every action, code, evidence, target and host status;
-the reference is the former code, kept here. The evidence cell is no longer the former one (readable
-fields and the raw JSON: tests/review/log/test_evidence_fields.py)."""
+the reference is the former code, kept here. The evidence and action cells are no longer the former ones
+(readable fields and the raw JSON: tests/review/log/test_evidence_fields.py; the action's words and its
+term: tests/review/web/test_action_labels.py)."""
 
 from __future__ import annotations
 
@@ -103,7 +104,6 @@ def _former_cells(record: Decision) -> dict[str, str]:
         )
     return {
         "at": at,
-        "action": _break_after(record.action, "_"),
         "target": target,
         "reason": reason,
         "status": status_cell,
@@ -114,7 +114,6 @@ def _cells(record: Decision) -> dict[str, str]:
     table = DecisionTable([])
     return {
         "at": table.render_at(record.at, record),
-        "action": table.render_action(record.action, record),
         "target": table.render_target(record),
         "reason": table.render_reason(record),
         "status": table.render_status(record),

@@ -132,4 +132,4 @@ def test_an_approval_action_may_break_after_its_underscore(client, viewer, revie
 
     draft_reject(draft=Draft.objects.get(ext_id="rec-adbuy-consolidate-0"), actor=reviewer, reason="no")
     html = page(client, viewer)
-    assert ">reject_<wbr>consolidation</td>" in html
+    assert '<code class="action-term">reject_<wbr>consolidation</code></span></td>' in html

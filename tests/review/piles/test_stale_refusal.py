@@ -9,6 +9,7 @@ from lessons.models import Host
 from review.piles.views import STALE_DECISION, STALE_NO_DECISION, STALE_SELECTION_KEPT, STALE_SINCE
 from review.services.common import STALE_PILE
 from review.services.decisions import lessons_retire
+from review.web.format import action_term
 from tests.html import parse
 from tests.review.piles.test_pile import ADBUY, ADBUY_RETIRE, adbuy_hashes
 
@@ -54,7 +55,9 @@ def test_a_stale_retire_names_the_decisions_in_between_and_keeps_the_members_sti
     )
     assert response.status_code == 409
     page = parse(response.content)
-    named = STALE_DECISION.format(seq=first.seq, action="retire", short=" 3d46cb35…", actor="rob")
+    named = STALE_DECISION.format(
+        seq=first.seq, action=action_term("retire"), short=" 3d46cb35…", actor="rob"
+    )
     assert page.find(cls="notice-error").text == (
         f"{STALE_PILE} {STALE_SINCE.format(decisions=named)} {STALE_SELECTION_KEPT}"
     )
@@ -102,7 +105,9 @@ def test_a_stale_restore_names_at_most_five_and_counts_the_rest(
     assert response.status_code == 409
     page = parse(response.content)
     named = ", ".join(
-        STALE_DECISION.format(seq=d.seq, action="retire", short=f" {d.lesson_hash[:8]}…", actor="rob")
+        STALE_DECISION.format(
+            seq=d.seq, action=action_term("retire"), short=f" {d.lesson_hash[:8]}…", actor="rob"
+        )
         for d in later[:5]
     )
     more = " and 1 more" if others == 6 else ""
