@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django import forms
 
+from review.piles.forms import EmptyingConfirmed
 from review.web.forms import PILE_VERSION_MISSING, ReasonForm, UndoesField
 
 
@@ -17,8 +18,18 @@ class RestoreForm(ReasonForm):
     undoes = UndoesField()  # posted by a retire notice's Undo only
 
 
-class RetireLessonForm(RestoreForm):
+class RetireLessonForm(EmptyingConfirmed, RestoreForm):
     """Retire this live lesson (the same fields: a reason, its code, the pile version seen); the same
-    service as the pile's retire (``lessons_retire``)."""
+    service as the pile's retire (``lessons_retire``). ``last_live``: it is the only live lesson of its
+    entity as the page showed it, so the retire asks for ``retire_all`` first (the pile version the
+    service checks keeps that true; docs/reviewing.md, "Retiring every live lesson")."""
 
     undoes = None
+
+    def __init__(self, *args, last_live: bool, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.last_live = last_live
+        self.label_retire_all(1)
+
+    def empties_entity(self) -> bool:
+        return self.last_live and self.is_bound

@@ -26,13 +26,20 @@ class LessonDetail:
     (just this one when it has no ``lesson_id``), as ``lessons.recurrence.versions.Version``.
     ``lesson.history``: its verdicts, newest first; ``lesson.counts``: its recurrence counts.
     ``decisions``: the decision records naming it, in ``seq`` order, each with ``ack`` joined.
-    ``version``: the entity's pile version (for a restore).
+    ``version``: the entity's pile version (for a restore); ``live_count``: the entity's live lessons
+    (a retire of its only one asks for a confirmation: docs/reviewing.md, "Retiring every live lesson").
     """
 
     lesson: Lesson
     versions: tuple[Version, ...]
     decisions: tuple[Decision, ...]
     version: str
+    live_count: int = 0
+
+    @property
+    def last_live(self) -> bool:
+        """Whether the lesson is live and the only live lesson of its entity."""
+        return self.lesson.status == Lesson.Status.LIVE and self.live_count == 1
 
     @property
     def target(self) -> str:
@@ -69,12 +76,14 @@ def lesson_detail(*, host_name: str, lesson_hash: str) -> LessonDetail | None:
         .select_related("ack")
         .order_by("seq")
     )
+    # rows with .hash and .status, not model instances: a pile may have hundreds of members
+    rows = list(entity.values_list("hash", "status", named=True))
     return LessonDetail(
         lesson=lesson,
         versions=versions,
         decisions=decisions,
-        # rows with .hash and .status, not model instances: a pile may have hundreds of members
-        version=pile_version(list(entity.values_list("hash", "status", named=True))),
+        version=pile_version(rows),
+        live_count=sum(1 for row in rows if row.status == Lesson.Status.LIVE),
     )
 
 

@@ -51,7 +51,7 @@ def _context(
         form = RestoreForm(initial={"pile_version": detail.version})
     can_retire = detail.lesson.status == detail.lesson.Status.LIVE and can_decide
     if can_retire and retire_form is None:
-        retire_form = RetireLessonForm(initial={"pile_version": detail.version})
+        retire_form = RetireLessonForm(initial={"pile_version": detail.version}, last_live=detail.last_live)
     return {
         "detail": detail,
         "lesson": detail.lesson,
@@ -172,7 +172,7 @@ def lesson_retire(request: HttpRequest, host: str, lesson_hash: str) -> HttpResp
         url = reverse("review:lesson", args=[host, lesson_hash])
         return redirect(f"{url}?retired={decision.seq}")
 
-    form = RetireLessonForm(request.POST)
+    form = RetireLessonForm(request.POST, last_live=detail.last_live)
     return decide(
         request,
         form,
@@ -191,7 +191,8 @@ def _refused(request: HttpRequest, host: str, lesson_hash: str, exc: DecisionRef
     kept = {k: form.cleaned_data[k] or "" for k in ("reason", "reason_code")}
     if isinstance(exc, UndoStale):
         kept["reason"] = ""
-    fresh_form = type(form)(initial={**kept, "pile_version": fresh.version})
+    extra = {"last_live": fresh.last_live} if retire else {}
+    fresh_form = type(form)(initial={**kept, "pile_version": fresh.version}, **extra)
     status = 409 if isinstance(exc, StalePile) else 422
     if retire:
         context = _context(request, fresh, None, refusal=str(exc), retire_form=fresh_form)

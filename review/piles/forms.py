@@ -27,6 +27,44 @@ RETIRE_ALL_UNCONFIRMED = (
     ' Tick "Yes, retire all {n}" to retire them all, or deselect the lessons to keep.'
 )
 RETIRE_ALL_LABEL = "Yes, retire all {n}: this entity keeps no live lesson"
+RETIRE_ONLY_UNCONFIRMED = (
+    "This is the only live lesson of this entity: retiring it leaves the entity with no live lesson."
+    ' Tick "Yes, retire it" to retire it anyway.'
+)
+RETIRE_ONLY_LABEL = "Yes, retire it: this entity keeps no live lesson"
+
+
+def retire_all_texts(n: int) -> tuple[str, str]:
+    """The refusal and the checkbox's label of a retire that would leave none of the entity's ``n`` live
+    lessons: "All 9 live lessons…" / "Yes, retire all 9…", or for one "This is the only live lesson…" /
+    "Yes, retire it…"."""
+    if n == 1:
+        return RETIRE_ONLY_UNCONFIRMED, RETIRE_ONLY_LABEL
+    return RETIRE_ALL_UNCONFIRMED.format(n=n), RETIRE_ALL_LABEL.format(n=n)
+
+
+class EmptyingConfirmed(forms.Form):
+    """A retire form's ``retire_all`` checkbox: ticked, the retire may leave the entity with no live lesson;
+    the form's ``clean`` asks for it when ``empties_entity()`` (docs/reviewing.md, "Retiring every live
+    lesson"). ``live_count``: the entity's live lessons as the page showed them."""
+
+    retire_all = forms.BooleanField(required=False)
+    live_count = 0
+
+    def empties_entity(self) -> bool:
+        raise NotImplementedError
+
+    def label_retire_all(self, live_count: int) -> None:
+        self.live_count = live_count
+        self.fields["retire_all"].label = retire_all_texts(live_count)[1]
+
+    def clean(self):
+        data = super().clean()
+        if self.empties_entity() and not data.get("retire_all"):
+            self.add_error("retire_all", retire_all_texts(self.live_count)[0])
+        return data
+
+
 RESTORE_REQUIRED = "Select at least one retired lesson to restore."
 RESTORE_NOT_RESTORABLE = (
     "A selected lesson is no longer one a retire retracted on this entity; reload the pile and select again."
@@ -83,7 +121,7 @@ class _PileDecisionForm(ReasonForm):
         self.order_fields([self.choice_field, "reason", "reason_code", "pile_version", "seen_seq"])
 
 
-class RetireForm(_PileDecisionForm):
+class RetireForm(EmptyingConfirmed, _PileDecisionForm):
     """Retire one or more live members of a pile with one reason. ``hashes`` are the entity's lessons
     (any status: a member retired meanwhile is caught as a stale pile by the service, not here); ``live``
     the hashes of its live lessons as the page showed them.
@@ -100,23 +138,16 @@ class RetireForm(_PileDecisionForm):
         widget=forms.CheckboxSelectMultiple,
         error_messages={"required": MEMBERS_REQUIRED, "invalid_choice": MEMBER_NOT_ON_ENTITY},
     )
-    retire_all = forms.BooleanField(required=False)
 
     def __init__(self, *args, hashes: list[str], live: list[str], **kwargs):
         super().__init__(*args, hashes=hashes, **kwargs)
         self.live = live
-        self.fields["retire_all"].label = RETIRE_ALL_LABEL.format(n=len(live))
+        self.label_retire_all(len(live))
 
     def empties_entity(self) -> bool:
-        """Whether the selection (valid or not yet checked) is every live lesson of the entity."""
+        """Whether the selection (once cleaned) is every live lesson of the entity."""
         chosen = set(getattr(self, "cleaned_data", {}).get("members") or ())
         return bool(self.live) and set(self.live) <= chosen
-
-    def clean(self):
-        data = super().clean()
-        if self.empties_entity() and not data.get("retire_all"):
-            self.add_error("retire_all", RETIRE_ALL_UNCONFIRMED.format(n=len(self.live)))
-        return data
 
 
 class RestoreManyForm(_PileDecisionForm):

@@ -65,3 +65,34 @@ def test_select_all_and_ctrl_enter_ask_before_emptying_the_entity(
     assert page.inner_text("[data-testid=pile-count]") == "0 live lessons · budget 8"
     assert Decision.objects.filter(action="retire").count() == 10
     assert problems(page) == []
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_lesson_page_asks_before_retiring_the_only_live_lesson(
+    corpora, reviewer, sign_in, artifacts, width
+):
+    from lessons.models import Host, Lesson
+    from review.piles.forms import RETIRE_ONLY_UNCONFIRMED
+    from review.services.decisions import lessons_retire
+
+    live = list(Lesson.objects.filter(host__name="adbuy-desk", subject="invoice_capture", status="live"))
+    last = live.pop()
+    lessons_retire(
+        host=Host.objects.get(name="adbuy-desk"), hashes=[x.hash for x in live], actor=reviewer, reason="go"
+    )
+    page = sign_in("rita", "rita-pass", width=width, height=900)
+    page.goto(page.url + f"lessons/adbuy-desk/{last.hash}/")
+    page.fill("form.retire-one textarea[name=reason]", "the last one")
+    page.click("form.retire-one button[type=submit]")
+    page.wait_for_selector("[data-testid=retire-all-error]")
+    assert page.inner_text("[data-testid=retire-all-error]") == RETIRE_ONLY_UNCONFIRMED
+    assert problems(page) == []
+    page.locator("input[name=retire_all]").scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / f"retire-only-{width}.png"))
+    last.refresh_from_db()
+    assert last.status == "live"
+    page.check("input[name=retire_all]")
+    page.click("form.retire-one button[type=submit]")
+    page.wait_for_url("**?retired=*")
+    last.refresh_from_db()
+    assert last.status == "retracted"

@@ -113,3 +113,55 @@ def test_the_confirmation_does_not_outlive_a_retire_of_fewer(pile, as_reviewer):
     assert response.status_code == 200
     assert confirm_box(parse(response.content)) is None
     assert live_count() == 3
+
+
+# --- the lesson page: retiring the entity's only live lesson -------------------------------------------
+
+
+def lesson_post(client, lesson, **extra):
+    page = parse(client.get(f"/lessons/acme/{lesson}/").content)
+    version = page.find("form", "retire-one").find("input", name="pile_version").attrs["value"]
+    data = {"reason": "the last one goes too", "pile_version": version, **extra}
+    return client.post(f"/lessons/acme/{lesson}/retire/", data, HTTP_HX_REQUEST="true")
+
+
+def test_retiring_the_only_live_lesson_from_its_page_asks_first(pile, as_reviewer, reviewer):
+    from lessons.models import Host
+    from review.piles.forms import RETIRE_ONLY_LABEL, RETIRE_ONLY_UNCONFIRMED
+    from review.services.decisions import lessons_retire
+
+    lessons_retire(host=Host.objects.get(name="acme"), hashes=pile[:4], actor=reviewer, reason="four go")
+    assert confirm_box(parse(as_reviewer.get(f"/lessons/acme/{pile[4]}/").content)) is None
+    response = lesson_post(as_reviewer, pile[4])
+    assert response.status_code == 422
+    page = parse(response.content)
+    assert (
+        inline_text(page.find(data_testid="retire-all-error"))
+        == RETIRE_ONLY_UNCONFIRMED
+        == (
+            "This is the only live lesson of this entity: retiring it leaves the entity with no live lesson."
+            ' Tick "Yes, retire it" to retire it anyway.'
+        )
+    )
+    box = confirm_box(page)
+    assert inline_text(confirm_label(page, box)) == RETIRE_ONLY_LABEL
+    assert page.find("textarea", name="reason").text.strip() == "the last one goes too"
+    assert live_count() == 1 and Decision.objects.count() == 4
+    response = lesson_post(as_reviewer, pile[4], retire_all="on")
+    assert response.status_code == 302
+    assert live_count() == 0 and Decision.objects.count() == 5
+
+
+def test_retiring_a_lesson_that_leaves_another_live_does_not_ask(pile, as_reviewer):
+    assert lesson_post(as_reviewer, pile[0]).status_code == 302
+    assert live_count() == 4
+
+
+def test_a_pile_of_one_asks_in_the_words_for_one(pile, as_reviewer, reviewer):
+    from lessons.models import Host
+    from review.piles.forms import RETIRE_ONLY_UNCONFIRMED
+    from review.services.decisions import lessons_retire
+
+    lessons_retire(host=Host.objects.get(name="acme"), hashes=pile[:4], actor=reviewer, reason="four go")
+    page = parse(post(as_reviewer, pile[4:]).content)
+    assert inline_text(page.find(data_testid="retire-all-error")) == RETIRE_ONLY_UNCONFIRMED

@@ -95,8 +95,10 @@ def test_other_templates_go_through_the_templates():
 @pytest.mark.parametrize(
     "form",
     [
-        lambda: RetireLessonForm(initial={"pile_version": "v1"}),
-        lambda: RetireLessonForm({"reason": "x" * 501, "reason_code": "bogus", "pile_version": "v<1>"}),
+        lambda: RetireLessonForm(initial={"pile_version": "v1"}, last_live=False),
+        lambda: RetireLessonForm(
+            {"reason": "x" * 501, "reason_code": "bogus", "pile_version": "v<1>"}, last_live=True
+        ),
         lambda: MergeForm({"merge-fact": "a"}, facts=[("a", "a<1>"), ("b", "b")]),
         lambda: QueueFilterForm({"host": "a&b", "namespace": "ns", "q": '"x"'}, pile_counts={"a&b": 2}),
     ],
@@ -111,7 +113,7 @@ def test_the_pages_forms_render_as_before(form):
 
 def test_the_reason_code_select_is_djangos_html():
     """The decision forms' reason code is a LeanSelect: the same HTML as Django's ``Select``."""
-    form = RetireLessonForm({"reason_code": "duplicate"})
+    form = RetireLessonForm({"reason_code": "duplicate"}, last_live=False)
     field = form.fields["reason_code"]
     assert isinstance(field.widget, LeanSelect)
     plain = forms.Select(choices=field.choices).render("reason_code", "duplicate", {"id": "id_reason_code"})
