@@ -11,6 +11,7 @@ import pytest
 
 from lessons.core.interchange import E_JSON_NUMBER_TOO_LONG, E_JSON_TOO_DEEP, E_LONE_SURROGATE
 from lessons.models import Host, Lesson
+from review.api.cursors import E_CURSOR
 from review.api.errors import E_BAD_HOST, E_INVALID, E_UNAUTHORIZED
 from review.models import DecisionAck
 from review.services.acks import ACK_DETAIL_NOT_UNICODE
@@ -133,3 +134,19 @@ def test_a_content_length_shorter_than_the_body_reads_only_that_much_and_writes_
 def test_ingest_reads_the_body_whatever_its_content_type(call, token, content_type):  # noqa: F811
     response = call("post", "/ingest", token, body=LINE.encode(), content_type=content_type)
     assert (response.status_code, Lesson.objects.count()) == (200, 1)
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "WyJcdWQ4MDAiLCJhIiwiYiJd",  # ["\ud800","a","b"]: a lone surrogate no database can store
+        "WyJhIiwiXHVkZmZmIiwiYiJd",  # ["a","\udfff","b"]
+        "WyJhXHUwMDAwIiwiYSIsImIiXQ",  # ["a\u0000","a","b"]: a NUL PostgreSQL text cannot hold
+    ],
+)
+def test_a_cursor_holding_text_no_database_can_store_is_400_not_a_500(call, token, cursor):  # noqa: F811
+    response = call("get", f"/piles?cursor={cursor}", token=token)
+    assert (response.status_code, response.json()) == (
+        400,
+        {"error": E_INVALID, "details": ["query.cursor: " + E_CURSOR]},
+    )
