@@ -26,7 +26,9 @@ def encode_pile_cursor(key: PileKey) -> str:
 
 def decode_pile_cursor(cursor: str) -> PileKey:
     """The key a cursor from ``encode_pile_cursor`` holds. Raises ``ValueError`` (message ``E_CURSOR``)
-    for anything else: bad base64, not JSON, not three strings, over ``MAX_CURSOR_CHARS``."""
+    for anything else: bad base64, not JSON, not three strings, over ``MAX_CURSOR_CHARS``, or a string no
+    database can compare (a NUL, which PostgreSQL text cannot hold; a lone surrogate, which has no UTF-8:
+    JSON's ``"\\ud800"`` decodes to one)."""
     if not cursor or len(cursor) > MAX_CURSOR_CHARS:
         raise ValueError(E_CURSOR)
     try:
@@ -34,6 +36,17 @@ def decode_pile_cursor(cursor: str) -> PileKey:
         key = json.loads(raw.decode())
     except (binascii.Error, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise ValueError(E_CURSOR) from None
-    if not (isinstance(key, list) and len(key) == 3 and all(isinstance(part, str) for part in key)):
+    if not (isinstance(key, list) and len(key) == 3 and all(_storable(part) for part in key)):
         raise ValueError(E_CURSOR)
     return key[0], key[1], key[2]
+
+
+def _storable(part: object) -> bool:
+    """Whether ``part`` is a string a database can take as a query parameter."""
+    if not isinstance(part, str) or "\x00" in part:
+        return False
+    try:
+        part.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
