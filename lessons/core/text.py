@@ -97,6 +97,19 @@ def has_invisible_utf8(data: bytes) -> bool:
     return _INVISIBLE.search(data.decode("utf-8", "surrogateescape")) is not None
 
 
+def storable(value: object) -> bool:
+    """Whether ``value`` is a string every database can take as a parameter: no NUL (PostgreSQL text
+    cannot hold one) and no lone surrogate (JSON's ``"\\ud800"`` decodes to one; it has no UTF-8). For a
+    value from outside that is looked up before the validator refuses it by name."""
+    if not isinstance(value, str) or "\x00" in value:
+        return False
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def sha256_hex(text: str) -> str:
     """Lowercase hex SHA-256 of the UTF-8 bytes of ``text``.
 

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from lessons.core.recurrence import lesson_key
-from lessons.core.text import hash8, to_ms
+from lessons.core.text import hash8, storable, to_ms
 from lessons.ingest.passes import Progress, ingest_sources
 from lessons.ingest.reading import Source, lines_source
 from lessons.ingest.report import ImportReport
@@ -174,7 +174,8 @@ def _stored_exposures(host: str, translation: Translation) -> dict[tuple[str, st
             r["lesson_id"],
         )
         for r in (item.record for item in translation.items)
-        if r["type"] == "exposure" and "text" not in r
+        # a session or id no database can take is left to the ingest, which refuses its line by name
+        if r["type"] == "exposure" and "text" not in r and storable(r["session"]) and storable(r["lesson_id"])
     }
     if not wanted:
         return {}

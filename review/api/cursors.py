@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 
+from lessons.core.text import storable
 from lessons.selectors.piles import PileKey
 
 E_CURSOR = "not a cursor this API gave: pass the 'next' of the previous page, or no cursor for the first"
@@ -36,17 +37,6 @@ def decode_pile_cursor(cursor: str) -> PileKey:
         key = json.loads(raw.decode())
     except (binascii.Error, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise ValueError(E_CURSOR) from None
-    if not (isinstance(key, list) and len(key) == 3 and all(_storable(part) for part in key)):
+    if not (isinstance(key, list) and len(key) == 3 and all(storable(part) for part in key)):
         raise ValueError(E_CURSOR)
     return key[0], key[1], key[2]
-
-
-def _storable(part: object) -> bool:
-    """Whether ``part`` is a string a database can take as a query parameter."""
-    if not isinstance(part, str) or "\x00" in part:
-        return False
-    try:
-        part.encode()
-    except UnicodeEncodeError:
-        return False
-    return True

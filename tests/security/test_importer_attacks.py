@@ -14,7 +14,7 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from lessons.core.interchange import E_LONE_SURROGATE
+from lessons.core.interchange import E_LONE_SURROGATE, NUL_MESSAGE
 from lessons.importers.zipped import ZIP_UNWRITABLE, ZIP_UNZIPPED_TOO_LARGE
 from lessons.models import Host, Lesson
 from tests.fixtures.importers import ALTIMATE, run_command
@@ -215,3 +215,27 @@ def test_altimate_a_session_snapshot_whose_session_has_a_lone_surrogate_is_skipp
     code, _out, err = run_command("import_altimate", str(project), "--host", "dbt-project", "--dry-run")
     assert code == 0, err
     assert f"exposure.session: {E_LONE_SURROGATE}" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "why"),
+    [
+        ("session", "ses_\ud800", E_LONE_SURROGATE),
+        ("id", "L-\udfff", E_LONE_SURROGATE),
+        ("session", "ses_\x00", NUL_MESSAGE),  # PostgreSQL text cannot hold it: was a DataError there
+        ("id", "L-\x00", NUL_MESSAGE),
+    ],
+)
+def test_altimate_a_shown_line_whose_session_or_id_no_database_takes_is_skipped_by_name(
+    db, project, store, field, value, why
+):
+    shown = (store / "shown.jsonl").read_text().splitlines()
+    line = json.loads(shown[0])
+    line[field] = value
+    (store / "shown.jsonl").write_text("\n".join([json.dumps(line), *shown[1:]]) + "\n")
+    code, _out, err = run_command("import_altimate", str(project), "--host", "dbt-project")
+    assert code == 0, err
+    assert "Traceback" not in err
+    named = {"session": "exposure.session", "id": "exposure.lesson_id"}[field]
+    assert f"note: team-playbook/shown.jsonl:1: not imported: {named}: {why}" in err.splitlines()
+    assert Lesson.objects.filter(host__name="dbt-project").count() == 15

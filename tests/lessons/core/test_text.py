@@ -12,6 +12,7 @@ from lessons.core.text import (
     normalize,
     parse_timestamp,
     search_lower,
+    storable,
     text_hash,
 )
 
@@ -84,3 +85,20 @@ def test_search_lower_lowers_one_character_as_postgresql_does():
     assert search_lower("Straẞe ÉCOLE") == "straße école"
     for text in ("İSTANBUL", "ΟΔΟΣ", "i\u0307", "MiXeD"):
         assert search_lower(search_lower(text)) == search_lower(text)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("ses_01", True),
+        ("", True),
+        ("\U0001f600 \u202e", True),  # a surrogate pair's character and a bidi control are text
+        ("ses_\x00", False),  # PostgreSQL text cannot hold a NUL
+        ("ses_\ud800", False),  # a lone surrogate has no UTF-8
+        ("\udfff", False),
+        (7, False),
+        (None, False),
+    ],
+)
+def test_storable_is_a_string_without_a_nul_or_a_lone_surrogate(value, expected):
+    assert storable(value) is expected
