@@ -17,6 +17,7 @@ from lessons.management.importers import add_import_arguments, import_prepared
 
 class Command(BaseCommand):
     help = "Import an altimate-code learn store (a project root or its .altimate-code/learn/ folder)."
+    path_options = ("path",)  # files: any bytes the file system takes
 
     def add_arguments(self, parser):
         parser.add_argument("path", metavar="PATH", help="a project root or its .altimate-code/learn/ folder")

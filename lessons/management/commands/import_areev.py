@@ -21,6 +21,7 @@ class Command(BaseCommand):
     help = (
         "Import areev JSON output: lesson grains, lesson_pile findings, outcome rows, consolidation drafts."
     )
+    path_options = ("files", "map_file")  # files: any bytes the file system takes
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", metavar="FILE")

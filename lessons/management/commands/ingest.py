@@ -23,6 +23,7 @@ class Command(BaseCommand):
     # Django's system checks (about 0.3 s of every run) are for the server's configuration; hosts run
     # ingest often, in scripts. ``manage.py check`` runs them.
     requires_system_checks: list[str] = []
+    path_options = ("files",)  # files: any bytes the file system takes
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", metavar="FILE")

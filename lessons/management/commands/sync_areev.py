@@ -21,6 +21,7 @@ from lessons.management.importers import add_import_arguments
 
 class Command(BaseCommand):
     help = "Sync an areev memory file (lessons, pile findings, outcomes, consolidation drafts) incrementally."
+    path_options = ("memory_path",)  # files: any bytes the file system takes
 
     def add_arguments(self, parser):
         parser.add_argument("memory_path", metavar="MEMORY_PATH", help="the areev memory file (X.db)")

@@ -29,6 +29,7 @@ WAIT_SECONDS = 60
 
 class Command(BaseCommand):
     help = "Apply the host's reviewer decisions to its engine and acknowledge each (host operators only)."
+    path_options = ("areev", "altimate")  # files: any bytes the file system takes
 
     def add_arguments(self, parser):
         engine = parser.add_mutually_exclusive_group(required=True)

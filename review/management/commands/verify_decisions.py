@@ -48,6 +48,7 @@ class _BadLine(Exception):
 
 class Command(BaseCommand):
     help = "Recompute the hash chain of the decision log and report the first broken link."
+    path_options = ("file", "receipt")  # files: any bytes the file system takes
 
     def add_arguments(self, parser):
         parser.add_argument("--file", metavar="PATH", help="verify a JSONL export instead of the database")
