@@ -4,11 +4,15 @@ log. docs/decisions.md, "Outcomes"."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from lessons.core.outcomes import EVIDENCE_CORRECTIONS
+from review.models import CalibrationCount
+from review.outcomes.calibration import calibration_lines
 from review.outcomes.views import EMPTY_CALIBRATION
 from tests.builders import correction
 from tests.fixtures.outcomes import HOST, OTHER, RETIRED, at, h, retire, session
@@ -318,3 +322,35 @@ def test_calibration_names_a_reason_code_by_its_label(outcome_host, reviewer, cl
     client.force_login(reviewer)
     row = parse(client.get("/decisions/calibration/").content).find("tbody").find("tr")
     assert [td.text for td in row.find_all("td")][:3] == ["2026-03", "every host", "restates another"]
+
+
+@pytest.mark.django_db
+def test_calibration_lines_sum_the_hosts_unless_one_is_asked_for():
+    """The rollup's rows of two hosts, two reviewers and two codes in one month: summed over the hosts into
+    one line a code (and per reviewer), or, on one host, that host's rows only."""
+    month = date(2026, 3, 1)
+    for actor, host, code, outcome, n in [
+        ("rita", "a", "", "supported", 2),
+        ("rita", "b", "", "supported", 3),
+        ("rita", "b", "", "contradicted", 1),
+        ("ada", "a", "", "contradicted", 4),
+        ("ada", "a", "obsolete", "too_early", 5),
+    ]:
+        CalibrationCount.objects.create(
+            actor=actor, month=month, host=host, reason_code=code, outcome=outcome, n=n
+        )
+
+    def shown(lines):
+        return [(x.host, x.reason_code, dict(x.counts)) for x in lines]
+
+    team, by_actor = calibration_lines(actor=None, months=[month])
+    assert shown(team) == [
+        ("", "", {"supported": 5, "contradicted": 5}),
+        ("", "obsolete", {"too_early": 5}),
+    ]
+    assert {who: shown(lines) for who, lines in by_actor.items()} == {
+        "ada": [("", "", {"contradicted": 4}), ("", "obsolete", {"too_early": 5})],
+        "rita": [("", "", {"supported": 5, "contradicted": 1})],
+    }
+    mine, _ = calibration_lines(actor="rita", months=[month], host="b")
+    assert shown(mine) == [("b", "", {"supported": 3, "contradicted": 1})]
