@@ -44,6 +44,10 @@ E_NOT_APPROVED = "{id} is not in {store}/approved.json"
 E_CHANGED = "{id} in {store}/approved.json has other text than the lesson decided on (edited since)"
 E_TOO_LONG = "the text has {n} characters; altimate delivers at most {max}"
 E_HIDDEN = "the text holds a line break or a hidden character, which altimate refuses"
+E_UNWRITABLE = (
+    "{file}: {field} holds a lone surrogate escape (\\ud800-\\udfff), which cannot be written back as "
+    "UTF-8; nothing was written"
+)
 E_NOT_RETIRED = "{id} is neither in {store}/approved.json nor in {store}/retired.json"
 E_MOVED_ON = (
     "{file} changed after this run read it, although the run held altimate's learn lock; nothing was "
@@ -74,9 +78,25 @@ def _parse(path: Path, raw: bytes | None, *, retired: bool = False) -> list[dict
     if raw is None:
         return None
     try:
-        return lesson_file(loads(raw), retired=retired)
+        lessons = lesson_file(loads(raw), retired=retired)
     except (ValueError, RecursionError, AltimateFileError) as exc:
         raise StoreRefused(f"{path.parent.name}/{path.name}: altimate refuses this file ({exc})") from exc
+    unwritable = _unwritable(lessons)
+    if unwritable:
+        raise StoreRefused(E_UNWRITABLE.format(file=f"{path.parent.name}/{path.name}", field=unwritable))
+    return lessons
+
+
+def _unwritable(lessons: list[dict]) -> str | None:
+    """``[i].field`` of the first value of ``lessons`` that holds a lone surrogate (JSON's ``"\\ud800"``
+    decodes to one; it has no UTF-8, so the file could not be written back), or ``None``."""
+    for position, lesson in enumerate(lessons):
+        for key, value in lesson.items():
+            try:
+                canonical({key: value}).encode()
+            except UnicodeEncodeError:
+                return f"[{position}].{key.encode('utf-8', 'backslashreplace').decode()}"
+    return None
 
 
 def _read(path: Path, *, retired: bool = False) -> list[dict] | None:

@@ -16,7 +16,7 @@ from lessons.core.text import lesson_hash
 from lessons.importers.altimate_lesson import canonical
 from lessons.models import Draft, Lesson
 from lessons.selectors.piles import piles_json
-from review.apply.altimate_store import LOCK_NAME
+from review.apply.altimate_store import E_UNWRITABLE, LOCK_NAME
 from review.models import DecisionAck
 from review.services.budget import host_set_budget
 from review.services.consolidation import consolidation_rollback, draft_reject
@@ -232,6 +232,31 @@ def test_a_store_file_altimate_refuses_is_never_written(decided):
     )
     assert path.read_bytes() == before
     assert not (store_of(decided) / "versions").exists()
+
+
+@pytest.mark.parametrize(("name", "field"), [("approved.json", "text"), ("retired.json", "updated")])
+def test_a_store_file_holding_a_lone_surrogate_is_refused_by_name_and_nothing_written(decided, name, field):
+    """JSON's "\\ud800" decodes to a lone surrogate, which has no UTF-8: the store was written up to the
+    file that could not be encoded (a UnicodeEncodeError traceback), now refused before any write."""
+    store = store_of(decided)
+    lessons = json.loads((store / name).read_text())
+    lessons[0][field] = lessons[0][field][:4] + "\ud800"
+    (store / name).write_text(json.dumps(lessons, indent=2))  # ASCII: the escape as it is in the file
+    before = {p.name: p.read_bytes() for p in store.iterdir() if p.is_file()}
+    code, out, err = apply(decided)
+    refusal = E_UNWRITABLE.format(file=f"{STORE}/{name}", field=f"[0].{field}")
+    assert (code, "Traceback" in err) == (1, False)
+    assert out.splitlines()[:3] == [
+        "0 applied, 0 skipped, 2 refused",
+        f"refused #1 retire: {refusal}",
+        f"refused #2 approve_consolidation: {refusal}",
+    ]
+    assert {p.name: p.read_bytes() for p in store.iterdir() if p.is_file()} == before
+    assert not (store / "versions").exists()
+    assert list(DecisionAck.objects.order_by("decision__seq").values_list("status", "detail")) == [
+        ("failed", refusal),
+        ("failed", refusal),
+    ]
 
 
 def test_a_fresh_altimate_lock_refuses_the_whole_run(decided):
