@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import gc
 import json
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,9 @@ WHY_EMPTY = "it is empty"
 WHY_NO_HEADER = "it does not start with a SQLite header"
 WHY_SHORT = "{size} bytes where its header names {pages} pages of {page_size}"
 WHY_FIRST_PAGE = "it holds only its first page (no tables) and no -wal file with the rest"
+# tables every areev memory has (1.13.2 makes them when it creates one)
+AREEV_TABLES = ("grains", "meta", "oplog")
+WHY_NOT_AREEV = "it is a SQLite database without areev's tables ({tables}): another application's?"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 WAL_HEADER_BYTES = 32  # a -wal file holds frames only past its header
 LOOP_NS = "areev-loop"  # where the loop keeps its config, recommendations and audit rows
@@ -83,7 +88,8 @@ def memory_damage(path: Path) -> str | None:
     cut to its first page whose ``-wal`` is gone, as a new empty memory (and writes a schema into it even
     read-only), so a sync would report "nothing changed" and exit 0. Looked at before the binding opens
     the file: an empty file; no SQLite header; fewer bytes than the header's page count needs; or one
-    page (a memory's tables need more) with no ``-wal`` frames holding the rest.
+    page (a memory's tables need more) with no ``-wal`` frames holding the rest; or a SQLite database
+    without areev's tables (``_foreign``).
     """
     size = path.stat().st_size
     if size == 0:
@@ -101,7 +107,20 @@ def memory_damage(path: Path) -> str | None:
     wal_frames = wal.is_file() and wal.stat().st_size > WAL_HEADER_BYTES
     if pages <= 1 and not wal_frames:
         return WHY_FIRST_PAGE
-    return None
+    return _foreign(path)
+
+
+def _foreign(path: Path) -> str | None:
+    """``WHY_NOT_AREEV`` when the SQLite file at ``path`` lacks ``AREEV_TABLES`` (the binding would write
+    its schema into another application's database, even read-only, and read it as an empty memory).
+    Read through SQLite read-only; a file SQLite cannot open that way is left to the binding to judge."""
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        return None
+    missing = [name for name in AREEV_TABLES if name not in names]
+    return WHY_NOT_AREEV.format(tables=", ".join(AREEV_TABLES)) if missing else None
 
 
 class Memory:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from lessons.importers.areev_engine import (
     WHY_EMPTY,
     WHY_FIRST_PAGE,
     WHY_NO_HEADER,
+    WHY_NOT_AREEV,
 )
 from lessons.importers.areev_sync import CHANGES_LINE, REPLACED_LINE
 from lessons.models import AreevCursor, Lesson
@@ -162,6 +165,18 @@ def not_sqlite(path: Path) -> str:
     return WHY_NO_HEADER
 
 
+def another_application(path: Path) -> str:
+    """A SQLite database of another application where the memory was (the binding would write its
+    schema into it and read it as an empty memory)."""
+    path.unlink()
+    Path(f"{path}-wal").unlink(missing_ok=True)
+    with closing(sqlite3.connect(path)) as other:
+        other.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total TEXT)")
+        other.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
+        other.commit()
+    return WHY_NOT_AREEV.format(tables="grains, meta, oplog")
+
+
 COMMANDS = {
     "sync_areev": lambda path: ("sync_areev", str(path), "--host", HOST),
     "apply_decisions": lambda path: ("apply_decisions", "--areev", str(path), "--host", HOST),
@@ -176,7 +191,7 @@ COMMANDS = {
 }
 
 
-@pytest.mark.parametrize("damage", [first_page_only, emptied, not_sqlite])
+@pytest.mark.parametrize("damage", [first_page_only, emptied, not_sqlite, another_application])
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_memory_file_that_is_not_whole_is_refused_in_one_line_and_left_as_it_is(
     db, tmp_path, damage, command
