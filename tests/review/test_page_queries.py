@@ -138,7 +138,7 @@ def test_the_pile_reads_its_entity_s_newest_decision_by_index_not_the_host_s_log
 ):
     """The newest decision on the pile's entity (what the page was built after) was found by filtering the
     host's whole log: 260 ms a pile at 1M decisions on PostgreSQL (docs/benchmarks.md). Every search of the
-    decisions on the pile page is an index seek on the entity or the lesson."""
+    decisions on the pile page is an index seek: on the lesson, the entity, or the host's approves."""
     hashes = entity(9)
     lessons_retire(host=Host.objects.get(name="qa-host"), hashes=[hashes[8]], actor=reviewer, reason="dup")
     with CaptureQueriesContext(connection) as captured:
