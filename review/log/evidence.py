@@ -53,6 +53,32 @@ def raw_json(evidence: object) -> str:
     return json.dumps(evidence, indent=2, sort_keys=True, ensure_ascii=False)
 
 
+def _on_off(enabled: object) -> str:
+    return "on" if enabled else "off"
+
+
+def evidence_summary(evidence: dict) -> str:
+    """A one-line summary of the evidence: ``count/max_active``, the verdict and recurrence of a lesson
+    decision; ``max_active 8 → 12`` and the pile counts of a budget decision."""
+    parts = []
+    before, after = evidence.get("before"), evidence.get("after")
+    if isinstance(before, dict) and isinstance(after, dict):
+        parts.append(f"max_active {before.get('max_active')} → {after.get('max_active')}")
+        parts.append(
+            f"budget {_on_off(before.get('budget_enabled'))} → {_on_off(after.get('budget_enabled'))}"
+        )
+        if "piles_before" in evidence and "piles_after" in evidence:
+            parts.append(f"piles {evidence['piles_before']} → {evidence['piles_after']}")
+    if "count" in evidence and "max_active" in evidence:
+        parts.append(f"{evidence['count']}/{evidence['max_active']}")
+    if evidence.get("verdict"):
+        parts.append(str(evidence["verdict"]))
+    recurrence = evidence.get("recurrence")
+    if isinstance(recurrence, dict) and "recurred_sessions" in recurrence:
+        parts.append(f"recurred in {counted(recurrence['recurred_sessions'], 'session')}")
+    return " · ".join(parts) or "see details"
+
+
 def recurrence_text(counts: object) -> str:
     """The seven recurrence counts in words: ``shown in 12 sessions · recurred 3 times in 2 sessions``, then
     any of ``during``/``unknown``/``ambiguous``/``earlier_version`` not zero (``· 1 ambiguous``). A value
@@ -68,10 +94,6 @@ def recurrence_text(counts: object) -> str:
         parts.append("no recurred correction")
     parts += [f"{counts[key]} {words}" for key, words in RARE_COUNTS if counts.get(key)]
     return " · ".join(parts)
-
-
-def _on_off(enabled: object) -> str:
-    return "on" if enabled else "off"
 
 
 def _member(member: object) -> SafeString:
@@ -169,12 +191,15 @@ def evidence_rows(evidence: dict) -> list[tuple[str, SafeString | str]]:
     return rows
 
 
-def evidence_html(evidence: object, summary: str) -> SafeString:
-    """The log's evidence cell: ``<details>`` with ``summary``, the readable fields (``evidence_rows``) and,
-    behind a nested ``<details>``, the raw JSON (``raw_json``). ``evidence`` not a dict: no fields, the raw
-    JSON only."""
-    fields = evidence_rows(evidence) if isinstance(evidence, dict) else []
-    rows = "".join(html_format(ROW, label=label, value=value) for label, value in fields)
+def evidence_html(evidence: object) -> SafeString:
+    """The log's evidence cell (and a decision page's record): ``<details>`` with ``evidence_summary``, the
+    readable fields (``evidence_rows``) and, behind a nested ``<details>``, the raw JSON (``raw_json``).
+    ``evidence`` not a dict: the summary of none, no fields, the raw JSON only."""
+    as_dict = evidence if isinstance(evidence, dict) else {}
+    rows = "".join(html_format(ROW, label=label, value=value) for label, value in evidence_rows(as_dict))
     return html_format(
-        EVIDENCE_CELL, summary=summary, rows=SafeString(rows), raw=raw_json(evidence if evidence else {})
+        EVIDENCE_CELL,
+        summary=evidence_summary(as_dict),
+        rows=SafeString(rows),
+        raw=raw_json(evidence if evidence else {}),
     )

@@ -6,7 +6,6 @@ docs/decisions.md, "The record".
 from __future__ import annotations
 
 import html
-import re
 from urllib.parse import urlencode
 
 import django_tables2 as tables
@@ -18,7 +17,7 @@ from review.log.evidence import evidence_html
 from review.log.selectors import STATUS_APPLIED, STATUS_AWAITING, decision_host_status
 from review.models import Action, Decision
 from review.outcomes.format import decision_cell
-from review.web.format import action_html, counted, html_format, reason_label
+from review.web.format import action_html, break_after, html_format, reason_label
 from review.web.links import draft_url, host_url, lesson_url, pile_href, route_path
 from review.web.tables import LeanTable
 
@@ -45,44 +44,11 @@ def _link(url: str | None, text: str) -> SafeString:
     return html_format("{text}", text=text)
 
 
-def _break_after(text: str, marks: str) -> SafeString:
-    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each character of ``marks``: a
-    narrow column then breaks ``entity:desk.adbuy/invoice_capture`` after ``:`` or ``/``, not mid-word."""
-    *head, tail = re.split(f"(?<=[{re.escape(marks)}])", text)
-    return SafeString("".join(f"{html.escape(part)}<wbr>" for part in head) + html.escape(tail))
-
-
 def _stamp(moment) -> SafeString:
     """``<time>`` with the UTC ISO 8601 time, breakable between the date and the time of day."""
     stamp = format_datetime(moment)
     day, _, clock = stamp.partition("T")
     return html_format(STAMP, stamp=stamp, day=day, clock=clock)
-
-
-def _on_off(enabled: object) -> str:
-    return "on" if enabled else "off"
-
-
-def evidence_summary(evidence: dict) -> str:
-    """A one-line summary of the evidence: ``count/max_active``, the verdict and recurrence of a lesson
-    decision; ``max_active 8 → 12`` and the pile counts of a budget decision."""
-    parts = []
-    before, after = evidence.get("before"), evidence.get("after")
-    if isinstance(before, dict) and isinstance(after, dict):
-        parts.append(f"max_active {before.get('max_active')} → {after.get('max_active')}")
-        parts.append(
-            f"budget {_on_off(before.get('budget_enabled'))} → {_on_off(after.get('budget_enabled'))}"
-        )
-        if "piles_before" in evidence and "piles_after" in evidence:
-            parts.append(f"piles {evidence['piles_before']} → {evidence['piles_after']}")
-    if "count" in evidence and "max_active" in evidence:
-        parts.append(f"{evidence['count']}/{evidence['max_active']}")
-    if evidence.get("verdict"):
-        parts.append(str(evidence["verdict"]))
-    recurrence = evidence.get("recurrence")
-    if isinstance(recurrence, dict) and "recurred_sessions" in recurrence:
-        parts.append(f"recurred in {counted(recurrence['recurred_sessions'], 'session')}")
-    return " · ".join(parts) or "see details"
 
 
 class DecisionTable(LeanTable):
@@ -139,7 +105,7 @@ class DecisionTable(LeanTable):
             parts.append(
                 _link(
                     pile_href(record.host, record.namespace or "", record.subject),
-                    _break_after(pile_target(record.namespace or "", record.subject), ":/"),
+                    break_after(pile_target(record.namespace or "", record.subject), ":/"),
                 )
             )
         if record.action in LESSON_ACTIONS and record.lesson_hash:
@@ -166,8 +132,7 @@ class DecisionTable(LeanTable):
 
     def render_evidence(self, record: Decision) -> SafeString:
         """The summary; opened, the evidence as labelled fields and its raw JSON (``review.log.evidence``)."""
-        evidence = record.evidence if isinstance(record.evidence, dict) else {}
-        return evidence_html(record.evidence, evidence_summary(evidence))
+        return evidence_html(record.evidence)
 
     def render_status(self, record: Decision) -> SafeString:
         status, acked_at, detail = decision_host_status(record)

@@ -13,7 +13,6 @@ from django.views.decorators.http import require_GET
 
 from lessons.core.text import from_ms
 from review.log.evidence import evidence_html
-from review.log.tables import evidence_summary
 from review.models import Action, Decision, DecisionOutcome
 from review.outcomes.calibration import calibration_lines, calibration_months
 from review.outcomes.format import LABELS, outcome_of
@@ -117,9 +116,7 @@ def decision(request: HttpRequest, seq: str) -> HttpResponse:
         "created_url": lesson_url(found.host, found.created_hash) if found.created_hash else None,
         "pile_url": pile_href(found.host, found.namespace or "", found.subject) if found.subject else None,
         # the record's evidence as in the log: labelled fields, the raw JSON folded (review/log/evidence.py)
-        "record_evidence": evidence_html(
-            found.evidence, evidence_summary(found.evidence if isinstance(found.evidence, dict) else {})
-        ),
+        "record_evidence": evidence_html(found.evidence),
     }
     return render(request, "review/outcomes/decision.html", context)
 

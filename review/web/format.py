@@ -10,6 +10,7 @@ docs/decisions.md "Reason", docs/piles-and-recurrence.md, "Recurrence" (recurrin
 from __future__ import annotations
 
 import html as stdlib_html
+import re
 from datetime import datetime
 
 from django.utils import timezone
@@ -145,6 +146,13 @@ def reason_label(code: str | None) -> str:
         return code
 
 
+def break_after(text: str, marks: str) -> SafeString:
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each character of ``marks``: a
+    narrow column then breaks ``entity:desk.adbuy/invoice_capture`` after ``:`` or ``/``, not mid-word."""
+    *head, tail = re.split(f"(?<=[{re.escape(marks)}])", text)
+    return SafeString("".join(f"{stdlib_html.escape(part)}<wbr>" for part in head) + stdlib_html.escape(tail))
+
+
 # The words shown for each action; the record's term stays beside them (``action_html``).
 ACTION_LABELS = {
     Action.RETIRE: "retire a lesson",
@@ -176,8 +184,7 @@ def action_term(action: str) -> str:
 def action_html(action: str) -> SafeString:
     """The label, then the record's term as small code text, breakable after each ``_`` (the term is what
     the exports, the API and hosts read): every page that names an action shows it this way."""
-    term = SafeString("_<wbr>".join(stdlib_html.escape(part) for part in str(action).split("_")))
-    return html_format(ACTION_HTML, label=action_label(action), term=term)
+    return html_format(ACTION_HTML, label=action_label(action), term=break_after(str(action), "_"))
 
 
 def verdict_badge(verdict: str | None) -> str:

@@ -102,7 +102,7 @@ def test_a_lesson_and_a_budget_decision_read_field_by_field_and_unknown_keys_sta
 
 
 def test_the_cell_escapes_the_written_text_and_folds_the_raw_json():
-    cell = evidence_html(WRITTEN_APPROVAL, "10/8")
+    cell = evidence_html(WRITTEN_APPROVAL)
     assert "<b>Gross" not in cell and "Copy &lt;b&gt;Gross Amount&lt;/b&gt; as printed." in cell
     outer = parse(cell).find("details", "evidence")
     assert inline_text(outer.find("summary")) == "10/8"
