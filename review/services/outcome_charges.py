@@ -27,11 +27,10 @@ and roll back, whose verdicts are read by lesson). A host's first refresh, a new
 from __future__ import annotations
 
 import hashlib
-import operator
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from functools import reduce
-from operator import itemgetter
+from operator import itemgetter, or_
 from typing import NamedTuple
 
 import numpy as np
@@ -382,7 +381,7 @@ class KeptCharges:
                 Q(kind=kind, lesson_hash=h, part__gte=part)
                 for kind, h, part in cut[start : start + CUT_CHUNK]
             )
-            OutcomeKey.objects.filter(reduce(operator.or_, some), host=self.host).delete()
+            OutcomeKey.objects.filter(reduce(or_, some), host=self.host).delete()
         OutcomeKey.objects.bulk_create(
             write,
             batch_size=CHUNK,
