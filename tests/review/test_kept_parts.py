@@ -63,10 +63,15 @@ def _version(client) -> str:
     return re.search(r'name="pile_version" value="([^"]+)"', client.get(PILE).content.decode()).group(1)
 
 
-def _kept_then_changed(ingest, client, reviewer, viewer):
+def _signed_in_fresh(ingest, client, reviewer) -> None:
+    """An empty cache, the acme entity ingested, the reviewer signed in: where each kept-part test starts."""
     cache.clear()
     assert ingest(_records(TEXTS)).ok
     client.force_login(reviewer)
+
+
+def _kept_then_changed(ingest, client, reviewer, viewer):
+    _signed_in_fresh(ingest, client, reviewer)
     first = client.get(PILE)
     assert _rows(first) == HASHES and 'name="members"' in first.content.decode()
     with CaptureQueriesContext(connection) as kept:
@@ -208,9 +213,7 @@ def test_the_queue_table_is_kept_and_follows_every_write(ingest, client, reviewe
     from review.piles.tables import QueueTable
 
     built = counted_calls(monkeypatch, QueueTable, "as_html")
-    cache.clear()
-    assert ingest(_records(TEXTS)).ok
-    client.force_login(reviewer)
+    _signed_in_fresh(ingest, client, reviewer)
     first = client.get("/").content.decode()
     assert FOUR_LIVE in first and "claimed by" not in first
     assert client.get("/").content.decode().count(FOUR_LIVE) == first.count(FOUR_LIVE) == 1
@@ -235,9 +238,7 @@ def test_a_kept_queue_view_makes_no_table_and_shows_the_same_bytes(ingest, clien
     from review.piles.tables import QueueTable
 
     made = counted_calls(monkeypatch, QueueTable, "__init__")
-    cache.clear()
-    assert ingest(_records(TEXTS)).ok
-    client.force_login(reviewer)
+    _signed_in_fresh(ingest, client, reviewer)
 
     def shown(url: str) -> str:
         response = client.get(url)
@@ -261,9 +262,7 @@ def test_the_lesson_page_is_kept_and_follows_its_retire(ingest, client, reviewer
     import review.lessons.lookups as lookups
 
     read = counted_calls(monkeypatch, lookups, "lesson_detail")
-    cache.clear()
-    assert ingest(_records(TEXTS)).ok
-    client.force_login(reviewer)
+    _signed_in_fresh(ingest, client, reviewer)
     page = f"/lessons/acme/{HASHES[0]}/"
     first = client.get(page).content.decode()
     assert 'class="retire-one"' in first and client.get(page).status_code == 200
@@ -340,9 +339,7 @@ def test_the_lesson_pages_recurrence_section_is_kept_rendered_and_follows_new_ev
     import review.lessons.views as lesson_views
 
     built = counted_calls(monkeypatch, lesson_views, "lesson_recurrence")
-    cache.clear()
-    assert ingest(_records(TEXTS)).ok
-    client.force_login(reviewer)
+    _signed_in_fresh(ingest, client, reviewer)
     page = f"/lessons/acme/{HASHES[0]}/"
     first, second = client.get(page), client.get(page)
     section = "review/lessons/_recurrence_detail.html"
